@@ -1,0 +1,45 @@
+package io.outbox4j.api;
+
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * Asks a store to lease up to {@code limit} available messages for {@code owner} until {@code now + lease}.
+ *
+ * @param owner the claiming relay's identity; every later write must name the same owner
+ * @param now the current time by the relay's clock; stores use it, never their own clock, for every lease decision
+ * @param lease how long the claimed messages stay invisible to other claimers
+ * @param limit the maximum number of messages to claim, 1 to {@value #MAX_LIMIT}
+ */
+public record ClaimRequest(String owner, Instant now, Duration lease, int limit) {
+    /** The largest batch a single claim may ask for. */
+    public static final int MAX_LIMIT = 10_000;
+
+    /**
+     * Validates the request.
+     *
+     * @param owner the owner
+     * @param now the now
+     * @param lease the lease
+     * @param limit the limit
+     * @throws IllegalArgumentException if a field is missing or out of range
+     */
+    public ClaimRequest {
+        Checks.text(owner, "owner", 255);
+        Checks.notNull(now, "now");
+        Checks.positive(lease, "lease");
+        Checks.atLeast(limit, 1, "limit");
+        if (limit > MAX_LIMIT) {
+            throw new IllegalArgumentException("limit must be <= " + MAX_LIMIT + ", but was " + limit);
+        }
+    }
+
+    /**
+     * Returns the instant the lease ends.
+     *
+     * @return {@code now + lease}
+     */
+    public Instant leaseUntil() {
+        return now.plus(lease);
+    }
+}

@@ -1,0 +1,77 @@
+package io.outbox4j.api;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Publishes messages to one external transport. It is handed messages in batches so that an adapter can
+ * pipeline them (Kafka futures, RabbitMQ confirms, SQS batches) and reports one outcome per message.
+ *
+ * <p>Rules an implementation follows:
+ * <ul>
+ *   <li>{@link PublishOutcome#published()} only once the broker has taken durable responsibility.</li>
+ *   <li>The message id is the downstream idempotency key: it travels with the published message.</li>
+ *   <li>The call returns within {@code timeout}; anything not acknowledged by then is a failure.</li>
+ *   <li>Messages sharing a key arrive in their order; a relay never hands two of them to concurrent calls.</li>
+ *   <li>A failure is retryable unless it is (or is caused by) a {@link PermanentFailureException};
+ *       a {@link RetryAfterException} sets a minimum retry delay.</li>
+ *   <li>Calls may come from several threads at once.</li>
+ * </ul>
+ * A publisher that throws instead of returning outcomes fails every message of the call.
+ */
+public interface Publisher extends AutoCloseable {
+    /**
+     * Publishes a batch.
+     *
+     * @param messages the messages, not empty
+     * @param timeout how long the call may take in all
+     * @return one outcome per message, in the same order as {@code messages}
+     */
+    List<PublishOutcome> publish(List<Message> messages, Duration timeout);
+
+    /** Releases the transport's resources. The default does nothing. */
+    @Override
+    default void close() {
+    }
+
+    /**
+     * Adapts a function that sends one message at a time into a publisher: messages of a batch are sent
+     * one after the other, each outcome taken from whether the send returned or threw.
+     *
+     * @param sender sends one message and returns once the broker accepted it, or throws
+     * @return a publisher calling {@code sender} for each message
+     */
+    static Publisher perMessage(Sender sender) {
+        Checks.notNull(sender, "sender");
+        return (messages, timeout) -> {
+            List<PublishOutcome> outcomes = new ArrayList<>(messages.size());
+            for (Message m : messages) {
+                PublishOutcome outcome;
+                try {
+                    sender.send(m);
+                    outcome = PublishOutcome.published();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    outcome = PublishOutcome.failed(e);
+                } catch (Exception e) {
+                    outcome = PublishOutcome.failed(e);
+                }
+                outcomes.add(outcome);
+            }
+            return outcomes;
+        };
+    }
+
+    /** Sends one message; see {@link Publisher#perMessage(Sender)}. */
+    @FunctionalInterface
+    interface Sender {
+        /**
+         * Sends one message and returns once the broker has accepted it.
+         *
+         * @param message the message
+         * @throws Exception if it was not accepted
+         */
+        void send(Message message) throws Exception;
+    }
+}

@@ -1,0 +1,41 @@
+package io.outbox4j.api;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * A retryable publish failure that carries the minimum delay before the next attempt, for example a
+ * broker's throttling hint. The relay retries no earlier than this delay (it takes precedence over the
+ * configured {@link Backoff}, but not over a permanent failure or exhausted attempts).
+ */
+public class RetryAfterException extends OutboxException {
+    private static final long serialVersionUID = 1L;
+
+    /** The minimum delay before the next attempt. */
+    private final Duration delay;
+
+    /**
+     * Creates the failure.
+     *
+     * @param message what failed
+     * @param delay the minimum delay before retrying, zero or positive
+     * @param cause the transport's own error, if any (may be {@code null})
+     */
+    public RetryAfterException(String message, Duration delay, Throwable cause) {
+        super(message, cause);
+        Objects.requireNonNull(delay, "delay must not be null");
+        if (delay.isNegative()) {
+            throw new IllegalArgumentException("delay must not be negative, but was " + delay);
+        }
+        this.delay = delay;
+    }
+
+    /**
+     * Returns the minimum delay before the next attempt.
+     *
+     * @return the delay, never negative
+     */
+    public Duration delay() {
+        return delay;
+    }
+}
