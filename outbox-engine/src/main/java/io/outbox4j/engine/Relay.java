@@ -1,0 +1,578 @@
+package io.outbox4j.engine;
+
+import io.outbox4j.api.Backoff;
+import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.Observer;
+import io.outbox4j.api.OutboxStore;
+import io.outbox4j.api.Publisher;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Moves messages from an outbox to a broker, at least once: claims a batch of leased messages from an
+ * {@link OutboxStore}, publishes them through a {@link Publisher}, and records each outcome in the store.
+ *
+ * <pre>{@code
+ * Relay relay = Relay.builder(store, publisher)
+ *         .batchSize(100).workers(4)
+ *         .deliveryTimeout(Duration.ofSeconds(10))
+ *         .build();
+ * relay.start();       // background loop until close()
+ * relay.wakeUp();      // after a commit: publish now instead of at the next poll
+ * relay.close();       // stop claiming, let the in-flight batch finish
+ * }</pre>
+ *
+ * <h2>One batch ({@link #runOnce()})</h2>
+ * <ol>
+ *   <li><b>Claim</b> up to {@code batchSize} messages for {@link #lease()}.</li>
+ *   <li><b>Publish</b> with at most {@code workers} publisher calls at a time. Messages sharing a key form a
+ *       <em>lane</em> (a message without a key is a lane of its own); each worker owns whole lanes and hands
+ *       the current head of each of its lanes to the publisher in one call, so an adapter can pipeline them.
+ *       Two messages with the same key are therefore never in the same call nor in concurrent calls, and
+ *       go out in claim order. When a message fails, the later messages of its lane are not published in
+ *       this batch: they are released with the failed message's retry time, so they stay behind it.</li>
+ *   <li>Each publisher call is bounded by {@code deliveryTimeout}: a call that has not answered by then is
+ *       cancelled (its thread interrupted) and its messages failed with a
+ *       {@link java.util.concurrent.TimeoutException}. A call that would start later than
+ *       {@code claimTime + lease - deliveryTimeout} (by the relay's clock) is not started: the batch must
+ *       not outlive its lease, so its messages are released for an immediate retry.</li>
+ *   <li><b>Verdict</b> for a failed message, in this order: a permanent failure is dead-lettered; a message
+ *       at its {@code maxAttempts}-th attempt is dead-lettered ("gave up after N attempts: …"); a
+ *       {@link io.outbox4j.api.RetryAfterException} sets the retry delay; otherwise the {@link Backoff}
+ *       does. The delay is a floor: the relay adds a random spread of 0–50 %, never less.</li>
+ *   <li><b>Record</b>: all published messages are completed in one {@link OutboxStore#complete} call,
+ *       failures are released or dead-lettered one by one. These writes ignore the caller's interrupt and
+ *       {@link #close()}, each bounded by 5 seconds of its own: a message published during shutdown is
+ *       still recorded. A stale receipt (the lease ran out and someone else claimed the message) is
+ *       observed as {@link io.outbox4j.api.Observation.Outcome#STALE} and never retried.</li>
+ *   <li><b>Observe</b>: one {@link io.outbox4j.api.Observation} per claimed message, after its outcome
+ *       was recorded (or could not be). An observer that throws is ignored.</li>
+ * </ol>
+ *
+ * <p>If the publisher throws an {@link Error}, the messages of that call are observed with
+ * {@code publisherThrewError}, released (with the backoff delay), the rest of the batch that was not
+ * published is released at once, the outcomes of the other calls are recorded, and the {@code Error} is
+ * rethrown: by {@link #runOnce()}, or on the relay thread, which ends the loop (the error is logged and
+ * reaches the thread's uncaught-exception handler). An exception thrown by the publisher fails every
+ * message of that call.
+ *
+ * <p>If the thread running a batch is interrupted (or {@link #close()} runs out of time), no further
+ * publisher call is started, calls in flight are cancelled, every message not published is released for
+ * an immediate retry, and the outcomes are still recorded; the interrupt status is kept.
+ *
+ * <h2>The loop ({@link #start()})</h2>
+ * A daemon thread runs batch after batch. After a full batch it claims again at once; after a partial or
+ * empty batch it waits {@code pollInterval}, or less if {@link #wakeUp()} is called (a wake-up during a
+ * batch is remembered, never lost). A store failure while claiming is reported to
+ * {@link Observer#onStoreError} and retried after a pause that starts at {@code pollInterval} and doubles
+ * up to {@code max(pollInterval, 30s)}.
+ *
+ * <p>A relay is safe for use by several threads; batches of one relay never overlap (a {@link #runOnce()}
+ * call waits for a running batch). The relay never closes the store or the publisher: they belong to the
+ * caller.
+ */
+public final class Relay implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Relay.class);
+    /** Nothing a relay needs takes longer: a bigger lease is nearly always a batch-size or worker mistake. */
+    static final Duration MAX_LEASE = Duration.ofMinutes(30);
+    /** Each outcome write gets this long, whatever the caller's state. */
+    static final Duration STORE_WRITE_TIMEOUT = Duration.ofSeconds(5);
+    /** The longest pause after repeated store failures (unless the poll interval is longer). */
+    static final Duration MAX_ERROR_PAUSE = Duration.ofSeconds(30);
+
+    private final Settings settings;
+    private final OutboxStore store;
+    private final Publisher publisher;
+    private final ExecutorService publishPool;
+    private final ExecutorService writePool;
+
+    /** Held while a batch runs: batches of one relay never overlap. */
+    private final ReentrantLock batchLock = new ReentrantLock();
+    private volatile Thread batchThread;
+
+    private final ReentrantLock waitLock = new ReentrantLock();
+    private final Condition waitCondition = waitLock.newCondition();
+    private boolean wakeRequested;
+
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private Thread loopThread;
+
+    private Relay(Settings settings, OutboxStore store, Publisher publisher) {
+        this.settings = settings;
+        this.store = store;
+        this.publisher = publisher;
+        this.publishPool = DaemonThreads.cachedPool("outbox4j-relay-" + settings.owner() + "-publish");
+        this.writePool = DaemonThreads.cachedPool("outbox4j-relay-" + settings.owner() + "-store");
+    }
+
+    /**
+     * Starts building a relay between a store and a publisher.
+     *
+     * @param store where the messages are claimed and their outcomes recorded
+     * @param publisher where the messages are published
+     * @return a builder with the defaults; {@link Builder#build()} checks every setting
+     */
+    public static Builder builder(OutboxStore store, Publisher publisher) {
+        return new Builder(store, publisher);
+    }
+
+    /**
+     * Returns the lease every claim asks for: {@code (ceil(batchSize / workers) + 1) × deliveryTimeout}.
+     *
+     * @return the derived lease, at most 30 minutes
+     */
+    public Duration lease() {
+        return settings.lease();
+    }
+
+    /**
+     * Runs one batch: claims, publishes, records the outcomes and returns what happened. Works with or
+     * without {@link #start()}; if the loop is running a batch, this call waits for it to finish first.
+     *
+     * @return how many messages were claimed, published, completed, released and dead-lettered
+     * @throws IllegalStateException if the relay is closed
+     * @throws RuntimeException the store's own failure if the claim failed (it is also reported to the observer)
+     * @throws Error the error a publisher threw, after the batch's outcomes were recorded
+     */
+    public Result runOnce() {
+        ensureOpen();
+        batchLock.lock();
+        try {
+            ensureOpen();
+            return runBatch();
+        } finally {
+            batchLock.unlock();
+        }
+    }
+
+    /**
+     * Starts the relay loop on a daemon thread named {@code outbox4j-relay-<owner>}.
+     *
+     * @throws IllegalStateException if the relay was already started or is closed
+     */
+    public synchronized void start() {
+        ensureOpen();
+        if (loopThread != null) {
+            throw new IllegalStateException("relay '" + settings.owner() + "' is already started");
+        }
+        Thread t = new Thread(this::loop, "outbox4j-relay-" + settings.owner());
+        t.setDaemon(true);
+        loopThread = t;
+        t.start();
+    }
+
+    /**
+     * Asks the loop to claim now instead of at the end of its poll interval. Call it after committing a
+     * transaction that enqueued messages. Cheap, never blocks for long, and never lost: a wake-up that
+     * arrives while a batch runs makes the loop claim again right after it. Does nothing before
+     * {@link #start()} or after {@link #close()}.
+     */
+    public void wakeUp() {
+        waitLock.lock();
+        try {
+            wakeRequested = true;
+            waitCondition.signalAll();
+        } finally {
+            waitLock.unlock();
+        }
+    }
+
+    /**
+     * Stops the relay: no new batch is claimed and the running batch starts no new publisher call. Waits up
+     * to {@code shutdownTimeout} for the running batch to finish; past that, interrupts it (its calls in
+     * flight are cancelled and their messages released) and waits for its outcome writes. Messages of the
+     * batch that were not published are released for an immediate retry. Idempotent; the store and the
+     * publisher are left open.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        waitLock.lock();
+        try {
+            waitCondition.signalAll();
+        } finally {
+            waitLock.unlock();
+        }
+        if (batchLock.isHeldByCurrentThread()) {
+            // Called from inside a batch (an observer, a publisher): the batch sees `closed` and winds down;
+            // the idle pools let their threads expire on their own.
+            return;
+        }
+        boolean interrupted = false;
+        boolean locked = false;
+        try {
+            locked = batchLock.tryLock(Durations.nanos(settings.shutdownTimeout()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            interrupted = true;
+        }
+        if (!locked) {
+            Thread running = batchThread;
+            if (running != null) {
+                running.interrupt();
+            }
+            long waitNanos = Durations.nanos(settings.storeWriteTimeout()) + TimeUnit.SECONDS.toNanos(1);
+            long deadline = System.nanoTime() + waitNanos;
+            while (!locked && System.nanoTime() - deadline < 0) {
+                try {
+                    locked = batchLock.tryLock(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (!locked) {
+                LOG.warn("relay '{}' closed while a batch was still recording its outcomes", settings.owner());
+            }
+        }
+        try {
+            publishPool.shutdownNow();
+            writePool.shutdown();
+        } finally {
+            if (locked) {
+                batchLock.unlock();
+            }
+        }
+        Thread loop;
+        synchronized (this) {
+            loop = loopThread;
+        }
+        if (loop != null && loop != Thread.currentThread()) {
+            try {
+                loop.join(1000);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("relay '" + settings.owner() + "' is closed; build a new Relay");
+        }
+    }
+
+    /** Runs one batch with the lock held. */
+    private Result runBatch() {
+        batchThread = Thread.currentThread();
+        try {
+            return new Batch(settings, store, publisher, publishPool, writePool, closed::get).run();
+        } finally {
+            batchThread = null;
+        }
+    }
+
+    private void loop() {
+        int storeErrors = 0;
+        while (!closed.get()) {
+            clearWakeUp();
+            Result result = null;
+            RuntimeException failure = null;
+            batchLock.lock();
+            try {
+                if (closed.get()) {
+                    return;
+                }
+                result = runBatch();
+            } catch (RuntimeException e) {
+                failure = e;
+            } catch (Error e) {
+                LOG.error("relay '{}' stops: the publisher threw {}", settings.owner(), e.toString(), e);
+                throw e;
+            } finally {
+                batchLock.unlock();
+            }
+            if (failure != null) {
+                // A failed claim, already reported to the observer by the batch; retry after a pause.
+                storeErrors++;
+                LOG.warn("relay '{}': claim failed ({} in a row), pausing: {}", settings.owner(), storeErrors,
+                        failure.toString());
+                if (!pause(errorPause(storeErrors), false)) {
+                    return;
+                }
+                continue;
+            }
+            storeErrors = 0;
+            if (result.claimed() < settings.batchSize() && !pause(settings.pollInterval(), true)) {
+                return;
+            }
+        }
+    }
+
+    private Duration errorPause(int errorsInARow) {
+        Duration cap = settings.pollInterval().compareTo(MAX_ERROR_PAUSE) > 0 ? settings.pollInterval() : MAX_ERROR_PAUSE;
+        Duration pause = settings.pollInterval();
+        for (int i = 1; i < errorsInARow && pause.compareTo(cap) < 0; i++) {
+            pause = pause.multipliedBy(2);
+        }
+        return pause.compareTo(cap) > 0 ? cap : pause;
+    }
+
+    private void clearWakeUp() {
+        waitLock.lock();
+        try {
+            wakeRequested = false;
+        } finally {
+            waitLock.unlock();
+        }
+    }
+
+    /**
+     * Waits {@code duration}, or until closed, or (if {@code wakeable}) until {@link #wakeUp()}.
+     *
+     * @return {@code false} if the loop must end (closed or interrupted)
+     */
+    private boolean pause(Duration duration, boolean wakeable) {
+        waitLock.lock();
+        try {
+            long nanos = Durations.nanos(duration);
+            while (!closed.get() && !(wakeable && wakeRequested) && nanos > 0) {
+                nanos = waitCondition.awaitNanos(nanos);
+            }
+            return !closed.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } finally {
+            waitLock.unlock();
+        }
+    }
+
+    /**
+     * What one batch did.
+     *
+     * @param claimed messages claimed from the store
+     * @param published messages the broker accepted
+     * @param completed published messages whose completion was recorded
+     * @param released messages released for a later retry (failed, held back behind a failed message of the
+     *     same key, or not started)
+     * @param deadLettered messages given up and parked in the dead letter
+     */
+    public record Result(int claimed, int published, int completed, int released, int deadLettered) {
+        static final Result EMPTY = new Result(0, 0, 0, 0, 0);
+    }
+
+    /**
+     * Configures a {@link Relay}. Setters only record values; {@link #build()} checks them all and fails
+     * with a message naming the setting and what to change.
+     */
+    public static final class Builder {
+        private final OutboxStore store;
+        private final Publisher publisher;
+        private String owner;
+        private int batchSize = 16;
+        private int workers = 4;
+        private Duration deliveryTimeout = Duration.ofSeconds(30);
+        private int maxAttempts = 8;
+        private Backoff backoff = Backoff.DEFAULT;
+        private Duration pollInterval = Duration.ofSeconds(1);
+        private Clock clock = Clock.systemUTC();
+        private Observer observer = Observer.NOOP;
+        private Duration shutdownTimeout = Duration.ofSeconds(30);
+        private Duration storeWriteTimeout = STORE_WRITE_TIMEOUT;
+
+        private Builder(OutboxStore store, Publisher publisher) {
+            this.store = store;
+            this.publisher = publisher;
+        }
+
+        /**
+         * Sets the identity this relay claims under; every outcome write names it. Default:
+         * {@code <host>-<pid>-<random>}, unique per relay.
+         *
+         * @param owner a non-blank name of at most 255 characters, without control characters
+         * @return this builder
+         */
+        public Builder owner(String owner) {
+            this.owner = owner;
+            return this;
+        }
+
+        /**
+         * Sets how many messages one claim asks for. Default 16.
+         *
+         * @param batchSize 1 to {@value ClaimRequest#MAX_LIMIT}
+         * @return this builder
+         */
+        public Builder batchSize(int batchSize) {
+            this.batchSize = batchSize;
+            return this;
+        }
+
+        /**
+         * Sets how many publisher calls may run at once. Default 4.
+         *
+         * @param workers at least 1
+         * @return this builder
+         */
+        public Builder workers(int workers) {
+            this.workers = workers;
+            return this;
+        }
+
+        /**
+         * Sets how long one publisher call may take before its messages count as failed. Default 30 seconds.
+         * The lease is derived from it: {@code (ceil(batchSize / workers) + 1) × deliveryTimeout}, at most
+         * 30 minutes.
+         *
+         * @param deliveryTimeout a positive duration
+         * @return this builder
+         */
+        public Builder deliveryTimeout(Duration deliveryTimeout) {
+            this.deliveryTimeout = deliveryTimeout;
+            return this;
+        }
+
+        /**
+         * Sets the attempt at which a failing message is given up (dead-lettered). Default 8.
+         *
+         * @param maxAttempts at least 1
+         * @return this builder
+         */
+        public Builder maxAttempts(int maxAttempts) {
+            this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /**
+         * Sets the minimum delay before a failed message is retried; the relay adds 0–50 % on top. Default
+         * {@link Backoff#DEFAULT} (exponential, 1 second to 10 minutes).
+         *
+         * @param backoff a deterministic backoff
+         * @return this builder
+         */
+        public Builder backoff(Backoff backoff) {
+            this.backoff = backoff;
+            return this;
+        }
+
+        /**
+         * Sets how long the loop waits after a partial or empty batch when no {@link Relay#wakeUp()} comes.
+         * Default 1 second.
+         *
+         * @param pollInterval a positive duration
+         * @return this builder
+         */
+        public Builder pollInterval(Duration pollInterval) {
+            this.pollInterval = pollInterval;
+            return this;
+        }
+
+        /**
+         * Sets the clock for every lease and retry time. Default {@link Clock#systemUTC()}; tests pass a
+         * clock they move by hand.
+         *
+         * @param clock the clock
+         * @return this builder
+         */
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /**
+         * Sets the hook told about each delivery attempt and each store failure. Default {@link Observer#NOOP}.
+         *
+         * @param observer the observer
+         * @return this builder
+         */
+        public Builder observer(Observer observer) {
+            this.observer = observer;
+            return this;
+        }
+
+        /**
+         * Sets how long {@link Relay#close()} waits for the running batch before interrupting it. Default 30
+         * seconds.
+         *
+         * @param shutdownTimeout zero or positive
+         * @return this builder
+         */
+        public Builder shutdownTimeout(Duration shutdownTimeout) {
+            this.shutdownTimeout = shutdownTimeout;
+            return this;
+        }
+
+        /** For tests: the bound of each outcome write (5 seconds in production). */
+        Builder storeWriteTimeout(Duration storeWriteTimeout) {
+            this.storeWriteTimeout = storeWriteTimeout;
+            return this;
+        }
+
+        /**
+         * Checks every setting, derives the lease and builds the relay.
+         *
+         * @return a relay, not started
+         * @throws IllegalArgumentException naming the first invalid setting and what to change
+         */
+        public Relay build() {
+            require(store != null, "store must not be null");
+            require(publisher != null, "publisher must not be null");
+            require(batchSize >= 1, "batchSize must be >= 1, but was " + batchSize);
+            require(batchSize <= ClaimRequest.MAX_LIMIT,
+                    "batchSize must be <= " + ClaimRequest.MAX_LIMIT + " (the largest claim), but was " + batchSize);
+            require(workers >= 1, "workers must be >= 1, but was " + workers);
+            positive(deliveryTimeout, "deliveryTimeout");
+            require(maxAttempts >= 1, "maxAttempts must be >= 1, but was " + maxAttempts);
+            require(backoff != null, "backoff must not be null; use Backoff.DEFAULT or Backoff.exponential(base, max)");
+            positive(pollInterval, "pollInterval");
+            require(clock != null, "clock must not be null; use Clock.systemUTC()");
+            require(observer != null, "observer must not be null; use Observer.NOOP to observe nothing");
+            require(shutdownTimeout != null, "shutdownTimeout must not be null");
+            require(!shutdownTimeout.isNegative(),
+                    "shutdownTimeout must not be negative, but was " + Durations.format(shutdownTimeout));
+            positive(storeWriteTimeout, "storeWriteTimeout");
+            String who = owner == null ? Owners.defaultOwner() : owner;
+            // The claim request's own check (non-blank, at most 255 characters, no control characters).
+            new ClaimRequest(who, Instant.EPOCH, Duration.ofSeconds(1), 1);
+            Duration lease = deriveLease(batchSize, workers, deliveryTimeout);
+            Settings settings = new Settings(who, batchSize, workers, deliveryTimeout, maxAttempts, backoff,
+                    pollInterval, clock, new SafeObserver(observer), shutdownTimeout, storeWriteTimeout, lease);
+            return new Relay(settings, store, publisher);
+        }
+
+        /**
+         * {@code (ceil(batch / workers) + 1) × timeout} in 64-bit arithmetic, rejected above {@link #MAX_LEASE}:
+         * the batch's publisher calls can run to their deadline one after another and still end inside the lease.
+         */
+        static Duration deriveLease(int batch, int workers, Duration timeout) {
+            long rounds = ((long) batch + workers - 1) / workers + 1;
+            Duration lease;
+            try {
+                lease = Duration.ofNanos(Math.multiplyExact(rounds, timeout.toNanos()));
+            } catch (ArithmeticException overflow) {
+                lease = null;
+            }
+            if (lease == null || lease.compareTo(MAX_LEASE) > 0) {
+                String size = lease == null ? "(" + rounds + " × " + Durations.format(timeout) + ")" : Durations.format(lease);
+                throw new IllegalArgumentException("derived lease " + size + " is over the "
+                        + Durations.format(MAX_LEASE) + " limit: lower batchSize (" + batch + ") or deliveryTimeout ("
+                        + Durations.format(timeout) + "), or raise workers (" + workers + ")");
+            }
+            return lease;
+        }
+
+        private static void positive(Duration value, String field) {
+            require(value != null, field + " must not be null");
+            require(!value.isNegative() && !value.isZero(),
+                    field + " must be positive, but was " + Durations.format(value));
+        }
+
+        private static void require(boolean condition, String message) {
+            if (!condition) {
+                throw new IllegalArgumentException(message);
+            }
+        }
+    }
+}
