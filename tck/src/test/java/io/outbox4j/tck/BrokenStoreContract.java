@@ -1,0 +1,51 @@
+package io.outbox4j.tck;
+
+import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxStore;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The kit over the reference store wrapped by one deliberate defect. Subclasses are run only through
+ * {@link KitReport} (junit-platform-testkit), never by surefire: they are static nested classes of
+ * {@link BrokenStoresTest}, which surefire's default {@code **}{@code /*$*} exclusion skips.
+ */
+abstract class BrokenStoreContract extends OutboxStoreContract {
+    final InMemoryOutboxStore reference = new InMemoryOutboxStore();
+    private OutboxStore broken;
+
+    /** Wraps the reference store in the defect; the default breaks nothing in the store itself. */
+    OutboxStore breakIt(InMemoryOutboxStore store) {
+        return store;
+    }
+
+    @Override
+    protected OutboxStore store() {
+        if (broken == null) {
+            broken = breakIt(reference);
+        }
+        return broken;
+    }
+
+    @Override
+    protected void resetStore() {
+        reference.clear();
+    }
+
+    @Override
+    protected void enqueueCommitted(List<Message> messages) {
+        reference.enqueueCommitted(messages);
+    }
+
+    @Override
+    protected void enqueueRolledBack(List<Message> messages) {
+        InMemoryOutboxStore.Transaction tx = reference.begin();
+        reference.enqueueAll(tx, messages);
+        tx.rollback();
+    }
+
+    @Override
+    protected Optional<String> deadLetterReason(String messageId) {
+        return reference.deadLetterReason(messageId);
+    }
+}

@@ -1,0 +1,77 @@
+package io.outbox4j.tck;
+
+import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.Completion;
+import io.outbox4j.api.DeadLetter;
+import io.outbox4j.api.Delivery;
+import io.outbox4j.api.OutboxStore;
+import io.outbox4j.api.Release;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Forwards every call to the reference store and remembers, per message, who holds its latest lease, so
+ * that a broken store can bend exactly one rule. Every method is synchronized: the broken behaviour must
+ * not be blamed on a race in the wrapper.
+ */
+class ForwardingStore implements OutboxStore {
+    /** The latest lease handed out for a message. */
+    record Lease(String owner, Delivery delivery, Instant until) {
+    }
+
+    final OutboxStore delegate;
+    /** message id → latest lease the wrapper saw the reference store hand out. */
+    final Map<String, Lease> latest = new HashMap<>();
+    /** receipt → message id, for every receipt ever handed out. */
+    final Map<String, String> idOfReceipt = new HashMap<>();
+
+    ForwardingStore(OutboxStore delegate) {
+        this.delegate = delegate;
+    }
+
+    @Override
+    public synchronized List<Delivery> claim(ClaimRequest request) {
+        List<Delivery> got = delegate.claim(request);
+        for (Delivery d : got) {
+            latest.put(d.message().id(), new Lease(request.owner(), d, request.leaseUntil()));
+            idOfReceipt.put(d.receipt(), d.message().id());
+        }
+        return got;
+    }
+
+    @Override
+    public synchronized Set<String> complete(Completion completion) {
+        Set<String> stale = delegate.complete(completion);
+        completion.receipts().stream().filter(r -> !stale.contains(r)).forEach(this::finished);
+        return stale;
+    }
+
+    @Override
+    public synchronized boolean release(Release release) {
+        boolean done = delegate.release(release);
+        if (done) {
+            finished(release.receipt());
+        }
+        return done;
+    }
+
+    @Override
+    public synchronized boolean deadLetter(DeadLetter deadLetter) {
+        boolean done = delegate.deadLetter(deadLetter);
+        if (done) {
+            finished(deadLetter.receipt());
+        }
+        return done;
+    }
+
+    /** Forgets the lease behind a receipt that was completed, released or dead-lettered. */
+    void finished(String receipt) {
+        String id = idOfReceipt.get(receipt);
+        if (id != null && latest.containsKey(id) && latest.get(id).delivery().receipt().equals(receipt)) {
+            latest.remove(id);
+        }
+    }
+}

@@ -1,0 +1,75 @@
+package io.outbox4j.tck;
+
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.platform.engine.TestExecutionResult;
+import org.junit.platform.engine.support.descriptor.MethodSource;
+import org.junit.platform.testkit.engine.EngineExecutionResults;
+import org.junit.platform.testkit.engine.EngineTestKit;
+import org.junit.platform.testkit.engine.Event;
+
+/**
+ * Runs a concrete kit subclass through the JUnit Platform (junit-platform-testkit) and records, per rule
+ * (test method name), whether it passed, failed or was skipped, and the failure or skip message.
+ */
+final class KitReport {
+    private static final Map<Class<?>, KitReport> CACHE = new ConcurrentHashMap<>();
+
+    /** The outcome of one rule. */
+    record Outcome(String rule, String displayName, TestExecutionResult.Status status, String message) {
+    }
+
+    final Map<String, Outcome> outcomes = new TreeMap<>();
+    final int failedContainers;
+
+    private KitReport(EngineExecutionResults results) {
+        for (Event e : results.testEvents().finished().list()) {
+            TestExecutionResult r = e.getRequiredPayload(TestExecutionResult.class);
+            String rule = e.getTestDescriptor().getSource()
+                    .filter(MethodSource.class::isInstance).map(s -> ((MethodSource) s).getMethodName())
+                    .orElse(e.getTestDescriptor().getUniqueId().toString());
+            String message = r.getThrowable().map(t -> String.valueOf(t.getMessage())).orElse("");
+            Outcome previous = outcomes.put(rule,
+                    new Outcome(rule, e.getTestDescriptor().getDisplayName(), r.getStatus(), message));
+            if (previous != null) {
+                throw new IllegalStateException("two rules share the method name " + rule);
+            }
+        }
+        failedContainers = (int) results.containerEvents().failed().count();
+    }
+
+    /** Runs the kit subclass once per JVM and returns its report. */
+    static KitReport of(Class<? extends OutboxStoreContract> kit) {
+        return CACHE.computeIfAbsent(kit, KitReport::run);
+    }
+
+    /** Runs any test class (uncached); used for the publisher kit. */
+    static KitReport run(Class<?> testClass) {
+        return new KitReport(EngineTestKit.engine("junit-jupiter").selectors(selectClass(testClass)).execute());
+    }
+
+    Map<String, Outcome> withStatus(TestExecutionResult.Status status) {
+        Map<String, Outcome> out = new TreeMap<>();
+        outcomes.forEach((rule, o) -> {
+            if (o.status() == status) {
+                out.put(rule, o);
+            }
+        });
+        return out;
+    }
+
+    Map<String, Outcome> failed() {
+        return withStatus(TestExecutionResult.Status.FAILED);
+    }
+
+    Map<String, Outcome> passed() {
+        return withStatus(TestExecutionResult.Status.SUCCESSFUL);
+    }
+
+    Map<String, Outcome> skipped() {
+        return withStatus(TestExecutionResult.Status.ABORTED);
+    }
+}
