@@ -1,0 +1,141 @@
+package io.outbox4j.publisher.rabbitmq;
+
+import com.rabbitmq.client.BlockedListener;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import io.outbox4j.api.OutboxException;
+import java.io.IOException;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Owns the publisher's one connection and its pool of idle confirm channels.
+ *
+ * <p>The connection is opened on first use and replaced on the first use after it closed; the factory is a
+ * private copy with automatic recovery turned off, so a recovered connection can never carry a confirm
+ * that the publisher would attribute to a message published before the loss. Idle channels are handed to
+ * one call at a time; a channel that closed (or whose connection closed) is discarded, never reused.
+ */
+final class Connector {
+    private static final int MAX_IDLE_CHANNELS = 32;
+
+    private final ConnectionFactory factory;
+    private final String connectionName;
+    private final Object connectLock = new Object();
+    private final ConcurrentLinkedDeque<ConfirmChannel> idle = new ConcurrentLinkedDeque<>();
+    /** The current connection; written under {@code connectLock}. */
+    private volatile Link link;
+    private volatile boolean closed;
+
+    Connector(ConnectionFactory factory, String connectionName) {
+        this.factory = factory;
+        this.connectionName = connectionName;
+    }
+
+    /**
+     * Tells why the current connection is blocked by a broker resource alarm.
+     *
+     * @return the broker's reason, or {@code null} when it is not blocked (or there is no connection)
+     */
+    String blockedReason() {
+        Link l = link;
+        return l == null || !l.connection.isOpen() ? null : l.blockedReason;
+    }
+
+    /** Hands out an open confirm channel: an idle one of the current connection, or a new one. */
+    ConfirmChannel borrow() throws IOException, TimeoutException {
+        ConfirmChannel c;
+        while ((c = idle.pollLast()) != null) {
+            if (c.isUsable() && isCurrent(c.connection())) {
+                return c;
+            }
+            c.closeQuietly();
+        }
+        return ConfirmChannel.open(connection());
+    }
+
+    /**
+     * Takes back a channel whose call ended with every publish confirmed.
+     *
+     * @return {@code false} if the channel is not fit for reuse: the caller discards it (off its own thread)
+     */
+    boolean offer(ConfirmChannel c) {
+        if (closed || !c.isUsable() || !isCurrent(c.connection()) || c.hasUnconfirmed()
+                || idle.size() >= MAX_IDLE_CHANNELS) {
+            return false;
+        }
+        idle.addLast(c);
+        return !(closed && idle.remove(c));
+    }
+
+    private boolean isCurrent(Connection connection) {
+        Link l = link;
+        return l != null && l.connection == connection;
+    }
+
+    private Connection connection() throws IOException, TimeoutException {
+        Link l = link;
+        if (l != null && l.connection.isOpen()) {
+            return l.connection;
+        }
+        synchronized (connectLock) {
+            ensureOpen();
+            l = link;
+            if (l != null && l.connection.isOpen()) {
+                return l.connection;
+            }
+            Connection connection = factory.newConnection(connectionName);
+            Link fresh = new Link(connection);
+            connection.addBlockedListener(fresh);
+            link = fresh;
+            if (closed) {
+                connection.abort();
+                ensureOpen();
+            }
+            return connection;
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new OutboxException("the RabbitMQ publisher is closed");
+        }
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** Stops handing out channels and closes the connection (which closes every channel). May block. */
+    void close(int timeoutMillis) {
+        closed = true;
+        ConfirmChannel c;
+        while ((c = idle.pollLast()) != null) {
+            c.closeQuietly();
+        }
+        Link l = link;
+        if (l != null) {
+            l.connection.abort(timeoutMillis);
+        }
+    }
+
+    /** A connection and whether the broker has blocked it. */
+    private static final class Link implements BlockedListener {
+        final Connection connection;
+        volatile String blockedReason;
+
+        Link(Connection connection) {
+            this.connection = connection;
+        }
+
+        @Override
+        public void handleBlocked(String reason) {
+            blockedReason = reason == null || reason.isBlank() ? "no reason given" : reason;
+        }
+
+        @Override
+        public void handleUnblocked() {
+            blockedReason = null;
+        }
+    }
+}
