@@ -1,0 +1,118 @@
+package io.outbox4j.benchmarks;
+
+import io.outbox4j.api.OutboxStore;
+import io.outbox4j.api.Publisher;
+import io.outbox4j.engine.Relay;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** Drains a loaded table with the relay or with a hand-written loop, timing the run and every statement. */
+final class Drains {
+    /** Delivery timeout of every benchmark relay; the lease follows from it (a 500 batch still fits 30 min). */
+    static final Duration DELIVERY_TIMEOUT = Duration.ofSeconds(10);
+    private static final AtomicInteger OWNERS = new AtomicInteger();
+
+    private Drains() {
+    }
+
+    /** One timed drain. */
+    record Run(long messages, long nanos, Timings claims, Timings completes) {
+        double rate() {
+            return Stats.perSecond(messages, nanos);
+        }
+    }
+
+    /** What a hand-written loop does with each claimed batch before deleting it. */
+    @FunctionalInterface
+    interface Send {
+        void send(List<HandWritten.Row> rows) throws Exception;
+    }
+
+    static Duration timeout(long messages) {
+        return Duration.ofSeconds(120 + messages / 200);
+    }
+
+    /**
+     * Starts a relay with the benchmark settings.
+     *
+     * @param store the store (wrapped to time its calls)
+     * @param publisher the publisher
+     * @param batch the batch size
+     * @param counter the observer
+     * @return a relay, not started
+     */
+    static Relay relay(OutboxStore store, Publisher publisher, int batch, Instruments.Counter counter) {
+        return Relay.builder(store, publisher)
+                .owner("bench-relay-" + OWNERS.incrementAndGet())
+                .batchSize(batch)
+                .deliveryTimeout(DELIVERY_TIMEOUT)
+                .observer(counter)
+                .build();
+    }
+
+    /**
+     * Drains {@code messages} with a running relay: from {@code start()} to the last completion observed.
+     *
+     * @param store the store over the loaded table
+     * @param publisher the publisher
+     * @param batch the relay batch size
+     * @param messages how many completions to wait for
+     * @return the run
+     */
+    static Run relay(OutboxStore store, Publisher publisher, int batch, long messages) {
+        Instruments.Counter counter = new Instruments.Counter();
+        Instruments.TimedStore timed = new Instruments.TimedStore(store);
+        Relay relay = relay(timed, publisher, batch, counter);
+        long t0 = System.nanoTime();
+        long t1;
+        String problems;
+        try {
+            relay.start();
+            t1 = counter.await(messages, timeout(messages));
+            // what happened before the target was reached; closing releases the batch in flight, which is fine
+            problems = counter.problems();
+        } finally {
+            relay.close();
+        }
+        if (problems != null) {
+            throw new IllegalStateException("relay drain was not clean: " + problems);
+        }
+        return new Run(messages, t1 - t0, timed.claims, timed.completes);
+    }
+
+    /**
+     * Drains a table with the hand-written loop until a claim comes back empty.
+     *
+     * @param env the environment
+     * @param table the loaded baseline table
+     * @param batch the batch size
+     * @param send what to do with each batch before deleting it
+     * @return the run
+     */
+    static Run hand(Env env, String table, int batch, Send send) {
+        try (HandWritten.Loop loop = new HandWritten.Loop(env.pool(), table, "bench-hand", Duration.ofMinutes(5), batch)) {
+            long n = 0;
+            long t0 = System.nanoTime();
+            long last = t0;
+            while (true) {
+                List<HandWritten.Row> rows = loop.claim();
+                if (rows.isEmpty()) {
+                    break;
+                }
+                send.send(rows);
+                loop.delete(rows);
+                n += rows.size();
+                last = System.nanoTime();
+            }
+            return new Run(n, last - t0, loop.claims, loop.deletes);
+        } catch (SQLException e) {
+            throw new IllegalStateException("hand-written drain of " + table + " failed: " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException("hand-written send failed: " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,111 @@
+package io.outbox4j.benchmarks;
+
+import io.outbox4j.publisher.kafka.KafkaPublisher;
+import io.outbox4j.store.jdbi.JdbiOutboxStore;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * End to end: PostgreSQL → relay → Kafka ({@link KafkaPublisher}) vs a hand-written loop doing the same work on a
+ * table of the same shape with a producer of the same durability settings (acks=all, idempotence): claim a
+ * batch, send every record (same key and the same id/topic/module/content-type/occurred-at headers), flush,
+ * await every acknowledgement, delete the batch.
+ */
+final class EndToEndScenario {
+    static final String SUBJECT = "e2e_outbox";
+    static final String HAND = "e2e_hand";
+    static final String KAFKA_TOPIC = "bench-e2e";
+
+    private EndToEndScenario() {
+    }
+
+    static Result run(Env env) {
+        Options o = env.options;
+        int n = o.size("e2e-messages");
+        int batch = o.size("batch");
+        int payload = o.size("payload");
+        int rounds = o.size("rounds");
+        Result r = new Result("e2e", "End to end: PostgreSQL -> relay -> Kafka vs hand-written claim/send/flush/await/delete")
+                .config("messages", n).config("batch", batch).config("payload_bytes", payload).config("rounds", rounds)
+                .config("relay_workers", 4).config("kafka_topic_partitions", 1)
+                .config("producer", "acks=all, enable.idempotence=true, other settings Kafka defaults (both sides)");
+        JdbiOutboxStore store = env.store(SUBJECT);
+        env.handTable(HAND, SUBJECT);
+        env.kafka().createTopic(KAFKA_TOPIC, 1, Map.of());
+        Map<String, Object> props = env.kafka().clientProperties();
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        List<Double> relayRates = new ArrayList<>();
+        List<Double> handRates = new ArrayList<>();
+        try (KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(env.kafka().bootstrapServers())
+                        .topicMapper(m -> KAFKA_TOPIC).build();
+                KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props)) {
+            Drains.Send send = rows -> {
+                List<Future<RecordMetadata>> acks = new ArrayList<>(rows.size());
+                for (HandWritten.Row row : rows) {
+                    RecordHeaders headers = new RecordHeaders();
+                    headers.add(KafkaPublisher.ID_HEADER, utf8(row.id()));
+                    headers.add(KafkaPublisher.TOPIC_HEADER, utf8(row.topic()));
+                    headers.add(KafkaPublisher.MODULE_HEADER, utf8(row.module()));
+                    headers.add(KafkaPublisher.CONTENT_TYPE_HEADER, utf8(row.contentType()));
+                    headers.add(KafkaPublisher.OCCURRED_AT_HEADER, utf8(row.occurredAt().toInstant().toString()));
+                    byte[] key = utf8(row.key() != null ? row.key() : row.id());
+                    acks.add(producer.send(new ProducerRecord<>(KAFKA_TOPIC, null, key, row.payload(), headers)));
+                }
+                producer.flush();
+                for (Future<RecordMetadata> ack : acks) {
+                    ack.get(30, TimeUnit.SECONDS);
+                }
+            };
+            int warm = Math.min(o.size("warmup-messages") / 4, n);
+            env.log("e2e: warm-up with " + warm + " messages each side");
+            env.load(SUBJECT, "w-", warm, payload, false);
+            env.load(HAND, "w-", warm, payload, false);
+            Drains.relay(store, publisher, batch, warm);
+            Drains.hand(env, HAND, batch, send);
+            for (int round = 1; round <= rounds; round++) {
+                env.execute("TRUNCATE " + Env.q(SUBJECT) + ", " + Env.q(HAND));
+                env.load(SUBJECT, "r" + round + "-", n, payload, false);
+                env.load(HAND, "r" + round + "-", n, payload, false);
+                env.settle(SUBJECT, HAND);
+                boolean relayFirst = round % 2 == 0;
+                for (int side = 0; side < 2; side++) {
+                    if ((side == 0) == relayFirst) {
+                        Drains.Run run = Drains.relay(store, publisher, batch, n);
+                        relayRates.add(run.rate());
+                        env.log(String.format("e2e round %d: relay        %,9.0f msg/s", round, run.rate()));
+                    } else {
+                        Drains.Run run = Drains.hand(env, HAND, batch, send);
+                        handRates.add(run.rate());
+                        env.log(String.format("e2e round %d: hand-written %,9.0f msg/s", round, run.rate()));
+                    }
+                }
+            }
+        }
+        double relay = Stats.median(relayRates);
+        double hand = Stats.median(handRates);
+        r.figure("relay_msgs_per_s", "outbox4j relay + KafkaPublisher (median)", relay, "msg/s")
+                .figure("hand_msgs_per_s", "hand-written loop + KafkaProducer (median)", hand, "msg/s")
+                .check("relay / hand-written", relay / hand, ">=", 0.8);
+        r.config("relay_rates", DrainScenario.rounded(relayRates)).config("hand_rates", DrainScenario.rounded(handRates));
+        r.headline(Result.fmt(relay) + " msg/s", Result.fmt(hand) + " msg/s (hand-written loop)");
+        env.execute("DROP TABLE " + Env.q(SUBJECT) + ", " + Env.q(HAND));
+        return r;
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,293 @@
+package io.outbox4j.benchmarks;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.outbox4j.store.jdbi.JdbiOutboxStore;
+import io.outbox4j.testservices.KafkaServer;
+import io.outbox4j.testservices.PostgresServer;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import javax.sql.DataSource;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * The servers and the connection pool every scenario shares: one fresh PostgreSQL database (from
+ * {@link PostgresServer#shared()}), one HikariCP pool used by outbox4j and the hand-written baselines alike,
+ * and the Kafka broker ({@link KafkaServer#shared()}), started only when a scenario needs it.
+ */
+final class Env implements AutoCloseable {
+    /** Topic written into every benchmark message. */
+    static final String TOPIC = "bench.events";
+    /** Module written into every benchmark message. */
+    static final String MODULE = "bench";
+    /** Pool size: 8 writer threads, the relay's claim and store-write threads, and some slack. */
+    static final int POOL_SIZE = 16;
+
+    final Options options;
+    final PrintStream out;
+    private PostgresServer postgres;
+    private String databaseName;
+    private HikariDataSource pool;
+    private Jdbi jdbi;
+    private KafkaServer kafka;
+    private Map<String, Object> machine;
+
+    Env(Options options, PrintStream out) {
+        this.options = options;
+        this.out = out;
+    }
+
+    /**
+     * Returns the shared pool, creating the benchmark database on first use.
+     *
+     * @return the pool
+     */
+    synchronized DataSource pool() {
+        if (pool == null) {
+            postgres = PostgresServer.shared();
+            databaseName = "outbox4j_bench_" + Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffL);
+            String url = postgres.createDatabase(databaseName);
+            HikariConfig config = new HikariConfig();
+            config.setJdbcUrl(url);
+            config.setUsername(postgres.user());
+            config.setPassword(postgres.password());
+            config.setMaximumPoolSize(POOL_SIZE);
+            config.setMinimumIdle(POOL_SIZE);
+            config.setPoolName("outbox4j-bench");
+            pool = new HikariDataSource(config);
+            jdbi = Jdbi.create(pool);
+            log("PostgreSQL: " + postgres + ", database " + databaseName);
+        }
+        return pool;
+    }
+
+    synchronized Jdbi jdbi() {
+        pool();
+        return jdbi;
+    }
+
+    /**
+     * Returns the shared Kafka broker, starting it on first use.
+     *
+     * @return the broker
+     */
+    synchronized KafkaServer kafka() {
+        if (kafka == null) {
+            long t0 = System.nanoTime();
+            kafka = KafkaServer.shared();
+            log("Kafka: " + kafka + " (ready in " + (System.nanoTime() - t0) / 1_000_000 + " ms)");
+            if (machine != null) {
+                machine.put("kafka", kafka.toString());
+            }
+        }
+        return kafka;
+    }
+
+    /**
+     * Creates (afresh) an outbox4j table and returns a store over it, on the shared pool.
+     *
+     * @param table the table name
+     * @return the store; its schema exists
+     */
+    JdbiOutboxStore store(String table) {
+        execute("DROP TABLE IF EXISTS " + q(table));
+        JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi()).dialect(JdbiOutboxStore.Dialect.POSTGRESQL)
+                .tableName(table).build();
+        store.createSchemaIfAbsent();
+        return store;
+    }
+
+    /**
+     * Creates (afresh) the hand-written baseline's table with exactly the shape of an outbox4j table: same
+     * columns, defaults, identity, constraints and (partial) indexes.
+     *
+     * @param table the baseline table
+     * @param likeTable an existing outbox4j table
+     */
+    void handTable(String table, String likeTable) {
+        execute("DROP TABLE IF EXISTS " + q(table));
+        execute("CREATE TABLE " + q(table) + " (LIKE " + q(likeTable) + " INCLUDING ALL)");
+    }
+
+    /**
+     * Inserts rows in bulk, server side: ids {@code <prefix><n>}, keys {@code k-<n mod 1000>}, one payload of
+     * {@code payloadBytes}, in enqueue order. Pending rows are available since about a day ago; dead rows are
+     * older (history accumulates in front of the claim path) and dead-lettered after 8 attempts.
+     *
+     * @param table the outbox (or baseline) table
+     * @param prefix the id prefix, unique per call on one table
+     * @param count how many rows
+     * @param payloadBytes the payload size
+     * @param dead whether the rows are dead letters
+     */
+    void load(String table, String prefix, long count, int payloadBytes, boolean dead) {
+        Instant base = Instant.now().minusSeconds(dead ? 172_800 : 86_400);
+        String sql = "INSERT INTO " + q(table) + " (id, topic, msg_key, module, content_type, payload, headers,"
+                + " occurred_at, available_at, attempts, dead_at, dead_reason)"
+                + " SELECT ? || g, ?, 'k-' || (g % 1000), ?, 'application/octet-stream',"
+                + " convert_to(repeat('x', ?), 'UTF8'), '', ts, ts, ?, " + (dead ? "ts, 'bench: gave up'" : "NULL, NULL")
+                + " FROM generate_series(?::bigint, ?::bigint) AS g,"
+                + " LATERAL (SELECT ?::timestamptz + g * interval '1 microsecond' AS ts) AS x";
+        long chunk = 250_000;
+        try (Connection c = pool().getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
+            for (long from = 1; from <= count; from += chunk) {
+                st.setString(1, prefix);
+                st.setString(2, TOPIC);
+                st.setString(3, MODULE);
+                st.setInt(4, payloadBytes);
+                st.setInt(5, dead ? 8 : 0);
+                st.setLong(6, from);
+                st.setLong(7, Math.min(count, from + chunk - 1));
+                st.setObject(8, OffsetDateTime.ofInstant(base, ZoneOffset.UTC));
+                st.executeUpdate();
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("loading " + count + " rows into " + table + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Makes a freshly loaded or drained table's state comparable: vacuum, statistics, and a checkpoint so no
+     * load's writes are flushed during a measurement.
+     *
+     * @param tables the tables
+     */
+    void settle(String... tables) {
+        for (String t : tables) {
+            execute("VACUUM ANALYZE " + q(t));
+        }
+        try {
+            execute("CHECKPOINT");
+        } catch (IllegalStateException e) {
+            // not a superuser on an external server: fine, just noisier
+        }
+    }
+
+    long count(String table) {
+        return queryLong("SELECT count(*) FROM " + q(table));
+    }
+
+    void execute(String sql) {
+        try (Connection c = pool().getConnection(); Statement st = c.createStatement()) {
+            st.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    long queryLong(String sql) {
+        try (Connection c = pool().getConnection(); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    String queryText(String sql) {
+        try (Connection c = pool().getConnection(); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery(sql)) {
+            StringBuilder b = new StringBuilder();
+            while (rs.next()) {
+                b.append(rs.getString(1)).append('\n');
+            }
+            return b.toString();
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    static String q(String identifier) {
+        return '"' + identifier + '"';
+    }
+
+    /**
+     * Describes the machine: cores, CPU, memory, JVM, OS, PostgreSQL version and durability settings, Kafka.
+     *
+     * @return a mutable map, filled on first call
+     */
+    synchronized Map<String, Object> machine() {
+        if (machine == null) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("cores", Runtime.getRuntime().availableProcessors());
+            m.put("cpu", cpuModel());
+            m.put("memory_gib", memoryGib());
+            m.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
+            m.put("jvm_args", String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()));
+            m.put("max_heap_mib", Runtime.getRuntime().maxMemory() >> 20);
+            m.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
+                    + System.getProperty("os.arch"));
+            m.put("postgresql", queryText("SHOW server_version").strip());
+            m.put("postgresql_settings", "fsync=" + queryText("SHOW fsync").strip()
+                    + " synchronous_commit=" + queryText("SHOW synchronous_commit").strip()
+                    + " shared_buffers=" + queryText("SHOW shared_buffers").strip());
+            m.put("postgresql_server", String.valueOf(postgres));
+            m.put("kafka", kafka == null ? "not started" : kafka.toString());
+            machine = m;
+        }
+        return machine;
+    }
+
+    private static String cpuModel() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+                if (line.startsWith("model name")) {
+                    return line.substring(line.indexOf(':') + 1).strip();
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux
+        }
+        return System.getProperty("os.arch");
+    }
+
+    private static long memoryGib() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+                if (line.startsWith("MemTotal:")) {
+                    return Math.round(Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024.0 / 1024.0);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux
+        }
+        return -1;
+    }
+
+    void log(String line) {
+        out.println(String.format(Locale.ROOT, "[%tT] %s", System.currentTimeMillis(), line));
+        out.flush();
+    }
+
+    /** Closes the pool and drops the benchmark database (the servers stop with the JVM). */
+    @Override
+    public synchronized void close() {
+        if (pool != null) {
+            pool.close();
+            pool = null;
+            try (Connection c = DriverManager.getConnection(postgres.jdbcUrl(), postgres.user(), postgres.password());
+                    Statement st = c.createStatement()) {
+                st.execute("DROP DATABASE IF EXISTS " + q(databaseName) + " WITH (FORCE)");
+            } catch (SQLException e) {
+                log("could not drop database " + databaseName + ": " + e.getMessage());
+            }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+package io.outbox4j.benchmarks;
+
+import io.outbox4j.store.jdbi.JdbiOutboxStore;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Memory: the relay (no-op publisher, so only the relay and the store are measured) drains a large backlog of
+ * 1 KiB messages, then a backlog ten times smaller. A sampler reads the used heap every 100 ms and, every
+ * second, forces a full collection and reads the heap still in use (the live set). Bounded memory means the
+ * live set while draining the large backlog is no bigger than while draining the small one.
+ */
+final class MemoryScenario {
+    static final String SUBJECT = "memory_outbox";
+    private static final long MIB = 1024 * 1024;
+
+    private MemoryScenario() {
+    }
+
+    /** Peak heap figures of one drain. */
+    record Peak(long idleLive, long peakLive, long peakUsed, double rate) {
+    }
+
+    static Result run(Env env) {
+        Options o = env.options;
+        int small = o.size("memory-small");
+        int large = o.size("memory-large");
+        int payload = o.size("memory-payload");
+        int batch = o.size("memory-batch");
+        Result r = new Result("memory", "Memory: peak live heap of the relay draining " + large + " vs " + small
+                + " rows of " + payload + " B, batch " + batch)
+                .config("small_rows", small).config("large_rows", large).config("payload_bytes", payload)
+                .config("batch", batch).config("relay_workers", 4).config("publisher", "no-op")
+                .config("sampling", "used heap every 100 ms; full GC + used heap (live set) every 1 s")
+                .config("max_heap_mib", Runtime.getRuntime().maxMemory() / MIB);
+        JdbiOutboxStore store = env.store(SUBJECT);
+        // warm-up: load the relay's and the driver's classes before the first idle reading
+        env.load(SUBJECT, "w-", Math.min(small, 5 * batch), payload, false);
+        Drains.relay(store, new Instruments.NoopPublisher(), batch, Math.min(small, 5 * batch));
+
+        Peak big = drain(env, store, "L", large, payload, batch);
+        Peak little = drain(env, store, "S", small, payload, batch);
+        r.figure("large_peak_live_mib", large + " rows: peak live heap", big.peakLive() / (double) MIB, "MiB")
+                .figure("small_peak_live_mib", small + " rows: peak live heap", little.peakLive() / (double) MIB, "MiB")
+                .figure("large_idle_live_mib", large + " rows: live heap before the relay started",
+                        big.idleLive() / (double) MIB, "MiB")
+                .figure("small_idle_live_mib", small + " rows: live heap before the relay started",
+                        little.idleLive() / (double) MIB, "MiB")
+                .figure("large_relay_live_mib", large + " rows: peak live heap above idle",
+                        (big.peakLive() - big.idleLive()) / (double) MIB, "MiB")
+                .figure("small_relay_live_mib", small + " rows: peak live heap above idle",
+                        (little.peakLive() - little.idleLive()) / (double) MIB, "MiB")
+                .figure("large_peak_used_mib", large + " rows: peak used heap (incl. garbage)",
+                        big.peakUsed() / (double) MIB, "MiB")
+                .figure("small_peak_used_mib", small + " rows: peak used heap (incl. garbage)",
+                        little.peakUsed() / (double) MIB, "MiB")
+                .figure("large_msgs_per_s", large + " rows: drain rate (with the sampler's GCs)", big.rate(), "msg/s")
+                .check("peak live heap large / small", big.peakLive() / (double) little.peakLive(), "<=", 1.25);
+        r.headline(String.format(Locale.ROOT, "%.1f MiB peak live heap (%d rows)", big.peakLive() / (double) MIB, large),
+                String.format(Locale.ROOT, "%.1f MiB (%d rows)", little.peakLive() / (double) MIB, small));
+        env.execute("DROP TABLE " + Env.q(SUBJECT));
+        return r;
+    }
+
+    private static Peak drain(Env env, JdbiOutboxStore store, String prefix, int rows, int payload, int batch) {
+        env.execute("TRUNCATE " + Env.q(SUBJECT));
+        env.log("memory: loading " + rows + " rows of " + payload + " B");
+        env.load(SUBJECT, prefix, rows, payload, false);
+        env.settle(SUBJECT);
+        MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
+        long idle = liveHeap(memory);
+        AtomicLong peakLive = new AtomicLong(idle);
+        AtomicLong peakUsed = new AtomicLong(memory.getHeapMemoryUsage().getUsed());
+        AtomicBoolean running = new AtomicBoolean(true);
+        Thread sampler = new Thread(() -> {
+            long nextGc = System.nanoTime() + 1_000_000_000L;
+            while (running.get()) {
+                peakUsed.accumulateAndGet(memory.getHeapMemoryUsage().getUsed(), Math::max);
+                if (System.nanoTime() >= nextGc) {
+                    peakLive.accumulateAndGet(liveHeap(memory), Math::max);
+                    nextGc = System.nanoTime() + 1_000_000_000L;
+                }
+                Instruments.sleepMicros(100_000);
+            }
+        }, "bench-heap-sampler");
+        sampler.setDaemon(true);
+        sampler.start();
+        Drains.Run run;
+        try {
+            run = Drains.relay(store, new Instruments.NoopPublisher(), batch, rows);
+        } finally {
+            running.set(false);
+            try {
+                sampler.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        env.log(String.format(Locale.ROOT, "memory %d rows: %,.0f msg/s, idle live %.1f MiB, peak live %.1f MiB,"
+                + " peak used %.1f MiB", rows, run.rate(), idle / (double) MIB, peakLive.get() / (double) MIB,
+                peakUsed.get() / (double) MIB));
+        return new Peak(idle, peakLive.get(), peakUsed.get(), run.rate());
+    }
+
+    /** Forces a full collection and returns the heap still in use: the live set. */
+    static long liveHeap(MemoryMXBean memory) {
+        memory.gc();
+        return memory.getHeapMemoryUsage().getUsed();
+    }
+}

@@ -1,0 +1,196 @@
+package io.outbox4j.benchmarks;
+
+import io.outbox4j.api.Message;
+import io.outbox4j.api.Outbox;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import javax.sql.DataSource;
+
+/**
+ * Write-path cost: business transactions (insert one order) from N threads on the shared pool, in three
+ * variants measured in the same run: no event, one outbox4j enqueue ({@code store.jdbc().enqueue(connection, m)}),
+ * one hand-written INSERT into a table of the same shape. Each round runs every variant for the same time, in a
+ * rotated order, after truncating every table.
+ */
+final class WriteScenario {
+    static final String ORDERS = "bench_order";
+    static final String SUBJECT = "write_outbox";
+    static final String HAND = "write_hand";
+    private static final String INSERT_ORDER = "INSERT INTO " + ORDERS + " (customer, amount) VALUES (?, ?)";
+
+    enum Variant {
+        NO_EVENT("no event"), OUTBOX4J("outbox4j enqueue"), HAND_WRITTEN("hand-written INSERT");
+
+        final String label;
+
+        Variant(String label) {
+            this.label = label;
+        }
+    }
+
+    private WriteScenario() {
+    }
+
+    static void createOrders(Env env) {
+        env.execute("DROP TABLE IF EXISTS " + ORDERS);
+        env.execute("CREATE TABLE " + ORDERS + " (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+                + " customer varchar(64) NOT NULL, amount numeric(12, 2) NOT NULL,"
+                + " created_at timestamptz NOT NULL DEFAULT now())");
+        env.execute("CREATE INDEX " + ORDERS + "_customer_idx ON " + ORDERS + " (customer)");
+    }
+
+    /**
+     * Inserts one order through the caller's connection, as the business part of every transaction.
+     *
+     * @param c the connection, in a transaction
+     * @return the customer, used as the event key
+     * @throws SQLException if the insert fails
+     */
+    static String insertOrder(Connection c) throws SQLException {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        String customer = "customer-" + random.nextInt(10_000);
+        try (PreparedStatement st = c.prepareStatement(INSERT_ORDER)) {
+            st.setString(1, customer);
+            st.setBigDecimal(2, BigDecimal.valueOf(random.nextInt(1_000_000), 2));
+            st.executeUpdate();
+        }
+        return customer;
+    }
+
+    /**
+     * A JSON payload of exactly {@code bytes} bytes.
+     *
+     * @param bytes the size
+     * @return the payload
+     */
+    static byte[] payload(int bytes) {
+        StringBuilder b = new StringBuilder("{\"type\":\"order-created\",\"pad\":\"");
+        while (b.length() < bytes - 2) {
+            b.append('x');
+        }
+        b.append("\"}");
+        byte[] p = b.toString().getBytes(StandardCharsets.UTF_8);
+        return p.length == bytes ? p : java.util.Arrays.copyOf(p, bytes);
+    }
+
+    static Message message(String id, String key, byte[] payload) {
+        return Message.builder().id(id).topic(Env.TOPIC).key(key).module(Env.MODULE).contentType("application/json")
+                .payload(payload).build();
+    }
+
+    static Result run(Env env) {
+        Options o = env.options;
+        int threads = o.size("write-threads");
+        int seconds = o.size("write-seconds");
+        int warmup = o.size("write-warmup-seconds");
+        int rounds = o.size("rounds");
+        byte[] payload = payload(o.size("payload"));
+        Result r = new Result("write", "Write-path cost: business transaction (insert an order) + 0 or 1 event")
+                .config("threads", threads).config("seconds_per_variant", seconds).config("rounds", rounds)
+                .config("payload_bytes", payload.length).config("pool", "HikariCP " + Env.POOL_SIZE);
+        createOrders(env);
+        Outbox<Connection> outbox = env.store(SUBJECT).jdbc();
+        env.handTable(HAND, SUBJECT);
+
+        Map<Variant, List<Double>> tps = new EnumMap<>(Variant.class);
+        Variant[] all = Variant.values();
+        env.log("write: warm-up " + warmup + " s per variant");
+        for (Variant v : all) {
+            measure(env, v, outbox, payload, threads, warmup);
+        }
+        for (int round = 1; round <= rounds; round++) {
+            for (int i = 0; i < all.length; i++) {
+                Variant v = all[(i + round - 1) % all.length];
+                env.execute("TRUNCATE " + ORDERS + ", " + Env.q(SUBJECT) + ", " + Env.q(HAND));
+                env.settle(ORDERS, SUBJECT, HAND);
+                double t = measure(env, v, outbox, payload, threads, seconds);
+                tps.computeIfAbsent(v, k -> new ArrayList<>()).add(t);
+                env.log(String.format(Locale.ROOT, "write round %d: %-20s %,8.0f tx/s", round, v.label, t));
+            }
+        }
+        double none = Stats.median(tps.get(Variant.NO_EVENT));
+        double enqueue = Stats.median(tps.get(Variant.OUTBOX4J));
+        double hand = Stats.median(tps.get(Variant.HAND_WRITTEN));
+        r.figure("no_event_tps", "no event (median)", none, "tx/s")
+                .figure("outbox4j_tps", "one outbox4j enqueue (median)", enqueue, "tx/s")
+                .figure("hand_tps", "one hand-written INSERT (median)", hand, "tx/s")
+                .figure("outbox4j_vs_no_event", "outbox4j / no event", enqueue / none, "")
+                .figure("hand_vs_no_event", "hand-written / no event", hand / none, "")
+                .check("outbox4j / hand-written", enqueue / hand, ">=", 0.95);
+        tps.forEach((v, l) -> r.config(v.name().toLowerCase(Locale.ROOT) + "_tps", DrainScenario.rounded(l)));
+        r.headline(Result.fmt(enqueue) + " tx/s", Result.fmt(hand) + " tx/s hand-written INSERT; "
+                + Result.fmt(none) + " tx/s no event");
+        env.execute("DROP TABLE " + ORDERS + ", " + Env.q(SUBJECT) + ", " + Env.q(HAND));
+        return r;
+    }
+
+    /** Runs one variant on {@code threads} threads for {@code seconds}; returns committed transactions per second. */
+    private static double measure(Env env, Variant v, Outbox<Connection> outbox, byte[] payload, int threads,
+            int seconds) {
+        DataSource pool = env.pool();
+        String handInsert = HandWritten.insertSql(HAND);
+        ExecutorService executor = Executors.newFixedThreadPool(threads);
+        try {
+            CountDownLatch ready = new CountDownLatch(threads);
+            CountDownLatch go = new CountDownLatch(1);
+            long[] window = new long[2];
+            List<Future<Long>> counts = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                counts.add(executor.submit(() -> {
+                    ready.countDown();
+                    go.await();
+                    long end = window[1];
+                    long n = 0;
+                    while (System.nanoTime() < end) {
+                        try (Connection c = pool.getConnection()) {
+                            c.setAutoCommit(false);
+                            String key = insertOrder(c);
+                            String id = UUID.randomUUID().toString();
+                            if (v == Variant.OUTBOX4J) {
+                                outbox.enqueue(c, message(id, key, payload));
+                            } else if (v == Variant.HAND_WRITTEN) {
+                                try (PreparedStatement st = c.prepareStatement(handInsert)) {
+                                    HandWritten.bindInsert(st, id, key, payload);
+                                    st.executeUpdate();
+                                }
+                            }
+                            c.commit();
+                        }
+                        n++;
+                    }
+                    return n;
+                }));
+            }
+            ready.await();
+            window[0] = System.nanoTime();
+            window[1] = window[0] + seconds * 1_000_000_000L;
+            go.countDown();
+            long total = 0;
+            for (Future<Long> f : counts) {
+                total += f.get();
+            }
+            return Stats.perSecond(total, System.nanoTime() - window[0]);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException("write variant " + v.label + " failed: " + e.getCause(), e.getCause());
+        } finally {
+            executor.shutdownNow();
+        }
+    }
+}
