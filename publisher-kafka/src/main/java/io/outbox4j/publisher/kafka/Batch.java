@@ -1,0 +1,131 @@
+package io.outbox4j.publisher.kafka;
+
+import io.outbox4j.api.Message;
+import io.outbox4j.api.PublishOutcome;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+
+/**
+ * One {@code publish} call: the records, one acknowledgement future per message, the send loop (run on a helper
+ * thread, since a Kafka send may block) and the bounded wait (run by the caller).
+ */
+final class Batch {
+    private final List<Message> messages;
+    private final List<ProducerRecord<byte[], byte[]>> records;
+    private final List<CompletableFuture<RecordMetadata>> acks;
+    private final Duration timeout;
+    private volatile boolean abandoned;
+
+    Batch(List<Message> messages, Function<Message, String> topicMapper, Duration timeout) {
+        this.messages = List.copyOf(messages);
+        this.timeout = timeout;
+        this.records = new ArrayList<>(messages.size());
+        this.acks = new ArrayList<>(messages.size());
+        for (Message m : this.messages) {
+            CompletableFuture<RecordMetadata> ack = new CompletableFuture<>();
+            ProducerRecord<byte[], byte[]> record = null;
+            try {
+                record = Records.toRecord(m, Records.topic(m, topicMapper));
+            } catch (RuntimeException e) {
+                ack.completeExceptionally(e);
+            }
+            records.add(record);
+            acks.add(ack);
+        }
+    }
+
+    /**
+     * Hands every record to the producer, then flushes it so the batch does not wait for {@code linger.ms}. Stops
+     * handing records over once the caller gave up or the publisher closed; never throws.
+     */
+    void send(Producer<byte[], byte[]> producer, BooleanSupplier closed) {
+        int sent = 0;
+        try {
+            for (int i = 0; i < records.size(); i++) {
+                CompletableFuture<RecordMetadata> ack = acks.get(i);
+                if (ack.isDone()) {
+                    continue;
+                }
+                if (abandoned || closed.getAsBoolean()) {
+                    ack.completeExceptionally(new IllegalStateException(abandoned
+                            ? "not handed to the Kafka producer: the call's timeout of " + timeout + " passed first"
+                            : "not handed to the Kafka producer: the KafkaPublisher was closed"));
+                    continue;
+                }
+                try {
+                    producer.send(records.get(i), (metadata, error) -> {
+                        if (error == null) {
+                            ack.complete(metadata);
+                        } else {
+                            ack.completeExceptionally(error);
+                        }
+                    });
+                    sent++;
+                } catch (RuntimeException e) {
+                    ack.completeExceptionally(e);
+                }
+            }
+            if (sent > 0) {
+                producer.flush();
+            }
+        } catch (RuntimeException | Error e) {
+            acks.forEach(a -> a.completeExceptionally(e));
+            if (e instanceof Error) {
+                throw (Error) e;
+            }
+        }
+    }
+
+    /** Waits for every acknowledgement until the deadline ({@link System#nanoTime()}) and maps each to an outcome. */
+    List<PublishOutcome> await(long deadline) {
+        List<PublishOutcome> outcomes = new ArrayList<>(messages.size());
+        for (int i = 0; i < messages.size(); i++) {
+            Message m = messages.get(i);
+            CompletableFuture<RecordMetadata> ack = acks.get(i);
+            PublishOutcome outcome;
+            try {
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0 && !ack.isDone()) {
+                    throw new TimeoutException();
+                }
+                ack.get(Math.max(0, remaining), TimeUnit.NANOSECONDS);
+                outcome = PublishOutcome.published();
+            } catch (ExecutionException e) {
+                outcome = PublishOutcome.failed(Failures.classify(m, topicOf(i), e.getCause()));
+            } catch (TimeoutException e) {
+                abandoned = true;
+                outcome = PublishOutcome.failed(new TimeoutException("message '" + m.id() + "' was not acknowledged"
+                        + " by Kafka" + (topicOf(i) == null ? "" : " for topic '" + topicOf(i) + "'") + " within "
+                        + timeout));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                abandoned = true;
+                outcome = PublishOutcome.failed(e);
+            }
+            outcomes.add(outcome);
+        }
+        return outcomes;
+    }
+
+    /** Every message fails with the same cause (the publisher is closed, say), unless its record could not be built. */
+    List<PublishOutcome> failAll(Throwable cause) {
+        abandoned = true;
+        acks.forEach(ack -> ack.completeExceptionally(cause));
+        return await(System.nanoTime());
+    }
+
+    private String topicOf(int i) {
+        ProducerRecord<byte[], byte[]> r = records.get(i);
+        return r == null ? null : r.topic();
+    }
+}

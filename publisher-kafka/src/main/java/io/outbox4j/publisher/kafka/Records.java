@@ -1,0 +1,56 @@
+package io.outbox4j.publisher.kafka;
+
+import io.outbox4j.api.Message;
+import io.outbox4j.api.PermanentFailureException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+
+/** Maps a message to its Kafka record. */
+final class Records {
+    /** Kafka's own rule for topic names (org.apache.kafka.common.internals.Topic), checked before sending. */
+    private static final Pattern LEGAL_TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
+
+    private Records() {
+    }
+
+    /**
+     * Returns the Kafka topic of a message.
+     *
+     * @throws PermanentFailureException if the mapper gives no valid Kafka topic name
+     * @throws RuntimeException whatever the mapper throws
+     */
+    static String topic(Message m, Function<Message, String> topicMapper) {
+        String topic = topicMapper.apply(m);
+        if (topic == null || !LEGAL_TOPIC.matcher(topic).matches() || topic.equals(".") || topic.equals("..")) {
+            throw new PermanentFailureException("message '" + m.id() + "' maps to "
+                    + (topic == null ? "no Kafka topic (the topic mapper returned null)" : "'" + topic + "'")
+                    + (topic == null ? "" : ", which is not a valid Kafka topic name: 1 to 249 of"
+                            + " [a-zA-Z0-9._-], not '.' or '..'"));
+        }
+        return topic;
+    }
+
+    static ProducerRecord<byte[], byte[]> toRecord(Message m, String topic) {
+        Map<String, String> user = m.headers();
+        List<Header> headers = new ArrayList<>(5 + user.size());
+        headers.add(header(KafkaPublisher.ID_HEADER, m.id()));
+        headers.add(header(KafkaPublisher.TOPIC_HEADER, m.topic()));
+        headers.add(header(KafkaPublisher.MODULE_HEADER, m.module()));
+        headers.add(header(KafkaPublisher.CONTENT_TYPE_HEADER, m.contentType()));
+        headers.add(header(KafkaPublisher.OCCURRED_AT_HEADER, m.occurredAt().toString()));
+        user.forEach((name, value) -> headers.add(header(name, value)));
+        byte[] key = m.key().orElse(m.id()).getBytes(StandardCharsets.UTF_8);
+        return new ProducerRecord<>(topic, null, null, key, m.payload(), headers);
+    }
+
+    private static Header header(String name, String value) {
+        return new RecordHeader(name, value.getBytes(StandardCharsets.UTF_8));
+    }
+}
