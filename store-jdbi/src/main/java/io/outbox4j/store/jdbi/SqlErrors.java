@@ -1,0 +1,80 @@
+package io.outbox4j.store.jdbi;
+
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Classifies the errors of the supported databases by SQLState and vendor code, never by message text alone. */
+final class SqlErrors {
+    private SqlErrors() {
+    }
+
+    /** Every {@link SQLException} in the cause chain and the next-exception chains, outermost first. */
+    static List<SQLException> chain(Throwable t) {
+        List<SQLException> found = new ArrayList<>();
+        Map<Throwable, Boolean> seen = new IdentityHashMap<>();
+        collect(t, found, seen);
+        return found;
+    }
+
+    private static void collect(Throwable t, List<SQLException> found, Map<Throwable, Boolean> seen) {
+        for (Throwable c = t; c != null && seen.size() < 64 && seen.put(c, Boolean.TRUE) == null; c = c.getCause()) {
+            if (c instanceof SQLException) {
+                SQLException s = (SQLException) c;
+                found.add(s);
+                SQLException next = s.getNextException();
+                if (next != null && next != s.getCause()) {
+                    collect(next, found, seen);
+                }
+            }
+        }
+    }
+
+    /** A unique-key violation: PostgreSQL and H2 23505, MariaDB and MySQL 23000 with error 1062. */
+    static boolean duplicateKey(Throwable t) {
+        for (SQLException s : chain(t)) {
+            if ("23505".equals(s.getSQLState()) || s.getErrorCode() == 1062 && "23000".equals(s.getSQLState())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** An unknown table: PostgreSQL 42P01, MariaDB and MySQL 42S02 / 1146, H2 42S02 / 42102. */
+    static boolean missingTable(Throwable t) {
+        for (SQLException s : chain(t)) {
+            String state = s.getSQLState();
+            if ("42P01".equals(state) || "42S02".equals(state) || s.getErrorCode() == 1146
+                    || s.getErrorCode() == 42102) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A conflict the database resolved by aborting this transaction, worth one more try: serialization
+     * failure (40001), deadlock (PostgreSQL 40P01, MariaDB and MySQL 1213), H2 lock timeout (50200).
+     */
+    static boolean transientConflict(Throwable t) {
+        for (SQLException s : chain(t)) {
+            String state = s.getSQLState();
+            if ("40001".equals(state) || "40P01".equals(state) || s.getErrorCode() == 1213
+                    || s.getErrorCode() == 50200) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The messages of every SQL exception in the chain, for finding which id a duplicate-key error names. */
+    static String text(Throwable t) {
+        StringBuilder sb = new StringBuilder();
+        for (SQLException s : chain(t)) {
+            sb.append(s.getMessage()).append('\n');
+        }
+        return sb.toString();
+    }
+}

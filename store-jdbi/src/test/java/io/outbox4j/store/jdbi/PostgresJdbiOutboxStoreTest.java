@@ -1,0 +1,17 @@
+package io.outbox4j.store.jdbi;
+
+import io.outbox4j.store.jdbi.JdbiOutboxStore.Dialect;
+import org.jdbi.v3.core.Jdbi;
+
+/** The store's own tests on PostgreSQL. */
+class PostgresJdbiOutboxStoreTest extends JdbiOutboxStoreTest {
+    @Override
+    Jdbi newJdbi() {
+        return Databases.postgres();
+    }
+
+    @Override
+    Dialect expectedDialect() {
+        return Dialect.POSTGRESQL;
+    }
+}

@@ -1,0 +1,235 @@
+package io.outbox4j.testservices;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import org.testcontainers.containers.MariaDBContainer;
+import org.testcontainers.utility.DockerImageName;
+
+/**
+ * A MariaDB server for the tests, started once per JVM and stopped by a shutdown hook.
+ *
+ * <p>Resolution (DESIGN §7): {@code OUTBOX4J_MARIADB_URL} (with {@code OUTBOX4J_MARIADB_USER}, default
+ * {@code root}, and {@code OUTBOX4J_MARIADB_PASSWORD}, default empty) → a Testcontainers {@code mariadb:10.11}
+ * when a Docker engine answers → the local installation ({@code mariadb-install-db} and {@code mariadbd} from
+ * the {@code mariadb-server} package) started in a temporary directory on a free loopback port, with
+ * durability relaxed for speed → otherwise {@link ServerSupport#unavailable}.
+ *
+ * <pre>{@code
+ * String url = MariaDbServer.shared().createDatabase("store_jdbi_tck");
+ * Jdbi jdbi = Jdbi.create(url, MariaDbServer.shared().user(), MariaDbServer.shared().password());
+ * }</pre>
+ */
+public final class MariaDbServer {
+    private static final Pattern DATABASE_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+    private static MariaDbServer shared;
+
+    private final String jdbcUrl;
+    private final String user;
+    private final String password;
+    private final String origin;
+
+    private MariaDbServer(String jdbcUrl, String user, String password, String origin) {
+        this.jdbcUrl = jdbcUrl;
+        this.user = user;
+        this.password = password;
+        this.origin = origin;
+    }
+
+    /**
+     * Returns the server of this JVM, starting it on first use.
+     *
+     * @return the shared server
+     */
+    public static synchronized MariaDbServer shared() {
+        if (shared == null) {
+            shared = start();
+        }
+        return shared;
+    }
+
+    /**
+     * Returns the JDBC URL of the server (no default database for the local server). Tests should work in a
+     * database of their own: {@link #createDatabase}.
+     *
+     * @return a JDBC URL
+     */
+    public String jdbcUrl() {
+        return jdbcUrl;
+    }
+
+    /**
+     * Returns the user name ({@code root} for the local and container servers).
+     *
+     * @return the user
+     */
+    public String user() {
+        return user;
+    }
+
+    /**
+     * Returns the password.
+     *
+     * @return the password, possibly empty
+     */
+    public String password() {
+        return password;
+    }
+
+    /**
+     * Creates a fresh, empty database ({@code utf8mb4}, binary collation), dropping one of the same name first.
+     *
+     * @param name the database name: lower-case letters, digits and underscores
+     * @return the JDBC URL of the new database (same user and password)
+     */
+    public String createDatabase(String name) {
+        if (name == null || !DATABASE_NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("database name must match " + DATABASE_NAME + ", but was '" + name + "'");
+        }
+        try (Connection c = DriverManager.getConnection(jdbcUrl, user, password);
+                Statement st = c.createStatement()) {
+            st.execute("DROP DATABASE IF EXISTS `" + name + "`");
+            st.execute("CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot create database " + name + " on " + this + ": " + e.getMessage(), e);
+        }
+        return PostgresServer.withDatabase(jdbcUrl, name);
+    }
+
+    @Override
+    public String toString() {
+        return "MariaDB at " + jdbcUrl + " (" + origin + ")";
+    }
+
+    private static MariaDbServer start() {
+        Optional<String> url = ServerSupport.env("OUTBOX4J_MARIADB_URL");
+        if (url.isPresent()) {
+            return new MariaDbServer(url.get(), ServerSupport.env("OUTBOX4J_MARIADB_USER").orElse("root"),
+                    ServerSupport.env("OUTBOX4J_MARIADB_PASSWORD").orElse(""), "OUTBOX4J_MARIADB_URL");
+        }
+        if (ServerSupport.dockerAvailable()) {
+            return container();
+        }
+        Optional<Path> server = executable("mariadbd", "/usr/sbin/mariadbd", "/usr/sbin/mysqld");
+        Optional<Path> install = executable("mariadb-install-db", "/usr/bin/mariadb-install-db",
+                "/usr/bin/mysql_install_db");
+        if (server.isPresent() && install.isPresent()) {
+            return local(server.get(), install.get());
+        }
+        throw ServerSupport.unavailable("MariaDB", "apt-get install -y mariadb-server (mariadbd and"
+                + " mariadb-install-db are looked up on the PATH and in /usr/sbin, /usr/bin), start a Docker engine,"
+                + " or set OUTBOX4J_MARIADB_URL, OUTBOX4J_MARIADB_USER and OUTBOX4J_MARIADB_PASSWORD");
+    }
+
+    private static MariaDbServer container() {
+        MariaDBContainer<?> c = new MariaDBContainer<>(DockerImageName.parse("mariadb:10.11"))
+                .withUsername("root").withPassword("test")
+                .withCommand("--innodb-flush-log-at-trx-commit=2", "--skip-innodb-doublewrite",
+                        "--max-connections=300", "--character-set-server=utf8mb4", "--collation-server=utf8mb4_bin");
+        c.start();
+        Runtime.getRuntime().addShutdownHook(new Thread(c::stop, "outbox4j-mariadb-stop"));
+        return new MariaDbServer(c.getJdbcUrl(), "root", "test", "Testcontainers");
+    }
+
+    private static Optional<Path> executable(String name, String... fallbacks) {
+        String path = System.getenv("PATH");
+        if (path != null) {
+            for (String dir : path.split(java.io.File.pathSeparator)) {
+                Path p = Paths.get(dir, name);
+                if (Files.isExecutable(p)) {
+                    return Optional.of(p);
+                }
+            }
+        }
+        for (String f : fallbacks) {
+            if (Files.isExecutable(Paths.get(f))) {
+                return Optional.of(Paths.get(f));
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static MariaDbServer local(Path server, Path install) {
+        boolean root = "root".equals(System.getProperty("user.name"));
+        Path dir;
+        try {
+            // Not ServerSupport.tempDir(): its delete hook could run while the server still uses the directory.
+            dir = Files.createTempDirectory("outbox4j-mariadb-");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        Path data = dir.resolve("data");
+        Path errorLog = dir.resolve("error.log");
+        int port = ServerSupport.freePort();
+        List<String> installDb = new ArrayList<>(List.of(install.toString(), "--no-defaults", "--datadir=" + data,
+                "--auth-root-authentication-method=normal", "--skip-test-db"));
+        List<String> serve = new ArrayList<>(List.of(server.toString(), "--no-defaults", "--datadir=" + data,
+                "--port=" + port, "--bind-address=127.0.0.1", "--socket=" + dir.resolve("mariadb.sock"),
+                "--pid-file=" + dir.resolve("mariadb.pid"), "--log-error=" + errorLog,
+                "--innodb-flush-log-at-trx-commit=2", "--skip-innodb-doublewrite", "--innodb-buffer-pool-size=256M",
+                "--max-connections=300", "--character-set-server=utf8mb4", "--collation-server=utf8mb4_bin"));
+        if (root) {
+            installDb.add("--user=root");
+            serve.add("--user=root");
+        }
+        PostgresServer.run(installDb, dir.resolve("install-db.log"), Duration.ofSeconds(60));
+        Process process;
+        try {
+            process = new ProcessBuilder(serve).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("mariadbd.out").toFile())).start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start " + server, e);
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            process.destroy();
+            try {
+                if (!process.waitFor(20, TimeUnit.SECONDS)) {
+                    process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            ServerSupport.deleteQuietly(dir);
+        }, "outbox4j-mariadb-stop"));
+        String url = "jdbc:mariadb://127.0.0.1:" + port + "/";
+        awaitConnection(url, process, errorLog, Duration.ofSeconds(60));
+        return new MariaDbServer(url, "root", "", "local " + server + ", data in " + dir);
+    }
+
+    private static void awaitConnection(String url, Process process, Path errorLog, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        SQLException last = null;
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("mariadbd exited with code " + process.exitValue() + ": "
+                        + PostgresServer.tail(errorLog));
+            }
+            try {
+                DriverManager.getConnection(url + "?connectTimeout=1000", "root", "").close();
+                return;
+            } catch (SQLException e) {
+                last = e;
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for MariaDB", e);
+            }
+        }
+        throw new IllegalStateException("MariaDB did not accept connections at " + url + " within " + timeout + " ("
+                + (last == null ? "" : last.getMessage()) + "): " + PostgresServer.tail(errorLog));
+    }
+}
