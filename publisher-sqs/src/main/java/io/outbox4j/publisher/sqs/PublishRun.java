@@ -1,0 +1,235 @@
+package io.outbox4j.publisher.sqs;
+
+import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxException;
+import io.outbox4j.api.PublishOutcome;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.Function;
+import software.amazon.awssdk.services.sqs.model.BatchResultErrorEntry;
+import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
+import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequest;
+import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
+import software.amazon.awssdk.services.sqs.model.SendMessageBatchResponse;
+import software.amazon.awssdk.services.sqs.model.SendMessageBatchResultEntry;
+
+/**
+ * One {@link SqsPublisher#publish} call: resolve and encode every message, split each queue's messages into
+ * SendMessageBatch requests, send them (a standard queue's requests all at once, a FIFO queue's one after the
+ * other), and collect one outcome per message before the deadline.
+ */
+final class PublishRun {
+    /** SQS takes at most this many entries in one SendMessageBatch. */
+    static final int MAX_BATCH_ENTRIES = 10;
+
+    private final SqsCalls calls;
+    private final EntryEncoder encoder;
+    private final QueueResolver resolver;
+    private final int maxRequestBytes;
+    private final Deadline deadline;
+    private final AtomicReferenceArray<PublishOutcome> outcomes;
+    private final Queue<CompletableFuture<?>> inFlight = new ConcurrentLinkedQueue<>();
+
+    PublishRun(SqsCalls calls, EntryEncoder encoder, QueueResolver resolver, int maxRequestBytes, Deadline deadline,
+            int size) {
+        this.calls = calls;
+        this.encoder = encoder;
+        this.resolver = resolver;
+        this.maxRequestBytes = maxRequestBytes;
+        this.deadline = deadline;
+        this.outcomes = new AtomicReferenceArray<>(size);
+    }
+
+    List<PublishOutcome> run(List<Message> messages, Function<Message, String> queueUrlOf) {
+        Map<String, List<EntryEncoder.Entry>> byQueue = new LinkedHashMap<>();
+        for (int i = 0; i < messages.size(); i++) {
+            Message m = messages.get(i);
+            try {
+                String url = queueUrlOf.apply(m);
+                if (url == null || url.isBlank()) {
+                    throw new OutboxException("queueMapper returned no queue URL for message '" + m.id() + "' (topic '"
+                            + m.topic() + "'); the message will be retried");
+                }
+                byQueue.computeIfAbsent(url, u -> new ArrayList<>()).add(encoder.encode(i, m, url));
+            } catch (RuntimeException e) {
+                outcomes.set(i, PublishOutcome.failed(e));
+            }
+        }
+        List<CompletableFuture<Void>> sends = new ArrayList<>();
+        byQueue.forEach((url, entries) -> {
+            QueueSender sender = new QueueSender(url);
+            List<List<EntryEncoder.Entry>> requests = split(entries, maxRequestBytes);
+            if (EntryEncoder.isFifo(url)) {
+                // One request after the other: a later request of a group must not overtake an earlier one.
+                CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+                for (List<EntryEncoder.Entry> request : requests) {
+                    chain = chain.thenCompose(v -> sender.send(request));
+                }
+                sends.add(chain);
+            } else {
+                requests.forEach(request -> sends.add(sender.send(request)));
+            }
+        });
+        await(sends);
+        List<PublishOutcome> result = new ArrayList<>(messages.size());
+        for (int i = 0; i < messages.size(); i++) {
+            PublishOutcome o = outcomes.get(i);
+            result.add(o != null ? o : PublishOutcome.failed(new OutboxException("SQS did not answer for message '"
+                    + messages.get(i).id() + "' within the publish timeout of " + deadline.total()
+                    + "; it may still arrive, and will be retried", new TimeoutException())));
+        }
+        return result;
+    }
+
+    /** Cuts a queue's entries, in order, into requests of at most 10 entries and {@code maxBytes} in all. */
+    static List<List<EntryEncoder.Entry>> split(List<EntryEncoder.Entry> entries, int maxBytes) {
+        List<List<EntryEncoder.Entry>> requests = new ArrayList<>();
+        List<EntryEncoder.Entry> current = new ArrayList<>();
+        long bytes = 0;
+        for (EntryEncoder.Entry e : entries) {
+            if (!current.isEmpty() && (current.size() == MAX_BATCH_ENTRIES || bytes + e.bytes() > maxBytes)) {
+                requests.add(current);
+                current = new ArrayList<>();
+                bytes = 0;
+            }
+            current.add(e);
+            bytes += e.bytes();
+        }
+        if (!current.isEmpty()) {
+            requests.add(current);
+        }
+        return requests;
+    }
+
+    private void await(List<CompletableFuture<Void>> sends) {
+        CompletableFuture<Void> all = CompletableFuture.allOf(sends.toArray(new CompletableFuture<?>[0]));
+        try {
+            all.get(Math.max(1, deadline.remaining().toNanos()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            inFlight.forEach(f -> f.cancel(true));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            inFlight.forEach(f -> f.cancel(true));
+            failUnanswered(new OutboxException("interrupted while waiting for SQS; the message will be retried", e));
+        } catch (ExecutionException e) {
+            // cannot happen: every send records its failures and completes normally
+            failUnanswered(new OutboxException("unexpected failure while publishing to SQS", Failures.unwrap(e)));
+        }
+    }
+
+    private void failUnanswered(RuntimeException cause) {
+        for (int i = 0; i < outcomes.length(); i++) {
+            outcomes.compareAndSet(i, null, PublishOutcome.failed(cause));
+        }
+    }
+
+    private void record(EntryEncoder.Entry e, PublishOutcome outcome) {
+        outcomes.compareAndSet(e.index(), null, outcome);
+    }
+
+    /** Sends the requests of one queue; for a FIFO queue, stops a group at its first retryable failure. */
+    private final class QueueSender {
+        private final String url;
+        private final boolean fifo;
+        private final Set<String> stoppedGroups = new HashSet<>(); // FIFO only; touched by one request at a time
+
+        QueueSender(String url) {
+            this.url = url;
+            this.fifo = EntryEncoder.isFifo(url);
+        }
+
+        /** Sends one request; the future always completes normally, every outcome being recorded. */
+        CompletableFuture<Void> send(List<EntryEncoder.Entry> request) {
+            List<EntryEncoder.Entry> live = new ArrayList<>(request.size());
+            for (EntryEncoder.Entry e : request) {
+                if (fifo && stoppedGroups.contains(e.groupId())) {
+                    record(e, PublishOutcome.failed(new OutboxException("message '" + e.message().id() + "' was not"
+                            + " sent: an earlier message of its FIFO group failed in this publish call, and sending this one"
+                            + " first would break the group's order; it will be retried")));
+                } else {
+                    live.add(e);
+                }
+            }
+            if (live.isEmpty()) {
+                return CompletableFuture.completedFuture(null);
+            }
+            var timeouts = deadline.requestTimeouts();
+            if (timeouts.isEmpty()) {
+                live.forEach(e -> fail(e, new OutboxException("message '" + e.message().id() + "' was not sent: the"
+                        + " publish timeout of " + deadline.total() + " passed first; it will be retried")));
+                return CompletableFuture.completedFuture(null);
+            }
+            List<SendMessageBatchRequestEntry> entries = new ArrayList<>(live.size());
+            live.forEach(e -> entries.add(e.request()));
+            var call = calls.sendMessageBatch(SendMessageBatchRequest.builder()
+                    .queueUrl(url).entries(entries).overrideConfiguration(timeouts.get()).build());
+            inFlight.add(call);
+            return call.handle((response, error) -> error == null
+                            ? answered(live, response)
+                            : failed(live, Failures.unwrap(error)))
+                    .thenCompose(Function.identity())
+                    .exceptionally(t -> { // a bug of ours must still leave every message with an outcome
+                        live.forEach(e -> fail(e, new OutboxException("publishing to SQS failed unexpectedly", t)));
+                        return null;
+                    });
+        }
+
+        private CompletableFuture<Void> answered(List<EntryEncoder.Entry> live, SendMessageBatchResponse response) {
+            Map<String, EntryEncoder.Entry> byId = new HashMap<>();
+            live.forEach(e -> byId.put(e.entryId(), e));
+            for (SendMessageBatchResultEntry ok : response.successful()) {
+                EntryEncoder.Entry e = byId.remove(ok.id());
+                if (e != null) {
+                    record(e, PublishOutcome.published());
+                }
+            }
+            for (BatchResultErrorEntry failed : response.failed()) {
+                EntryEncoder.Entry e = byId.remove(failed.id());
+                if (e != null) {
+                    fail(e, Failures.ofEntry(failed, e.message().id(), url));
+                }
+            }
+            // Every entry is in Successful[] or Failed[]; one in neither was not confirmed, so it is retried.
+            live.stream().filter(e -> byId.containsKey(e.entryId())).forEach(e -> fail(e, new OutboxException(
+                    "SQS's answer did not mention message '" + e.message().id() + "'; it will be retried")));
+            return CompletableFuture.completedFuture(null);
+        }
+
+        private CompletableFuture<Void> failed(List<EntryEncoder.Entry> live, Throwable error) {
+            if (error instanceof QueueDoesNotExistException) {
+                resolver.forget(url);
+            }
+            if (live.size() > 1 && Failures.isContentError(error)) {
+                // One entry spoiled the whole request: send them one by one so only the culprit fails.
+                CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+                for (EntryEncoder.Entry e : live) {
+                    chain = chain.thenCompose(v -> send(List.of(e)));
+                }
+                return chain;
+            }
+            RuntimeException failure = Failures.ofRequest(error, url, live.size(), live.size() == 1);
+            live.forEach(e -> fail(e, failure));
+            return CompletableFuture.completedFuture(null);
+        }
+
+        private void fail(EntryEncoder.Entry e, RuntimeException failure) {
+            PublishOutcome outcome = PublishOutcome.failed(failure);
+            if (fifo && !outcome.isPermanent()) {
+                stoppedGroups.add(e.groupId());
+            }
+            record(e, outcome);
+        }
+    }
+}

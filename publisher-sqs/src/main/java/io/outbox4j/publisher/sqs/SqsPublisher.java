@@ -1,0 +1,342 @@
+package io.outbox4j.publisher.sqs;
+
+import io.outbox4j.api.Message;
+import io.outbox4j.api.PublishOutcome;
+import io.outbox4j.api.Publisher;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Function;
+import software.amazon.awssdk.services.sqs.SqsAsyncClient;
+import software.amazon.awssdk.services.sqs.SqsClient;
+
+/**
+ * Publishes outbox messages to Amazon SQS (or any SQS-compatible server) with {@code SendMessageBatch}.
+ *
+ * <pre>{@code
+ * Publisher publisher = SqsPublisher.builder()
+ *     .client(sqsClient)                       // or .asyncClient(sqsAsyncClient)
+ *     .queueNameMapper(m -> m.topic().replace('.', '-'))   // default: the queue named like the topic
+ *     .fifoDefaultGroupId("outbox")            // FIFO queues: group of messages without a key
+ *     .build();
+ * }</pre>
+ *
+ * <h2>Destination</h2>
+ * By default a message goes to the queue named like its topic; the URL is looked up once with
+ * {@code GetQueueUrl} and cached. {@link Builder#queueNameMapper} maps a message to another queue name;
+ * {@link Builder#queueMapper} maps it straight to a queue URL. A missing queue fails its messages with a message
+ * naming the queue, as a <em>retryable</em> failure: creating the queue (or fixing the mapper) lets them through,
+ * whereas a permanent failure would dead-letter them at once.
+ *
+ * <h2>What is sent</h2>
+ * <ul>
+ *   <li>Requests of at most 10 entries and at most {@code maxMessageBytes} in all; each entry's id is
+ *       {@code <position>-<message id with characters SQS refuses replaced by '_'>}, cut to 80 characters.</li>
+ *   <li>Body: the payload as text when it is valid UTF-8 made only of characters SQS accepts; otherwise its
+ *       base64 form, marked by the attribute {@value #ATTRIBUTE_BODY_ENCODING}={@value #ENCODING_BASE64}. An empty
+ *       payload (SQS refuses an empty body) is sent as the body {@value #EMPTY_BODY} marked
+ *       {@value #ATTRIBUTE_BODY_ENCODING}={@value #ENCODING_EMPTY}.</li>
+ *   <li>String message attributes: {@value #ATTRIBUTE_ID}, {@value #ATTRIBUTE_TOPIC}, {@value #ATTRIBUTE_MODULE},
+ *       {@value #ATTRIBUTE_CONTENT_TYPE}, {@value #ATTRIBUTE_OCCURRED_AT} (ISO-8601), {@value #ATTRIBUTE_KEY} when
+ *       the message has a key, and {@value #ATTRIBUTE_HEADERS} when it has user headers: all of them in one JSON
+ *       object, in their order, because SQS allows only 10 attributes per message whereas a message may carry up
+ *       to 64 headers. At most 8 attributes are used, so a message never fails on the attribute count.</li>
+ *   <li>FIFO queues (URL ending in {@code .fifo}): {@code MessageGroupId} = the message key, else
+ *       {@link Builder#fifoDefaultGroupId}; {@code MessageDeduplicationId} = the message id. A value SQS would
+ *       refuse (over 128 characters, or characters outside printable ASCII) is replaced by
+ *       {@code sha256-<hex of its UTF-8 bytes>}, so equal values still give equal ids.</li>
+ * </ul>
+ *
+ * <h2>Outcomes</h2>
+ * <ul>
+ *   <li>Published: the entry is in {@code Successful[]}.</li>
+ *   <li>Permanent: the message is larger than {@code maxMessageBytes} (body plus attributes, checked before
+ *       sending; the other messages are still sent), an attribute would hold a character SQS refuses, SQS lists
+ *       it in {@code Failed[]} with {@code SenderFault=true}, or SQS rejects its content when it is sent alone.</li>
+ *   <li>Retryable: everything else — {@code Failed[]} with {@code SenderFault=false}, a request that failed as a
+ *       whole (every entry of that request fails), a missing queue, access denied, throttling, a timeout. When a
+ *       whole request is rejected for the content of its entries (ElasticMQ does this for one oversized entry),
+ *       the entries are sent again one by one so that only the culprit fails.</li>
+ *   <li>FIFO order: the requests of a FIFO queue are sent one after the other, and after a retryable failure the
+ *       later messages of the same group in the same call are not sent (they fail as retryable), so a group is
+ *       never reordered across requests.</li>
+ * </ul>
+ *
+ * <h2>Timeouts</h2>
+ * Every request carries an API-call timeout and an API-call-attempt timeout
+ * ({@link Builder#apiCallTimeout}, {@link Builder#apiCallAttemptTimeout}), each cut to the time left of the
+ * {@code publish} call's own timeout; a message without an answer by then fails as retryable (it may still have
+ * arrived: delivery is at least once, and the message id is the consumer's deduplication key).
+ *
+ * <p>The publisher is thread-safe. It does not own the SQS client: {@link #close()} leaves it open.
+ */
+public final class SqsPublisher implements Publisher {
+    /** Attribute carrying the message id, the consumer's idempotency key. */
+    public static final String ATTRIBUTE_ID = "outbox-id";
+    /** Attribute carrying the message topic. */
+    public static final String ATTRIBUTE_TOPIC = "outbox-topic";
+    /** Attribute carrying the publishing module. */
+    public static final String ATTRIBUTE_MODULE = "outbox-module";
+    /** Attribute carrying the payload's media type. */
+    public static final String ATTRIBUTE_CONTENT_TYPE = "outbox-content-type";
+    /** Attribute carrying when the event occurred, in ISO-8601 ({@code 2025-01-31T12:00:00.123456Z}). */
+    public static final String ATTRIBUTE_OCCURRED_AT = "outbox-occurred-at";
+    /** Attribute carrying the message key, when it has one. */
+    public static final String ATTRIBUTE_KEY = "outbox-key";
+    /** Attribute carrying the user headers as one JSON object of string values, when there are any. */
+    public static final String ATTRIBUTE_HEADERS = "outbox-headers";
+    /** Attribute present when the body is not the payload as text; its value says how to decode it. */
+    public static final String ATTRIBUTE_BODY_ENCODING = "outbox-body-encoding";
+    /** {@value #ATTRIBUTE_BODY_ENCODING} value: the body is the payload in standard base64. */
+    public static final String ENCODING_BASE64 = "base64";
+    /** {@value #ATTRIBUTE_BODY_ENCODING} value: the payload is empty and the body a placeholder. */
+    public static final String ENCODING_EMPTY = "empty";
+    /** The placeholder body of a message with an empty payload (SQS refuses an empty body). */
+    public static final String EMPTY_BODY = "(empty)";
+    /** The default message size limit: 256 KiB, the limit every SQS-compatible server takes. */
+    public static final int DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024;
+    /** The largest accepted {@code maxMessageBytes}: 1 MiB, the largest message Amazon SQS takes. */
+    public static final int MAX_MESSAGE_BYTES = 1024 * 1024;
+    /** The smallest accepted {@code maxMessageBytes}: 1 KiB, SQS's own minimum for a queue. */
+    public static final int MIN_MESSAGE_BYTES = 1024;
+    /** The default timeout of one SQS API call, retries included. */
+    public static final Duration DEFAULT_API_CALL_TIMEOUT = Duration.ofSeconds(10);
+    /** The default timeout of one HTTP attempt of an SQS API call. */
+    public static final Duration DEFAULT_API_CALL_ATTEMPT_TIMEOUT = Duration.ofSeconds(5);
+
+    private final SqsCalls calls;
+    private final Function<Message, String> queueMapper;
+    private final QueueResolver resolver;
+    private final EntryEncoder encoder;
+    private final int maxMessageBytes;
+    private final Duration apiCallTimeout;
+    private final Duration apiCallAttemptTimeout;
+    private final String description;
+
+    private SqsPublisher(Builder b) {
+        this.calls = b.client != null ? SqsCalls.of(b.client) : SqsCalls.of(b.asyncClient);
+        this.queueMapper = b.queueMapper;
+        this.resolver = new QueueResolver(calls, b.queueNameMapper);
+        this.encoder = new EntryEncoder(b.maxMessageBytes, b.fifoDefaultGroupId);
+        this.maxMessageBytes = b.maxMessageBytes;
+        this.apiCallTimeout = b.apiCallTimeout;
+        this.apiCallAttemptTimeout = b.apiCallAttemptTimeout;
+        this.description = "SqsPublisher[" + (b.client != null ? "sync" : "async") + " client, maxMessageBytes="
+                + maxMessageBytes + ", apiCallTimeout=" + apiCallTimeout + ", apiCallAttemptTimeout="
+                + apiCallAttemptTimeout + (b.fifoDefaultGroupId == null ? "" : ", fifoDefaultGroupId="
+                + b.fifoDefaultGroupId) + "]";
+    }
+
+    /**
+     * Starts configuring a publisher.
+     *
+     * @return a new builder; {@link Builder#client} or {@link Builder#asyncClient} is required
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Publishes a batch with as few {@code SendMessageBatch} requests as the limits allow.
+     *
+     * @param messages the messages; an empty list returns an empty list
+     * @param timeout how long the call may take in all, positive
+     * @return one outcome per message, in the order of {@code messages}
+     * @throws IllegalArgumentException if {@code messages} or {@code timeout} is null, or the timeout is not positive
+     */
+    @Override
+    public List<PublishOutcome> publish(List<Message> messages, Duration timeout) {
+        if (messages == null) {
+            throw new IllegalArgumentException("messages must not be null");
+        }
+        if (timeout == null || timeout.isZero() || timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout must be positive, but was " + timeout);
+        }
+        if (messages.isEmpty()) {
+            return List.of();
+        }
+        Deadline deadline = new Deadline(timeout, apiCallTimeout, apiCallAttemptTimeout);
+        Function<Message, String> urlOf = queueMapper != null ? queueMapper : resolver.forCall(deadline);
+        return new PublishRun(calls, encoder, resolver, maxMessageBytes, deadline, messages.size())
+                .run(messages, urlOf);
+    }
+
+    /** Does nothing: the SQS client belongs to the caller, who closes it. */
+    @Override
+    public void close() {
+        // the client is the caller's
+    }
+
+    @Override
+    public String toString() {
+        return description;
+    }
+
+    /** Configures an {@link SqsPublisher}; each setter checks its value at once. */
+    public static final class Builder {
+        private SqsClient client;
+        private SqsAsyncClient asyncClient;
+        private Function<Message, String> queueMapper;
+        private Function<Message, String> queueNameMapper = Message::topic;
+        private boolean queueNameMapperSet;
+        private String fifoDefaultGroupId;
+        private int maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
+        private Duration apiCallTimeout = DEFAULT_API_CALL_TIMEOUT;
+        private Duration apiCallAttemptTimeout = DEFAULT_API_CALL_ATTEMPT_TIMEOUT;
+
+        private Builder() {
+        }
+
+        /**
+         * Sends with a synchronous client: the requests of one call go one after the other in the calling thread.
+         *
+         * @param client the client, configured with region and credentials; the caller keeps ownership
+         * @return this builder
+         * @throws IllegalArgumentException if the client is null
+         */
+        public Builder client(SqsClient client) {
+            this.client = notNull(client, "client");
+            return this;
+        }
+
+        /**
+         * Sends with an asynchronous client: the requests of one call to a standard queue go out together.
+         *
+         * @param asyncClient the client, configured with region and credentials; the caller keeps ownership
+         * @return this builder
+         * @throws IllegalArgumentException if the client is null
+         */
+        public Builder asyncClient(SqsAsyncClient asyncClient) {
+            this.asyncClient = notNull(asyncClient, "asyncClient");
+            return this;
+        }
+
+        /**
+         * Maps each message straight to a queue URL (no lookup). Exclusive with {@link #queueNameMapper}. An
+         * exception it throws fails that message: retryable, unless it is a
+         * {@link io.outbox4j.api.PermanentFailureException}.
+         *
+         * @param queueMapper message to queue URL, e.g. {@code m -> "https://sqs.eu-west-1.amazonaws.com/123/" + m.topic()}
+         * @return this builder
+         * @throws IllegalArgumentException if the mapper is null
+         */
+        public Builder queueMapper(Function<Message, String> queueMapper) {
+            this.queueMapper = notNull(queueMapper, "queueMapper");
+            return this;
+        }
+
+        /**
+         * Maps each message to a queue name, resolved to its URL with {@code GetQueueUrl} once and cached. The
+         * default is {@code Message::topic}. Exclusive with {@link #queueMapper}.
+         *
+         * @param queueNameMapper message to queue name (1-80 characters of {@code [A-Za-z0-9_-]}, FIFO names
+         *     ending in {@code .fifo})
+         * @return this builder
+         * @throws IllegalArgumentException if the mapper is null
+         */
+        public Builder queueNameMapper(Function<Message, String> queueNameMapper) {
+            this.queueNameMapper = notNull(queueNameMapper, "queueNameMapper");
+            this.queueNameMapperSet = true;
+            return this;
+        }
+
+        /**
+         * Sets the {@code MessageGroupId} of messages without a key sent to a FIFO queue. Without it, such a
+         * message fails (retryable, with a message saying to set this) because SQS requires a group.
+         *
+         * @param groupId 1 to 128 printable ASCII characters ({@code !} to {@code ~})
+         * @return this builder
+         * @throws IllegalArgumentException if the group id is not one SQS accepts
+         */
+        public Builder fifoDefaultGroupId(String groupId) {
+            notNull(groupId, "fifoDefaultGroupId");
+            if (groupId.isEmpty() || groupId.length() > EntryEncoder.MAX_FIFO_ID_LENGTH
+                    || !groupId.chars().allMatch(c -> c >= 0x21 && c <= 0x7E)) {
+                throw new IllegalArgumentException("fifoDefaultGroupId must be 1 to 128 printable ASCII characters"
+                        + " (! to ~), but was '" + groupId + "'");
+            }
+            this.fifoDefaultGroupId = groupId;
+            return this;
+        }
+
+        /**
+         * Sets the largest message accepted, counted as SQS does (body plus attribute names, types and values),
+         * and the largest total of one request. Set it to the queue's {@code MaximumMessageSize}.
+         *
+         * @param maxMessageBytes from {@value SqsPublisher#MIN_MESSAGE_BYTES} to {@value SqsPublisher#MAX_MESSAGE_BYTES}; default
+         *     {@value SqsPublisher#DEFAULT_MAX_MESSAGE_BYTES}
+         * @return this builder
+         * @throws IllegalArgumentException if out of range
+         */
+        public Builder maxMessageBytes(int maxMessageBytes) {
+            if (maxMessageBytes < MIN_MESSAGE_BYTES || maxMessageBytes > MAX_MESSAGE_BYTES) {
+                throw new IllegalArgumentException("maxMessageBytes must be between " + MIN_MESSAGE_BYTES + " and "
+                        + MAX_MESSAGE_BYTES + ", but was " + maxMessageBytes);
+            }
+            this.maxMessageBytes = maxMessageBytes;
+            return this;
+        }
+
+        /**
+         * Sets the timeout of one SQS API call, SDK retries included (cut to the time left of each publish call).
+         *
+         * @param timeout positive; default 10 seconds
+         * @return this builder
+         * @throws IllegalArgumentException if null or not positive
+         */
+        public Builder apiCallTimeout(Duration timeout) {
+            this.apiCallTimeout = positive(timeout, "apiCallTimeout");
+            return this;
+        }
+
+        /**
+         * Sets the timeout of one HTTP attempt of an SQS API call.
+         *
+         * @param timeout positive, at most the API-call timeout; default 5 seconds
+         * @return this builder
+         * @throws IllegalArgumentException if null or not positive
+         */
+        public Builder apiCallAttemptTimeout(Duration timeout) {
+            this.apiCallAttemptTimeout = positive(timeout, "apiCallAttemptTimeout");
+            return this;
+        }
+
+        /**
+         * Builds the publisher.
+         *
+         * @return the publisher
+         * @throws IllegalStateException if no client or both clients were set, if both mappers were set, or if
+         *     the attempt timeout exceeds the API-call timeout
+         */
+        public SqsPublisher build() {
+            if ((client == null) == (asyncClient == null)) {
+                throw new IllegalStateException(client == null
+                        ? "an SQS client is required: set client(SqsClient) or asyncClient(SqsAsyncClient)"
+                        : "set either client(SqsClient) or asyncClient(SqsAsyncClient), not both");
+            }
+            if (queueMapper != null && queueNameMapperSet) {
+                throw new IllegalStateException("set either queueMapper (to a URL) or queueNameMapper (to a name),"
+                        + " not both");
+            }
+            if (apiCallAttemptTimeout.compareTo(apiCallTimeout) > 0) {
+                throw new IllegalStateException("apiCallAttemptTimeout (" + apiCallAttemptTimeout
+                        + ") must not exceed apiCallTimeout (" + apiCallTimeout + ")");
+            }
+            return new SqsPublisher(this);
+        }
+
+        private static <T> T notNull(T value, String field) {
+            if (value == null) {
+                throw new IllegalArgumentException(field + " must not be null");
+            }
+            return value;
+        }
+
+        private static Duration positive(Duration value, String field) {
+            if (Objects.requireNonNullElse(value, Duration.ZERO).isZero() || value.isNegative()) {
+                throw new IllegalArgumentException(field + " must be positive, but was " + value);
+            }
+            return value;
+        }
+    }
+}
