@@ -288,7 +288,7 @@ public final class Relay implements AutoCloseable {
             } catch (RuntimeException e) {
                 failure = e;
             } catch (Error e) {
-                LOG.error("relay '{}' stops: the publisher threw {}", settings.owner(), e.toString(), e);
+                LOG.error("relay '{}' stops: the publisher threw {}", settings.owner(), e.toString());
                 throw e;
             } finally {
                 batchLock.unlock();

@@ -6,9 +6,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongUnaryOperator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** What becomes of a failed delivery, and when it may be retried. */
 final class Verdicts {
+    private static final Logger LOG = LoggerFactory.getLogger(Verdicts.class);
     /**
      * The latest retry time the relay asks for. Later instants are legal in Java but not in most databases;
      * a delay that would reach past it is capped here.
@@ -42,9 +45,18 @@ final class Verdicts {
         return new Verdict(retryAt(now, spread(floor)), null);
     }
 
-    /** The backoff's delay after {@code attempt}, treating a missing or negative delay as none. */
+    /**
+     * The backoff's delay after {@code attempt}, treating a missing or negative delay as none. A backoff that
+     * throws must not strand the batch's leases: the default backoff stands in for it.
+     */
     static Duration backoffDelay(Backoff backoff, int attempt) {
-        Duration d = backoff.delay(attempt);
+        Duration d;
+        try {
+            d = backoff.delay(attempt);
+        } catch (RuntimeException e) {
+            LOG.warn("backoff failed for attempt {}; using the default backoff: {}", attempt, e.toString());
+            d = Backoff.DEFAULT.delay(attempt);
+        }
         return d == null || d.isNegative() ? Duration.ZERO : d;
     }
 

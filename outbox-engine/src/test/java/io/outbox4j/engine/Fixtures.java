@@ -9,6 +9,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 /** Small helpers shared by the engine tests. */
@@ -34,6 +36,41 @@ final class Fixtures {
             list.add(message(prefix + i));
         }
         return list;
+    }
+
+    /** Polls {@code condition} every few milliseconds; fails with {@code what} if it is not true within {@code within}. */
+    static void await(String what, Duration within, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("timed out after " + within + " waiting until " + what);
+            }
+            LockSupport.parkNanos(2_000_000);
+        }
+    }
+
+    /** The loop thread of the relay with this owner, once it exists. */
+    static Thread relayThread(String owner) {
+        String name = "outbox4j-relay-" + owner;
+        Thread[] found = new Thread[1];
+        await("thread " + name + " exists", Duration.ofSeconds(5), () -> {
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (t.getName().equals(name)) {
+                    found[0] = t;
+                    return true;
+                }
+            }
+            return false;
+        });
+        return found[0];
+    }
+
+    /** Waits until the relay loop is idle (waiting for its poll interval or a wake-up). */
+    static void awaitIdle(String owner) {
+        Thread t = relayThread(owner);
+        await("relay " + owner + " is idle", Duration.ofSeconds(5), () -> t.getState() == Thread.State.TIMED_WAITING
+                && java.util.Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getClassName().equals(Relay.class.getName())
+                        && f.getMethodName().equals("pause")));
     }
 
     static List<String> ids(List<Message> messages) {

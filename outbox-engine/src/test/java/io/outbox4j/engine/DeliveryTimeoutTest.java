@@ -1,0 +1,82 @@
+package io.outbox4j.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox4j.api.Observation.Outcome;
+import io.outbox4j.api.PublishOutcome;
+import io.outbox4j.api.Publisher;
+import io.outbox4j.tck.InMemoryOutboxStore;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.Test;
+
+/** Each publisher call is bounded by deliveryTimeout, and no call starts too late for the batch's lease. */
+class DeliveryTimeoutTest {
+    private final MutableClock clock = new MutableClock();
+    private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
+    private final RecordingStore store = new RecordingStore(memory);
+    private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
+
+    @Test
+    void aCallOverTheDeliveryTimeout_isCancelled_andItsMessagesFailRetryably() throws Exception {
+        memory.enqueueCommitted(Fixtures.messages("m", 2));
+        CountDownLatch interrupted = new CountDownLatch(1);
+        Publisher hanging = (messages, timeout) -> {
+            try {
+                Thread.sleep(30_000);
+            } catch (InterruptedException e) {
+                interrupted.countDown();
+            }
+            return messages.stream().map(m -> PublishOutcome.published()).toList();
+        };
+        Relay.Result result;
+        long started = System.nanoTime();
+        try (Relay relay = Relay.builder(store, hanging).clock(clock).observer(observer).workers(1)
+                .deliveryTimeout(Duration.ofMillis(200)).backoff(attempt -> Duration.ofMinutes(1)).build()) {
+            result = relay.runOnce();
+        }
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+        assertThat(tookMillis).as("bounded by the 200ms timeout, not the 30s publisher").isLessThan(3_000);
+        assertThat(result).isEqualTo(new Relay.Result(2, 0, 0, 2, 0));
+        assertThat(interrupted.await(5, TimeUnit.SECONDS)).as("the hanging call was interrupted").isTrue();
+        assertThat(observer.deliveries).hasSize(2).allSatisfy(o -> {
+            assertThat(o.outcome()).isEqualTo(Outcome.RELEASED);
+            assertThat(o.error()).hasValueSatisfying(e -> assertThat(e).isInstanceOf(TimeoutException.class)
+                    .hasMessage("publish did not finish within 200ms"));
+            assertThat(o.duration()).isGreaterThanOrEqualTo(Duration.ofMillis(200));
+        });
+        assertThat(store.releases).allSatisfy(r -> assertThat(r.availableAt())
+                .as("a timeout is a retryable failure: backoff applies").isAfterOrEqualTo(clock.instant().plusSeconds(60)));
+    }
+
+    /**
+     * batch 4, workers 1, timeout 10s → lease 50s, so no call may start after claim + 40s. Four messages of
+     * one key need four calls one after the other; each call takes 25s by the clock, so the third would start
+     * at +50s: it is not started and its messages are released for an immediate retry.
+     */
+    @Test
+    void aCallThatWouldStartTooLateForTheLease_isNotStarted_andItsMessagesReleasedAtOnce() {
+        memory.enqueueCommitted(List.of(Fixtures.message("k1", "k"), Fixtures.message("k2", "k"),
+                Fixtures.message("k3", "k"), Fixtures.message("k4", "k")));
+        Instant claimTime = clock.instant();
+        Fixtures.ScriptedPublisher slow = new Fixtures.ScriptedPublisher(m -> {
+            clock.advance(Duration.ofSeconds(25));
+            return PublishOutcome.published();
+        });
+        try (Relay relay = Relay.builder(store, slow).clock(clock).observer(observer).batchSize(4).workers(1)
+                .deliveryTimeout(Duration.ofSeconds(10)).build()) {
+            assertThat(relay.lease()).isEqualTo(Duration.ofSeconds(50));
+            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(4, 2, 2, 2, 0));
+        }
+        assertThat(slow.publishedIdsInOrder()).containsExactly("k1", "k2");
+        assertThat(store.releases).hasSize(2).allSatisfy(r -> {
+            assertThat(r.availableAt()).as("immediate retry").isEqualTo(claimTime.plusSeconds(50));
+            assertThat(r.error()).contains("lease");
+        });
+        assertThat(observer.outcomes()).containsExactly(Outcome.COMPLETED, Outcome.COMPLETED, Outcome.RELEASED, Outcome.RELEASED);
+    }
+}

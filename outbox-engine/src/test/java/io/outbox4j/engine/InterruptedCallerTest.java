@@ -1,0 +1,157 @@
+package io.outbox4j.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.Completion;
+import io.outbox4j.api.DeadLetter;
+import io.outbox4j.api.Observation.Outcome;
+import io.outbox4j.api.PublishOutcome;
+import io.outbox4j.api.Publisher;
+import io.outbox4j.api.Release;
+import io.outbox4j.tck.InMemoryOutboxStore;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/** Outcome writes ignore the caller's interrupt and run under their own bound. */
+class InterruptedCallerTest {
+    private final MutableClock clock = new MutableClock();
+    private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
+    private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
+
+    /** Like a JDBC driver: a write on an interrupted thread fails. */
+    private final RecordingStore interruptSensitive = new RecordingStore(memory) {
+        private void check() {
+            if (Thread.currentThread().isInterrupted()) {
+                throw new IllegalStateException("write aborted: thread interrupted");
+            }
+        }
+
+        @Override
+        public Set<String> complete(Completion completion) {
+            check();
+            return super.complete(completion);
+        }
+
+        @Override
+        public boolean release(Release release) {
+            check();
+            return super.release(release);
+        }
+
+        @Override
+        public boolean deadLetter(DeadLetter deadLetter) {
+            check();
+            return super.deadLetter(deadLetter);
+        }
+    };
+
+    @Test
+    void aCompletion_isRecorded_whenTheCallerIsInterruptedAfterThePublish() {
+        memory.enqueueCommitted(Fixtures.messages("m", 2));
+        Thread caller = Thread.currentThread();
+        Publisher publisher = (messages, timeout) -> {
+            // The engine's next clock read (on the caller's thread, after this answer) interrupts it.
+            clock.onNextInstant(caller::interrupt);
+            return messages.stream().map(m -> PublishOutcome.published()).toList();
+        };
+        Relay.Result result;
+        try (Relay relay = Relay.builder(interruptSensitive, publisher).clock(clock).observer(observer).workers(1).build()) {
+            result = relay.runOnce();
+        } finally {
+            assertThat(Thread.interrupted()).as("the caller's interrupt is kept").isTrue();
+        }
+        assertThat(result).isEqualTo(new Relay.Result(2, 2, 2, 0, 0));
+        assertThat(observer.storeErrors).isEmpty();
+        assertThat(memory.size()).isZero();
+    }
+
+    @Test
+    void anAlreadyInterruptedCaller_publishesNothing_andReleasesTheBatchAtOnce() {
+        memory.enqueueCommitted(Fixtures.messages("m", 3));
+        Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
+        Relay.Result result;
+        try (Relay relay = Relay.builder(interruptSensitive, publisher).clock(clock).observer(observer).build()) {
+            Thread.currentThread().interrupt();
+            result = relay.runOnce();
+        } finally {
+            assertThat(Thread.interrupted()).as("the caller's interrupt is kept").isTrue();
+        }
+        assertThat(result).isEqualTo(new Relay.Result(3, 0, 0, 3, 0));
+        assertThat(publisher.calls).isEmpty();
+        assertThat(observer.storeErrors).isEmpty();
+        assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10))).hasSize(3);
+    }
+
+    @Test
+    void aCallerInterruptedDuringAPublish_cancelsIt_releasesAtOnce_andStillRecords() throws Exception {
+        memory.enqueueCommitted(Fixtures.messages("m", 2));
+        CountDownLatch entered = new CountDownLatch(1);
+        AtomicBoolean publisherInterrupted = new AtomicBoolean();
+        Publisher hanging = (messages, timeout) -> {
+            entered.countDown();
+            try {
+                Thread.sleep(30_000);
+            } catch (InterruptedException e) {
+                publisherInterrupted.set(true);
+            }
+            return messages.stream().map(m -> PublishOutcome.published()).toList();
+        };
+        AtomicReference<Relay.Result> result = new AtomicReference<>();
+        AtomicBoolean keptInterrupt = new AtomicBoolean();
+        try (Relay relay = Relay.builder(interruptSensitive, hanging).clock(clock).observer(observer).workers(1).build()) {
+            Thread caller = new Thread(() -> {
+                result.set(relay.runOnce());
+                keptInterrupt.set(Thread.currentThread().isInterrupted());
+            });
+            caller.start();
+            assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+            caller.interrupt();
+            caller.join(5_000);
+            assertThat(caller.isAlive()).isFalse();
+        }
+        assertThat(result.get()).isEqualTo(new Relay.Result(2, 0, 0, 2, 0));
+        assertThat(keptInterrupt).isTrue();
+        Fixtures.await("the call is cancelled", Duration.ofSeconds(5), publisherInterrupted::get);
+        assertThat(observer.outcomes()).containsExactly(Outcome.RELEASED, Outcome.RELEASED);
+        assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10)))
+                .as("released for an immediate retry").hasSize(2);
+    }
+
+    @Test
+    void aHangingOutcomeWrite_isAbandonedAtItsBound_andTheRestOfTheBatchIsNotWaitedFor() throws Exception {
+        memory.enqueueCommitted(Fixtures.messages("m", 3));
+        CountDownLatch never = new CountDownLatch(1);
+        RecordingStore hanging = new RecordingStore(memory) {
+            @Override
+            public Set<String> complete(Completion completion) {
+                try {
+                    never.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return Set.of();
+            }
+        };
+        Publisher publisher = new Fixtures.ScriptedPublisher(m -> m.id().equals("m2")
+                ? PublishOutcome.failed(new IllegalStateException("nack")) : PublishOutcome.published());
+        long started = System.nanoTime();
+        Relay.Result result;
+        try (Relay relay = Relay.builder(hanging, publisher).clock(clock).observer(observer)
+                .storeWriteTimeout(Duration.ofMillis(300)).build()) {
+            result = relay.runOnce();
+        }
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isLessThan(3_000);
+        assertThat(result).isEqualTo(new Relay.Result(3, 2, 0, 0, 0));
+        assertThat(observer.storeErrors).singleElement().satisfies(e -> assertThat(e)
+                .isInstanceOf(TimeoutException.class).hasMessageContaining("within 300ms"));
+        assertThat(hanging.releases).as("skipped: the store is hanging").isEmpty();
+        assertThat(observer.outcomes()).containsExactly(Outcome.PUBLISHED, Outcome.PUBLISHED, Outcome.RELEASED);
+    }
+}

@@ -1,0 +1,212 @@
+package io.outbox4j.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.Delivery;
+import io.outbox4j.api.Observation.Outcome;
+import io.outbox4j.api.PublishOutcome;
+import io.outbox4j.api.Publisher;
+import io.outbox4j.tck.InMemoryOutboxStore;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** The long-running relay: polling, wake-ups, store errors, close(). */
+class RelayLoopTest {
+    private final InMemoryOutboxStore memory = new InMemoryOutboxStore();
+    private final RecordingStore store = new RecordingStore(memory);
+    private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
+
+    @Test
+    void wakeUp_publishesAtOnce_insteadOfAfterThePollInterval() {
+        Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
+        try (Relay relay = Relay.builder(store, publisher).owner("wake").pollInterval(Duration.ofSeconds(10)).build()) {
+            relay.start();
+            Fixtures.awaitIdle("wake");
+            assertThat(store.claims).hasSize(1);
+            long committed = System.nanoTime();
+            memory.enqueueCommitted(List.of(Fixtures.message("m1")));
+            relay.wakeUp();
+            Fixtures.await("m1 is published", Duration.ofSeconds(5), () -> !publisher.calls.isEmpty());
+            long latencyMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - committed);
+            assertThat(latencyMillis).as("commit-to-publish latency with a 10s poll interval").isLessThan(2_000);
+        }
+    }
+
+    @Test
+    void aWakeUpDuringABatch_isNotLost() throws Exception {
+        CountDownLatch claimReturned = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        AtomicInteger claimCount = new AtomicInteger();
+        RecordingStore slowFirstClaim = new RecordingStore(memory) {
+            @Override
+            public List<Delivery> claim(ClaimRequest request) {
+                List<Delivery> claimed = super.claim(request);
+                if (claimCount.incrementAndGet() == 1) {
+                    claimReturned.countDown();
+                    try {
+                        proceed.await(5, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return claimed;
+            }
+        };
+        Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
+        try (Relay relay = Relay.builder(slowFirstClaim, publisher).pollInterval(Duration.ofSeconds(10)).build()) {
+            relay.start();
+            assertThat(claimReturned.await(5, TimeUnit.SECONDS)).isTrue();
+            // The first claim already ran (and found nothing); the commit and its wake-up arrive during the batch.
+            memory.enqueueCommitted(List.of(Fixtures.message("m1")));
+            relay.wakeUp();
+            long woken = System.nanoTime();
+            proceed.countDown();
+            Fixtures.await("m1 is published", Duration.ofSeconds(5), () -> !publisher.calls.isEmpty());
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - woken)).isLessThan(2_000);
+        }
+    }
+
+    @Test
+    void afterAFullBatch_theLoopClaimsAgainAtOnce() {
+        memory.enqueueCommitted(Fixtures.messages("m", 25));
+        Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
+        long started = System.nanoTime();
+        try (Relay relay = Relay.builder(store, publisher).batchSize(10).pollInterval(Duration.ofSeconds(10)).build()) {
+            relay.start();
+            Fixtures.await("all 25 are completed", Duration.ofSeconds(5), () -> memory.size() == 0);
+        }
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).as("no poll interval between full batches")
+                .isLessThan(3_000);
+        assertThat(store.claims.size()).isGreaterThanOrEqualTo(3);
+    }
+
+    @Test
+    void withoutWakeUp_theLoopPollsAtItsInterval() {
+        Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
+        try (Relay relay = Relay.builder(store, publisher).owner("poll").pollInterval(Duration.ofMillis(100)).build()) {
+            relay.start();
+            Fixtures.awaitIdle("poll");
+            memory.enqueueCommitted(List.of(Fixtures.message("m1")));
+            Fixtures.await("m1 is published by polling", Duration.ofSeconds(3), () -> !publisher.calls.isEmpty());
+            Fixtures.await("several polls", Duration.ofSeconds(3), () -> store.claims.size() >= 3);
+        }
+    }
+
+    @Test
+    void aStoreErrorWhileClaiming_isReported_andRetriedAfterAPause() {
+        memory.enqueueCommitted(List.of(Fixtures.message("m1")));
+        AtomicInteger failuresLeft = new AtomicInteger(2);
+        RecordingStore flaky = new RecordingStore(memory) {
+            @Override
+            public List<Delivery> claim(ClaimRequest request) {
+                if (failuresLeft.getAndDecrement() > 0) {
+                    throw new IllegalStateException("connection refused");
+                }
+                return super.claim(request);
+            }
+        };
+        Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
+        try (Relay relay = Relay.builder(flaky, publisher).observer(observer).pollInterval(Duration.ofMillis(50)).build()) {
+            relay.start();
+            Fixtures.await("m1 is completed", Duration.ofSeconds(5), () -> memory.size() == 0);
+        }
+        assertThat(observer.storeErrors).hasSize(2).allSatisfy(e -> assertThat(e).hasMessage("connection refused"));
+    }
+
+    @Test
+    void close_stopsClaiming_andWaitsForTheInFlightBatch_whichIsStillRecorded() throws Exception {
+        memory.enqueueCommitted(List.of(Fixtures.message("m1")));
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        Publisher publisher = (messages, timeout) -> {
+            entered.countDown();
+            try {
+                finish.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                return messages.stream().map(m -> PublishOutcome.failed(e)).toList();
+            }
+            return messages.stream().map(m -> PublishOutcome.published()).toList();
+        };
+        Relay relay = Relay.builder(store, publisher).owner("closing").observer(observer).pollInterval(Duration.ofMillis(20)).build();
+        relay.start();
+        Thread loop = Fixtures.relayThread("closing");
+        assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+        Thread closer = new Thread(relay::close);
+        closer.start();
+        closer.join(300);
+        assertThat(closer.isAlive()).as("close() waits for the delivery in flight").isTrue();
+        finish.countDown();
+        closer.join(5_000);
+        assertThat(closer.isAlive()).isFalse();
+
+        assertThat(memory.size()).as("published during shutdown and still completed").isZero();
+        assertThat(observer.outcomes()).containsExactly(Outcome.COMPLETED);
+        assertThat(loop.isAlive()).as("the loop has ended").isFalse();
+        int claimsAtClose = store.claims.size();
+        memory.enqueueCommitted(List.of(Fixtures.message("m2")));
+        relay.wakeUp();
+        assertThat(store.claims).as("no claim after close").hasSize(claimsAtClose);
+        assertThatThrownBy(relay::start).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(relay::runOnce).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        relay.close();
+    }
+
+    @Test
+    void close_pastTheShutdownTimeout_interruptsTheBatch_andReleasesItsDeliveries() throws Exception {
+        memory.enqueueCommitted(List.of(Fixtures.message("m1")));
+        CountDownLatch entered = new CountDownLatch(1);
+        AtomicBoolean interrupted = new AtomicBoolean();
+        Publisher hanging = (messages, timeout) -> {
+            entered.countDown();
+            try {
+                Thread.sleep(30_000);
+            } catch (InterruptedException e) {
+                interrupted.set(true);
+            }
+            return messages.stream().map(m -> PublishOutcome.published()).toList();
+        };
+        Relay relay = Relay.builder(store, hanging).observer(observer).deliveryTimeout(Duration.ofSeconds(30))
+                .shutdownTimeout(Duration.ofMillis(200)).build();
+        relay.start();
+        assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+        long started = System.nanoTime();
+        relay.close();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isLessThan(3_000);
+        Fixtures.await("the hanging call is cancelled", Duration.ofSeconds(5), interrupted::get);
+        assertThat(observer.outcomes()).containsExactly(Outcome.RELEASED);
+        assertThat(store.releases).singleElement().satisfies(r -> assertThat(r.error()).contains("interrupted"));
+        assertThat(memory.attempts("m1")).hasValue(1);
+        assertThat(memory.claim(new ClaimRequest("x", java.time.Instant.now(), Duration.ofMinutes(1), 10)))
+                .as("released for an immediate retry, not left to its lease").hasSize(1);
+    }
+
+    @Test
+    void start_twice_isRejected_andCloseIsIdempotent() {
+        Relay relay = Relay.builder(store, Fixtures.ScriptedPublisher.accepting()).build();
+        relay.start();
+        assertThatThrownBy(relay::start).isInstanceOf(IllegalStateException.class).hasMessageContaining("already started");
+        relay.close();
+        relay.close();
+    }
+
+    @Test
+    void runOnce_worksWithoutStart_andWhileTheLoopRuns() {
+        memory.enqueueCommitted(Fixtures.messages("m", 3));
+        try (Relay relay = Relay.builder(store, Fixtures.ScriptedPublisher.accepting()).build()) {
+            assertThat(relay.runOnce().completed()).isEqualTo(3);
+            relay.start();
+            memory.enqueueCommitted(Fixtures.messages("n", 2));
+            Relay.Result result = relay.runOnce();
+            Fixtures.await("everything is completed", Duration.ofSeconds(5), () -> memory.size() == 0);
+            assertThat(result.claimed()).isBetween(0, 2);
+        }
+        assertThat(store.completedPerId).hasSize(5).allSatisfy((id, count) -> assertThat(count.get()).isEqualTo(1));
+    }
+}
