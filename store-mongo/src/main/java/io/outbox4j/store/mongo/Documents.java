@@ -1,0 +1,159 @@
+package io.outbox4j.store.mongo;
+
+import io.outbox4j.api.Message;
+import io.outbox4j.api.MessageLimits;
+import java.util.Map;
+import org.bson.BsonArray;
+import org.bson.BsonBinary;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonInt64;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+
+/**
+ * The document shape of one outbox message, and the conversions between it and a {@link Message}.
+ *
+ * <pre>
+ * { _id: id, seq: long, topic, key?, module, contentType, payload: binary, headers: [{n, v}, ...],
+ *   occurredAt: µs, notBefore?: µs, enqueuedAt: µs,
+ *   availableAt?: µs,            // present while the message can still be claimed; absent once dead-lettered
+ *   attempts: int, owner?, receipt?, lastError?, deadAt?: µs, deadReason? }
+ * </pre>
+ *
+ * <p>{@code receipt} holds the lease token of the claim that holds the document (shared by the documents of
+ * that claim); a delivery's receipt is that token followed by the id (see {@link Receipt}).
+ *
+ * <p>Every timestamp is a 64-bit count of microseconds since the epoch. {@code availableAt} is the only
+ * availability field: enqueue sets it to {@code notBefore} (or the enqueue time), a claim moves it to the end of
+ * the lease, a release to the retry time; dead-lettering removes it. Claimable is therefore exactly
+ * {@code availableAt <= now}, one range condition served by the partial index {@code {availableAt: 1, seq: 1}}.
+ */
+final class Documents {
+    static final String ID = "_id";
+    static final String SEQ = "seq";
+    static final String TOPIC = "topic";
+    static final String KEY = "key";
+    static final String MODULE = "module";
+    static final String CONTENT_TYPE = "contentType";
+    static final String PAYLOAD = "payload";
+    static final String HEADERS = "headers";
+    static final String HEADER_NAME = "n";
+    static final String HEADER_VALUE = "v";
+    static final String OCCURRED_AT = "occurredAt";
+    static final String NOT_BEFORE = "notBefore";
+    static final String ENQUEUED_AT = "enqueuedAt";
+    static final String AVAILABLE_AT = "availableAt";
+    static final String ATTEMPTS = "attempts";
+    static final String OWNER = "owner";
+    static final String RECEIPT = "receipt";
+    static final String LAST_ERROR = "lastError";
+    static final String DEAD_AT = "deadAt";
+    static final String DEAD_REASON = "deadReason";
+
+    /**
+     * Stored messages are read back without size limits: they were checked when enqueued, and a store whose
+     * limits were lowered since must still be able to deliver what it already holds.
+     */
+    private static final MessageLimits READ_LIMITS = new MessageLimits(Integer.MAX_VALUE, Integer.MAX_VALUE,
+            Integer.MAX_VALUE, Integer.MAX_VALUE, Integer.MAX_VALUE, Integer.MAX_VALUE, Integer.MAX_VALUE,
+            Integer.MAX_VALUE);
+
+    private Documents() {
+    }
+
+    /** Builds the document of a message about to be enqueued. */
+    static BsonDocument encode(Message m, long seq, long enqueuedAtMicros) {
+        BsonArray headers = new BsonArray();
+        for (Map.Entry<String, String> h : m.headers().entrySet()) {
+            headers.add(new BsonDocument(HEADER_NAME, new BsonString(h.getKey()))
+                    .append(HEADER_VALUE, new BsonString(h.getValue())));
+        }
+        BsonDocument d = new BsonDocument(ID, new BsonString(m.id()))
+                .append(SEQ, new BsonInt64(seq))
+                .append(TOPIC, new BsonString(m.topic()));
+        m.key().ifPresent(k -> d.append(KEY, new BsonString(k)));
+        d.append(MODULE, new BsonString(m.module()))
+                .append(CONTENT_TYPE, new BsonString(m.contentType()))
+                .append(PAYLOAD, new BsonBinary(m.payload()))
+                .append(HEADERS, headers)
+                .append(OCCURRED_AT, new BsonInt64(Micros.exact(m.occurredAt(), "occurredAt")));
+        long availableAt = enqueuedAtMicros;
+        if (m.notBefore().isPresent()) {
+            availableAt = Micros.exact(m.notBefore().get(), "notBefore");
+            d.append(NOT_BEFORE, new BsonInt64(availableAt));
+        }
+        return d.append(ENQUEUED_AT, new BsonInt64(enqueuedAtMicros))
+                .append(AVAILABLE_AT, new BsonInt64(availableAt))
+                .append(ATTEMPTS, new BsonInt32(0));
+    }
+
+    /**
+     * Rebuilds the message of a stored document.
+     *
+     * @throws IllegalArgumentException if the document does not hold a valid message (written by something else)
+     */
+    static Message decode(BsonDocument d) {
+        Message.Builder b = Message.builder().limits(READ_LIMITS)
+                .id(string(d, ID))
+                .topic(string(d, TOPIC))
+                .module(string(d, MODULE))
+                .contentType(string(d, CONTENT_TYPE))
+                .payload(binary(d, PAYLOAD))
+                .occurredAt(Micros.toInstant(int64(d, OCCURRED_AT)));
+        if (d.containsKey(KEY) && !d.get(KEY).isNull()) {
+            b.key(string(d, KEY));
+        }
+        if (d.containsKey(NOT_BEFORE) && !d.get(NOT_BEFORE).isNull()) {
+            b.notBefore(Micros.toInstant(int64(d, NOT_BEFORE)));
+        }
+        BsonValue headers = d.get(HEADERS);
+        if (headers != null && !headers.isNull()) {
+            if (!headers.isArray()) {
+                throw new IllegalArgumentException("field 'headers' must be an array of {n, v}, but was "
+                        + headers.getBsonType());
+            }
+            for (BsonValue h : headers.asArray()) {
+                if (!h.isDocument()) {
+                    throw new IllegalArgumentException("field 'headers' must hold documents {n, v}, but held "
+                            + h.getBsonType());
+                }
+                b.header(string(h.asDocument(), HEADER_NAME), string(h.asDocument(), HEADER_VALUE));
+            }
+        }
+        return b.build();
+    }
+
+    /** The attempt count of a claimed document (at least 1). */
+    static int attempts(BsonDocument d) {
+        BsonValue v = d.get(ATTEMPTS);
+        return v != null && v.isNumber() ? Math.max(1, v.asNumber().intValue()) : 1;
+    }
+
+    private static String string(BsonDocument d, String field) {
+        BsonValue v = d.get(field);
+        if (v == null || !v.isString()) {
+            throw new IllegalArgumentException("field '" + field + "' must be a string, but was "
+                    + (v == null ? "missing" : v.getBsonType()));
+        }
+        return v.asString().getValue();
+    }
+
+    private static byte[] binary(BsonDocument d, String field) {
+        BsonValue v = d.get(field);
+        if (v == null || !v.isBinary()) {
+            throw new IllegalArgumentException("field '" + field + "' must be binary, but was "
+                    + (v == null ? "missing" : v.getBsonType()));
+        }
+        return v.asBinary().getData();
+    }
+
+    private static long int64(BsonDocument d, String field) {
+        BsonValue v = d.get(field);
+        if (v == null || !v.isInt64()) {
+            throw new IllegalArgumentException("field '" + field + "' must be a 64-bit integer of epoch microseconds,"
+                    + " but was " + (v == null ? "missing" : v.getBsonType()));
+        }
+        return v.asInt64().getValue();
+    }
+}

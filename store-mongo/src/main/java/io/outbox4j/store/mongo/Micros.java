@@ -1,0 +1,58 @@
+package io.outbox4j.store.mongo;
+
+import java.time.Instant;
+
+/**
+ * Instants as epoch microseconds, the precision a {@link io.outbox4j.api.Message} keeps. A BSON date keeps only
+ * milliseconds, so the store writes 64-bit integers instead: what is stored is exactly what is read back.
+ */
+final class Micros {
+    private static final long PER_SECOND = 1_000_000L;
+
+    private Micros() {
+    }
+
+    /**
+     * Converts an instant that must round-trip exactly (a message timestamp).
+     *
+     * @throws IllegalArgumentException if it lies outside the range of a 64-bit microsecond count
+     */
+    static long exact(Instant instant, String field) {
+        try {
+            return Math.addExact(Math.multiplyExact(instant.getEpochSecond(), PER_SECOND), instant.getNano() / 1000);
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException(field + " " + instant
+                    + " is outside the range the MongoDB store keeps (about 292,000 years either side of 1970)", e);
+        }
+    }
+
+    /** The current time of a claim, rounded down: a message is never seen as due before its time. */
+    static long floor(Instant instant) {
+        return saturate(instant, false);
+    }
+
+    /** A time from which a message becomes available, rounded up: it is never claimed before that time. */
+    static long ceil(Instant instant) {
+        return saturate(instant, true);
+    }
+
+    private static long saturate(Instant instant, boolean up) {
+        long seconds = instant.getEpochSecond();
+        long micros = instant.getNano() / 1000;
+        if (up && instant.getNano() % 1000 != 0) {
+            micros++;
+        }
+        if (seconds > (Long.MAX_VALUE - micros) / PER_SECOND) {
+            return Long.MAX_VALUE;
+        }
+        if (seconds < Long.MIN_VALUE / PER_SECOND + 1) {
+            return Long.MIN_VALUE;
+        }
+        return seconds * PER_SECOND + micros;
+    }
+
+    /** Converts a stored microsecond count back to an instant. */
+    static Instant toInstant(long micros) {
+        return Instant.ofEpochSecond(Math.floorDiv(micros, PER_SECOND), Math.floorMod(micros, PER_SECOND) * 1000L);
+    }
+}
