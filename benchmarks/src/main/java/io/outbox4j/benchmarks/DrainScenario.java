@@ -37,10 +37,8 @@ final class DrainScenario {
 
         List<Double> relayRates = new ArrayList<>();
         List<Double> handRates = new ArrayList<>();
-        Timings relayClaims = new Timings();
-        Timings relayCompletes = new Timings();
-        Timings handClaims = new Timings();
-        Timings handDeletes = new Timings();
+        Drains.Breakdown relaySide = new Drains.Breakdown();
+        Drains.Breakdown handSide = new Drains.Breakdown();
         for (int round = 1; round <= rounds; round++) {
             env.execute("TRUNCATE " + Env.q(SUBJECT) + ", " + Env.q(HAND));
             env.load(SUBJECT, "r" + round + "-", n, payload, false);
@@ -51,8 +49,7 @@ final class DrainScenario {
                 if ((side == 0) == relayFirst) {
                     Drains.Run run = Drains.relay(store, new Instruments.NoopPublisher(), batch, n);
                     relayRates.add(run.rate());
-                    relayClaims.addAll(run.claims());
-                    relayCompletes.addAll(run.completes());
+                    relaySide.add(run);
                     env.log(String.format("drain round %d: relay        %,10.0f msg/s", round, run.rate()));
                 } else {
                     Drains.Run run = Drains.hand(env, HAND, batch, rows -> { });
@@ -60,8 +57,7 @@ final class DrainScenario {
                         throw new IllegalStateException("hand-written loop drained " + run.messages() + " of " + n);
                     }
                     handRates.add(run.rate());
-                    handClaims.addAll(run.claims());
-                    handDeletes.addAll(run.completes());
+                    handSide.add(run);
                     env.log(String.format("drain round %d: hand-written %,10.0f msg/s", round, run.rate()));
                 }
             }
@@ -73,13 +69,15 @@ final class DrainScenario {
         double hand = Stats.median(handRates);
         r.figure("relay_msgs_per_s", "outbox4j relay (median)", relay, "msg/s")
                 .figure("hand_msgs_per_s", "hand-written loop (median)", hand, "msg/s")
-                .figure("relay_claim_p50_ms", "relay claim() p50", relayClaims.percentileMs(50), "ms")
-                .figure("hand_claim_p50_ms", "hand-written claim p50", handClaims.percentileMs(50), "ms")
-                .figure("relay_complete_p50_ms", "relay complete() p50", relayCompletes.percentileMs(50), "ms")
-                .figure("hand_delete_p50_ms", "hand-written delete p50", handDeletes.percentileMs(50), "ms")
-                .figure("relay_claim_p99_ms", "relay claim() p99", relayClaims.percentileMs(99), "ms")
-                .figure("hand_claim_p99_ms", "hand-written claim p99", handClaims.percentileMs(99), "ms")
-                .check("relay / hand-written", relay / hand, ">=", 0.8);
+                .figure("relay_claim_p50_ms", "relay claim() p50", relaySide.claims.percentileMs(50), "ms")
+                .figure("hand_claim_p50_ms", "hand-written claim p50", handSide.claims.percentileMs(50), "ms")
+                .figure("relay_complete_p50_ms", "relay complete() p50", relaySide.completes.percentileMs(50), "ms")
+                .figure("hand_delete_p50_ms", "hand-written delete p50", handSide.completes.percentileMs(50), "ms")
+                .figure("relay_claim_p99_ms", "relay claim() p99", relaySide.claims.percentileMs(99), "ms")
+                .figure("hand_claim_p99_ms", "hand-written claim p99", handSide.claims.percentileMs(99), "ms");
+        relaySide.report(r, "relay", "relay", "complete()");
+        handSide.report(r, "hand", "hand-written", "delete");
+        r.check("relay / hand-written", relay / hand, ">=", 0.8);
         r.config("relay_rates", rounded(relayRates)).config("hand_rates", rounded(handRates));
         r.headline(Result.fmt(relay) + " msg/s", Result.fmt(hand) + " msg/s (hand-written loop)");
         env.execute("DROP TABLE " + Env.q(SUBJECT) + ", " + Env.q(HAND));

@@ -17,10 +17,49 @@ final class Drains {
     private Drains() {
     }
 
-    /** One timed drain. */
+    /** One timed drain: messages, wall time, and the time spent in each claim and each complete/delete. */
     record Run(long messages, long nanos, Timings claims, Timings completes) {
         double rate() {
             return Stats.perSecond(messages, nanos);
+        }
+    }
+
+    /**
+     * Where the wall time of several drains went: claim statements, complete/delete statements, and the rest
+     * (for the relay: the engine's work and thread hand-offs between and inside batches; for the hand-written
+     * loop: its own Java work). Answers "is it the SQL or the engine?" when the relay is slower.
+     */
+    static final class Breakdown {
+        private long wall;
+        private long batches;
+        final Timings claims = new Timings();
+        final Timings completes = new Timings();
+
+        void add(Run run) {
+            wall += run.nanos();
+            batches += run.claims().size();
+            claims.addAll(run.claims());
+            completes.addAll(run.completes());
+        }
+
+        /**
+         * Adds the breakdown figures of one side to a result.
+         *
+         * @param r the result
+         * @param key the figure key prefix, e.g. {@code relay}
+         * @param label the side's label
+         * @param completeLabel what its second statement is called
+         */
+        void report(Result r, String key, String label, String completeLabel) {
+            double n = Math.max(1, batches);
+            double claim = claims.totalNanos() / n / 1e6;
+            double complete = completes.totalNanos() / n / 1e6;
+            double all = wall / n / 1e6;
+            r.figure(key + "_batch_ms", label + ": wall time per batch (mean)", all, "ms")
+                    .figure(key + "_batch_claim_ms", label + ": of which claim (mean)", claim, "ms")
+                    .figure(key + "_batch_complete_ms", label + ": of which " + completeLabel + " (mean)", complete, "ms")
+                    .figure(key + "_batch_other_ms", label + ": of which elsewhere (mean)", Math.max(0, all - claim - complete),
+                            "ms");
         }
     }
 
@@ -62,7 +101,7 @@ final class Drains {
      * @return the run
      */
     static Run relay(OutboxStore store, Publisher publisher, int batch, long messages) {
-        Instruments.Counter counter = new Instruments.Counter();
+        Instruments.Counter counter = new Instruments.Counter().expect(messages);
         Instruments.TimedStore timed = new Instruments.TimedStore(store);
         Relay relay = relay(timed, publisher, batch, counter);
         long t0 = System.nanoTime();
@@ -70,7 +109,7 @@ final class Drains {
         String problems;
         try {
             relay.start();
-            t1 = counter.await(messages, timeout(messages));
+            t1 = counter.await(timeout(messages));
             // what happened before the target was reached; closing releases the batch in flight, which is fine
             problems = counter.problems();
         } finally {

@@ -49,6 +49,8 @@ final class EndToEndScenario {
         props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
         List<Double> relayRates = new ArrayList<>();
         List<Double> handRates = new ArrayList<>();
+        Drains.Breakdown relaySide = new Drains.Breakdown();
+        Drains.Breakdown handSide = new Drains.Breakdown();
         try (KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(env.kafka().bootstrapServers())
                         .topicMapper(m -> KAFKA_TOPIC).build();
                 KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props)) {
@@ -85,10 +87,12 @@ final class EndToEndScenario {
                     if ((side == 0) == relayFirst) {
                         Drains.Run run = Drains.relay(store, publisher, batch, n);
                         relayRates.add(run.rate());
+                        relaySide.add(run);
                         env.log(String.format("e2e round %d: relay        %,9.0f msg/s", round, run.rate()));
                     } else {
                         Drains.Run run = Drains.hand(env, HAND, batch, send);
                         handRates.add(run.rate());
+                        handSide.add(run);
                         env.log(String.format("e2e round %d: hand-written %,9.0f msg/s", round, run.rate()));
                     }
                 }
@@ -97,8 +101,10 @@ final class EndToEndScenario {
         double relay = Stats.median(relayRates);
         double hand = Stats.median(handRates);
         r.figure("relay_msgs_per_s", "outbox4j relay + KafkaPublisher (median)", relay, "msg/s")
-                .figure("hand_msgs_per_s", "hand-written loop + KafkaProducer (median)", hand, "msg/s")
-                .check("relay / hand-written", relay / hand, ">=", 0.8);
+                .figure("hand_msgs_per_s", "hand-written loop + KafkaProducer (median)", hand, "msg/s");
+        relaySide.report(r, "relay", "relay", "complete()");
+        handSide.report(r, "hand", "hand-written", "delete");
+        r.check("relay / hand-written", relay / hand, ">=", 0.8);
         r.config("relay_rates", DrainScenario.rounded(relayRates)).config("hand_rates", DrainScenario.rounded(handRates));
         r.headline(Result.fmt(relay) + " msg/s", Result.fmt(hand) + " msg/s (hand-written loop)");
         env.execute("DROP TABLE " + Env.q(SUBJECT) + ", " + Env.q(HAND));

@@ -17,7 +17,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -34,10 +36,15 @@ final class Instruments {
         }
     }
 
-    /** Records, per message id, when the wrapped publisher returned it as published (the broker's ack). */
+    /**
+     * Records, per message id, when the wrapped publisher returned it as published (the broker's ack), and times
+     * each publisher call.
+     */
     static final class AckClock implements Publisher {
         private final Publisher delegate;
         final Map<String, Long> ackedAt = new ConcurrentHashMap<>();
+        final Map<String, Long> publishStartedAt = new ConcurrentHashMap<>();
+        final Timings calls = new Timings();
 
         AckClock(Publisher delegate) {
             this.delegate = delegate;
@@ -45,8 +52,13 @@ final class Instruments {
 
         @Override
         public List<PublishOutcome> publish(List<Message> messages, Duration timeout) {
+            long t0 = System.nanoTime();
+            for (Message m : messages) {
+                publishStartedAt.putIfAbsent(m.id(), t0);
+            }
             List<PublishOutcome> outcomes = delegate.publish(messages, timeout);
             long now = System.nanoTime();
+            calls.add(now - t0);
             for (int i = 0; i < messages.size(); i++) {
                 if (outcomes.get(i).isPublished()) {
                     ackedAt.putIfAbsent(messages.get(i).id(), now);
@@ -61,20 +73,34 @@ final class Instruments {
         }
     }
 
-    /** Counts what became of each delivery and lets a scenario wait for a number of completions. */
+    /**
+     * Counts what became of each delivery and lets a scenario wait for a number of completions. The waiting
+     * thread sleeps on a latch (no polling: on a 2-core machine a polling waiter would steal CPU from the relay
+     * it measures); the time of the target completion is taken inside the observer call that reached it.
+     */
     static final class Counter implements Observer {
         private final LongAdder completed = new LongAdder();
         private final LongAdder other = new LongAdder();
         private final LongAdder storeErrors = new LongAdder();
         private final AtomicReference<String> firstProblem = new AtomicReference<>();
+        private final AtomicLong reachedAt = new AtomicLong();
+        private volatile long target = Long.MAX_VALUE;
+        private final CountDownLatch reached = new CountDownLatch(1);
+        private final CountDownLatch troubled = new CountDownLatch(1);
 
         @Override
         public void onDelivery(Observation o) {
             if (o.outcome() == Observation.Outcome.COMPLETED) {
                 completed.increment();
+                if (completed.sum() >= target && reachedAt.compareAndSet(0, System.nanoTime())) {
+                    reached.countDown();
+                }
             } else {
                 other.increment();
                 firstProblem.compareAndSet(null, o.outcome() + " " + o.error().map(Throwable::toString).orElse(""));
+                if (other.sum() > 100) {
+                    troubled.countDown();
+                }
             }
         }
 
@@ -82,6 +108,9 @@ final class Instruments {
         public void onStoreError(Throwable error) {
             storeErrors.increment();
             firstProblem.compareAndSet(null, "store error " + error);
+            if (storeErrors.sum() > 100) {
+                troubled.countDown();
+            }
         }
 
         long completed() {
@@ -89,30 +118,44 @@ final class Instruments {
         }
 
         /**
-         * Waits until {@code n} deliveries completed.
+         * Sets how many completions {@link #await} waits for; call before the relay starts.
          *
          * @param n how many
-         * @param timeout the longest wait
-         * @return the nanoTime when the n-th completion was seen
-         * @throws IllegalStateException on timeout or when a delivery did anything but complete
+         * @return this counter
          */
-        long await(long n, Duration timeout) {
-            long deadline = System.nanoTime() + timeout.toNanos();
-            while (true) {
-                long c = completed.sum();
-                long now = System.nanoTime();
-                if (c >= n) {
-                    return now;
-                }
-                if (firstProblem.get() != null && other.sum() + storeErrors.sum() > 100) {
-                    throw new IllegalStateException("relay is not completing deliveries: " + firstProblem.get());
-                }
-                if (now > deadline) {
-                    throw new IllegalStateException("only " + c + " of " + n + " deliveries completed within "
-                            + timeout + (firstProblem.get() == null ? "" : "; first problem: " + firstProblem.get()));
-                }
-                sleepMicros(200);
+        Counter expect(long n) {
+            target = n;
+            if (completed.sum() >= n && reachedAt.compareAndSet(0, System.nanoTime())) {
+                reached.countDown();
             }
+            return this;
+        }
+
+        /**
+         * Waits until the expected number of deliveries completed.
+         *
+         * @param timeout the longest wait
+         * @return the nanoTime when the expected completion was observed
+         * @throws IllegalStateException on timeout or when deliveries keep doing anything but complete
+         */
+        long await(Duration timeout) {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            try {
+                while (!reached.await(100, TimeUnit.MILLISECONDS)) {
+                    if (troubled.getCount() == 0) {
+                        throw new IllegalStateException("relay is not completing deliveries: " + firstProblem.get());
+                    }
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException("only " + completed.sum() + " of " + target
+                                + " deliveries completed within " + timeout
+                                + (firstProblem.get() == null ? "" : "; first problem: " + firstProblem.get()));
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+            return reachedAt.get();
         }
 
         String problems() {
@@ -122,21 +165,38 @@ final class Instruments {
         }
     }
 
-    /** Wraps a store and times each claim and complete call (one SQL statement each for a good store). */
+    /**
+     * Wraps a store and times each claim and complete call (one SQL statement each for a good store); optionally
+     * notes, per message id, when the claim that returned it started and ended.
+     */
     static final class TimedStore implements OutboxStore {
         private final OutboxStore delegate;
         final Timings claims = new Timings();
         final Timings completes = new Timings();
+        /** id → {claim started, claim returned} (nanoTime), when {@link #perMessage} is set. */
+        final Map<String, long[]> claimedAt = new ConcurrentHashMap<>();
+        private final boolean perMessage;
 
         TimedStore(OutboxStore delegate) {
+            this(delegate, false);
+        }
+
+        TimedStore(OutboxStore delegate, boolean perMessage) {
             this.delegate = delegate;
+            this.perMessage = perMessage;
         }
 
         @Override
         public List<Delivery> claim(ClaimRequest request) {
             long t0 = System.nanoTime();
             List<Delivery> d = delegate.claim(request);
-            claims.add(System.nanoTime() - t0);
+            long t1 = System.nanoTime();
+            claims.add(t1 - t0);
+            if (perMessage) {
+                for (Delivery delivery : d) {
+                    claimedAt.putIfAbsent(delivery.message().id(), new long[] {t0, t1});
+                }
+            }
             return d;
         }
 

@@ -51,11 +51,12 @@ final class LatencyScenario {
         int total = warm + perWindow * rounds;
         Map<Integer, Long> committedAt = new ConcurrentHashMap<>();
         AtomicReference<Throwable> failure = new AtomicReference<>();
-        Instruments.Counter counter = new Instruments.Counter();
+        Instruments.Counter counter = new Instruments.Counter().expect(total);
+        Instruments.TimedStore timed = new Instruments.TimedStore(store, true);
         try (KafkaPublisher kafka = KafkaPublisher.builder().bootstrapServers(env.kafka().bootstrapServers())
                 .topicMapper(m -> KAFKA_TOPIC).build()) {
             Instruments.AckClock acks = new Instruments.AckClock(kafka);
-            Relay relay = Relay.builder(store, acks).owner("bench-latency").deliveryTimeout(Drains.DELIVERY_TIMEOUT)
+            Relay relay = Relay.builder(timed, acks).owner("bench-latency").deliveryTimeout(Drains.DELIVERY_TIMEOUT)
                     .observer(counter).build();
             relay.start();
             ExecutorService senders = Executors.newFixedThreadPool(SENDERS);
@@ -94,7 +95,7 @@ final class LatencyScenario {
                 if (failure.get() != null) {
                     throw new IllegalStateException("a committed enqueue failed: " + failure.get(), failure.get());
                 }
-                counter.await(total, Duration.ofSeconds(120));
+                counter.await(Duration.ofSeconds(120));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted", e);
@@ -106,6 +107,10 @@ final class LatencyScenario {
             List<Double> p99s = new ArrayList<>();
             long worst = 0;
             Timings all = new Timings();
+            Timings toClaimStart = new Timings();
+            Timings claimCall = new Timings();
+            Timings toPublishStart = new Timings();
+            Timings publishCall = new Timings();
             for (int w = 0; w < rounds; w++) {
                 Timings window = new Timings();
                 for (int i = warm + w * perWindow; i < warm + (w + 1) * perWindow; i++) {
@@ -115,6 +120,15 @@ final class LatencyScenario {
                         throw new IllegalStateException("message " + id(i) + " has no " + (acked == null ? "ack" : "commit"));
                     }
                     long latency = Math.max(0, acked - committed);
+                    long[] claimed = timed.claimedAt.get(id(i));
+                    Long published = acks.publishStartedAt.get(id(i));
+                    if (claimed != null && published != null) {
+                        // commit → the claim that returned it started → it returned → publish started → acked
+                        toClaimStart.add(Math.max(0, claimed[0] - committed));
+                        claimCall.add(claimed[1] - claimed[0]);
+                        toPublishStart.add(Math.max(0, published - claimed[1]));
+                        publishCall.add(Math.max(0, acked - published));
+                    }
                     window.add(latency);
                     all.add(latency);
                     worst = Math.max(worst, latency);
@@ -131,6 +145,16 @@ final class LatencyScenario {
                     .figure("p90_ms", "p90 (all windows)", all.percentileMs(90), "ms")
                     .figure("p99_ms", "p99 commit -> broker ack (median of windows)", p99, "ms")
                     .figure("max_ms", "max (all windows)", Stats.ms(worst), "ms")
+                    .figure("wait_claim_p50_ms", "commit -> claim start p50", toClaimStart.percentileMs(50), "ms")
+                    .figure("wait_claim_p99_ms", "commit -> claim start p99", toClaimStart.percentileMs(99), "ms")
+                    .figure("claim_p50_ms", "claim statement p50", claimCall.percentileMs(50), "ms")
+                    .figure("claim_p99_ms", "claim statement p99", claimCall.percentileMs(99), "ms")
+                    .figure("claimed_to_publish_p99_ms", "claim returned -> publish call p99",
+                            toPublishStart.percentileMs(99), "ms")
+                    .figure("publish_p50_ms", "publish call -> broker ack p50", publishCall.percentileMs(50), "ms")
+                    .figure("publish_p99_ms", "publish call -> broker ack p99", publishCall.percentileMs(99), "ms")
+                    .figure("batch_mean", "messages per claim (mean, empty claims included)",
+                            timed.claimedAt.size() / (double) Math.max(1, timed.claims.size()), "")
                     .check("p99 latency (ms)", p99, "<=", 25);
             r.config("p99_per_window_ms", p99s).config("p50_per_window_ms", p50s);
             r.headline("p50 " + Result.fmt(p50) + " / p99 " + Result.fmt(p99) + " / max " + Result.fmt(Stats.ms(worst))

@@ -20,6 +20,19 @@ final class Timings {
         }
     }
 
+    /**
+     * Returns the sum of all durations.
+     *
+     * @return nanoseconds
+     */
+    synchronized long totalNanos() {
+        long t = 0;
+        for (int i = 0; i < size; i++) {
+            t += values[i];
+        }
+        return t;
+    }
+
     synchronized int size() {
         return size;
     }
