@@ -19,11 +19,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionService;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorCompletionService;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -40,6 +43,10 @@ final class Batch {
     private final Publisher publisher;
     private final BooleanSupplier closing;
     private final CompletionService<List<PublishOutcome>> calls;
+    /** Where finished calls arrive; {@link #abort()} drops {@link #ABORT} in it to wake the batch. */
+    private final BlockingQueue<Future<List<PublishOutcome>>> finished = new LinkedBlockingQueue<>();
+    private static final Future<List<PublishOutcome>> ABORT = CompletableFuture.completedFuture(List.of());
+    private volatile boolean aborted;
     private final StoreWrites writes;
     private final Map<Future<List<PublishOutcome>>, Call> inFlight = new HashMap<>();
 
@@ -58,8 +65,17 @@ final class Batch {
         this.store = store;
         this.publisher = publisher;
         this.closing = closing;
-        this.calls = new ExecutorCompletionService<>(publishPool);
+        this.calls = new ExecutorCompletionService<>(publishPool, finished);
         this.writes = new StoreWrites(writePool, settings.storeWriteTimeout(), settings.observer());
+    }
+
+    /**
+     * Called from another thread by {@link Relay#close()} when the shutdown timeout has passed: the batch
+     * cancels its calls in flight, releases what was not published and records the outcomes.
+     */
+    void abort() {
+        aborted = true;
+        finished.offer(ABORT);
     }
 
     Relay.Result run() {
@@ -117,9 +133,13 @@ final class Batch {
                     done = calls.poll(wait, TimeUnit.NANOSECONDS);
                 } catch (InterruptedException e) {
                     interrupted = true;
-                    abort(groups);
+                    abandon(groups, "interrupted before the publisher answered");
                     break;
                 }
+            }
+            if (done == ABORT) {
+                abandon(groups, "the relay closed before the publisher answered");
+                break;
             }
             if (done != null) {
                 Call call = inFlight.remove(done);
@@ -194,7 +214,7 @@ final class Batch {
         if (publisherError != null) {
             return "not started: the publisher threw an Error";
         }
-        if (closing.getAsBoolean()) {
+        if (closing.getAsBoolean() || aborted) {
             return "not started: the relay is closing";
         }
         if (now.isAfter(lastStart)) {
@@ -203,8 +223,8 @@ final class Batch {
         return null;
     }
 
-    /** Interrupted: records the calls that are done, cancels the others, releases everything not published. */
-    private void abort(List<Lanes.Group> groups) {
+    /** Interrupted or aborted: records the calls that are done, cancels the others, releases everything not published. */
+    private void abandon(List<Lanes.Group> groups, String reason) {
         Future<List<PublishOutcome>> done;
         while ((done = calls.poll()) != null) {
             Call call = inFlight.remove(done);
@@ -213,7 +233,7 @@ final class Batch {
             }
         }
         Instant now = settings.clock().instant();
-        OutboxException why = new OutboxException("interrupted before the publisher answered; released for an immediate retry");
+        OutboxException why = new OutboxException(reason + "; released for an immediate retry");
         for (Map.Entry<Future<List<PublishOutcome>>, Call> e : inFlight.entrySet()) {
             e.getKey().cancel(true);
             for (Tracked head : e.getValue().heads()) {
@@ -223,7 +243,7 @@ final class Batch {
         }
         inFlight.clear();
         for (Lanes.Group group : groups) {
-            releaseRest(group, now, new OutboxException("not started: the relay was interrupted; released for an immediate retry"));
+            releaseRest(group, now, new OutboxException("not started: " + reason + "; released for an immediate retry"));
         }
     }
 

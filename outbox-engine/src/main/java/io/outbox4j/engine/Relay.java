@@ -66,7 +66,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>If the thread running a batch is interrupted (or {@link #close()} runs out of time), no further
  * publisher call is started, calls in flight are cancelled, every message not published is released for
- * an immediate retry, and the outcomes are still recorded; the interrupt status is kept.
+ * an immediate retry, and the outcomes are still recorded; an interrupt status is kept.
  *
  * <h2>The loop ({@link #start()})</h2>
  * A daemon thread runs batch after batch. After a full batch it claims again at once; after a partial or
@@ -96,7 +96,7 @@ public final class Relay implements AutoCloseable {
 
     /** Held while a batch runs: batches of one relay never overlap. */
     private final ReentrantLock batchLock = new ReentrantLock();
-    private volatile Thread batchThread;
+    private volatile Batch currentBatch;
 
     private final ReentrantLock waitLock = new ReentrantLock();
     private final Condition waitCondition = waitLock.newCondition();
@@ -187,10 +187,10 @@ public final class Relay implements AutoCloseable {
 
     /**
      * Stops the relay: no new batch is claimed and the running batch starts no new publisher call. Waits up
-     * to {@code shutdownTimeout} for the running batch to finish; past that, interrupts it (its calls in
-     * flight are cancelled and their messages released) and waits for its outcome writes. Messages of the
-     * batch that were not published are released for an immediate retry. Idempotent; the store and the
-     * publisher are left open.
+     * to {@code shutdownTimeout} for the running batch to finish; past that, aborts it (its publisher calls
+     * in flight are cancelled, their threads interrupted) and waits for its outcome writes. Messages of the
+     * batch that were not published are released for an immediate retry. The thread running the batch is
+     * not interrupted. Idempotent; the store and the publisher are left open.
      */
     @Override
     public void close() {
@@ -216,9 +216,9 @@ public final class Relay implements AutoCloseable {
             interrupted = true;
         }
         if (!locked) {
-            Thread running = batchThread;
+            Batch running = currentBatch;
             if (running != null) {
-                running.interrupt();
+                running.abort();
             }
             long waitNanos = Durations.nanos(settings.storeWriteTimeout()) + TimeUnit.SECONDS.toNanos(1);
             long deadline = System.nanoTime() + waitNanos;
@@ -265,11 +265,12 @@ public final class Relay implements AutoCloseable {
 
     /** Runs one batch with the lock held. */
     private Result runBatch() {
-        batchThread = Thread.currentThread();
+        Batch batch = new Batch(settings, store, publisher, publishPool, writePool, closed::get);
+        currentBatch = batch;
         try {
-            return new Batch(settings, store, publisher, publishPool, writePool, closed::get).run();
+            return batch.run();
         } finally {
-            batchThread = null;
+            currentBatch = null;
         }
     }
 

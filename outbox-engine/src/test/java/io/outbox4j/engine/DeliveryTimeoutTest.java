@@ -4,12 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.api.Observation.Outcome;
 import io.outbox4j.api.PublishOutcome;
-import io.outbox4j.api.Publisher;
 import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
@@ -24,15 +22,7 @@ class DeliveryTimeoutTest {
     @Test
     void aCallOverTheDeliveryTimeout_isCancelled_andItsMessagesFailRetryably() throws Exception {
         memory.enqueueCommitted(Fixtures.messages("m", 2));
-        CountDownLatch interrupted = new CountDownLatch(1);
-        Publisher hanging = (messages, timeout) -> {
-            try {
-                Thread.sleep(30_000);
-            } catch (InterruptedException e) {
-                interrupted.countDown();
-            }
-            return messages.stream().map(m -> PublishOutcome.published()).toList();
-        };
+        Fixtures.HangingPublisher hanging = new Fixtures.HangingPublisher();
         Relay.Result result;
         long started = System.nanoTime();
         try (Relay relay = Relay.builder(store, hanging).clock(clock).observer(observer).workers(1)
@@ -42,7 +32,7 @@ class DeliveryTimeoutTest {
         long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
         assertThat(tookMillis).as("bounded by the 200ms timeout, not the 30s publisher").isLessThan(3_000);
         assertThat(result).isEqualTo(new Relay.Result(2, 0, 0, 2, 0));
-        assertThat(interrupted.await(5, TimeUnit.SECONDS)).as("the hanging call was interrupted").isTrue();
+        Fixtures.await("the hanging call is interrupted", Duration.ofSeconds(5), hanging.interrupted::get);
         assertThat(observer.deliveries).hasSize(2).allSatisfy(o -> {
             assertThat(o.outcome()).isEqualTo(Outcome.RELEASED);
             assertThat(o.error()).hasValueSatisfying(e -> assertThat(e).isInstanceOf(TimeoutException.class)

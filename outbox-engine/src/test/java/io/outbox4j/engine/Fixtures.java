@@ -9,6 +9,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
@@ -98,6 +101,33 @@ final class Fixtures {
 
         List<String> publishedIdsInOrder() {
             return calls.stream().flatMap(List::stream).toList();
+        }
+    }
+
+    /**
+     * A publisher whose calls hang for 30 seconds unless interrupted (then it answers "published", as a
+     * careless adapter would). {@code entered} opens on the first call; {@code interrupted} tells whether a
+     * call was interrupted.
+     */
+    static final class HangingPublisher implements Publisher {
+        final CountDownLatch entered = new CountDownLatch(1);
+        final AtomicBoolean interrupted = new AtomicBoolean();
+
+        @Override
+        public List<PublishOutcome> publish(List<Message> messages, Duration timeout) {
+            entered.countDown();
+            try {
+                Thread.sleep(30_000);
+            } catch (InterruptedException e) {
+                interrupted.set(true);
+            }
+            return messages.stream().map(m -> PublishOutcome.published()).toList();
+        }
+
+        void awaitEntered() throws InterruptedException {
+            if (!entered.await(5, TimeUnit.SECONDS)) {
+                throw new AssertionError("the publisher was never called");
+            }
         }
     }
 

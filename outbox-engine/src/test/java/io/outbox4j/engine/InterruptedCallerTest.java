@@ -92,17 +92,7 @@ class InterruptedCallerTest {
     @Test
     void aCallerInterruptedDuringAPublish_cancelsIt_releasesAtOnce_andStillRecords() throws Exception {
         memory.enqueueCommitted(Fixtures.messages("m", 2));
-        CountDownLatch entered = new CountDownLatch(1);
-        AtomicBoolean publisherInterrupted = new AtomicBoolean();
-        Publisher hanging = (messages, timeout) -> {
-            entered.countDown();
-            try {
-                Thread.sleep(30_000);
-            } catch (InterruptedException e) {
-                publisherInterrupted.set(true);
-            }
-            return messages.stream().map(m -> PublishOutcome.published()).toList();
-        };
+        Fixtures.HangingPublisher hanging = new Fixtures.HangingPublisher();
         AtomicReference<Relay.Result> result = new AtomicReference<>();
         AtomicBoolean keptInterrupt = new AtomicBoolean();
         try (Relay relay = Relay.builder(interruptSensitive, hanging).clock(clock).observer(observer).workers(1).build()) {
@@ -111,14 +101,14 @@ class InterruptedCallerTest {
                 keptInterrupt.set(Thread.currentThread().isInterrupted());
             });
             caller.start();
-            assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+            hanging.awaitEntered();
             caller.interrupt();
             caller.join(5_000);
             assertThat(caller.isAlive()).isFalse();
         }
         assertThat(result.get()).isEqualTo(new Relay.Result(2, 0, 0, 2, 0));
         assertThat(keptInterrupt).isTrue();
-        Fixtures.await("the call is cancelled", Duration.ofSeconds(5), publisherInterrupted::get);
+        Fixtures.await("the call is cancelled", Duration.ofSeconds(5), hanging.interrupted::get);
         assertThat(observer.outcomes()).containsExactly(Outcome.RELEASED, Outcome.RELEASED);
         assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10)))
                 .as("released for an immediate retry").hasSize(2);

@@ -10,11 +10,13 @@ import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /** The long-running relay: polling, wake-ups, store errors, close(). */
@@ -159,32 +161,42 @@ class RelayLoopTest {
     }
 
     @Test
-    void close_pastTheShutdownTimeout_interruptsTheBatch_andReleasesItsDeliveries() throws Exception {
+    void close_pastTheShutdownTimeout_abortsTheBatch_cancelsItsCall_andReleasesItsDeliveries() throws Exception {
         memory.enqueueCommitted(List.of(Fixtures.message("m1")));
-        CountDownLatch entered = new CountDownLatch(1);
-        AtomicBoolean interrupted = new AtomicBoolean();
-        Publisher hanging = (messages, timeout) -> {
-            entered.countDown();
-            try {
-                Thread.sleep(30_000);
-            } catch (InterruptedException e) {
-                interrupted.set(true);
-            }
-            return messages.stream().map(m -> PublishOutcome.published()).toList();
-        };
+        Fixtures.HangingPublisher hanging = new Fixtures.HangingPublisher();
         Relay relay = Relay.builder(store, hanging).observer(observer).deliveryTimeout(Duration.ofSeconds(30))
                 .shutdownTimeout(Duration.ofMillis(200)).build();
         relay.start();
-        assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+        hanging.awaitEntered();
         long started = System.nanoTime();
         relay.close();
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isLessThan(3_000);
-        Fixtures.await("the hanging call is cancelled", Duration.ofSeconds(5), interrupted::get);
+        Fixtures.await("the hanging call is cancelled", Duration.ofSeconds(5), hanging.interrupted::get);
         assertThat(observer.outcomes()).containsExactly(Outcome.RELEASED);
-        assertThat(store.releases).singleElement().satisfies(r -> assertThat(r.error()).contains("interrupted"));
+        assertThat(store.releases).singleElement().satisfies(r -> assertThat(r.error()).contains("the relay closed before the publisher answered"));
         assertThat(memory.attempts("m1")).hasValue(1);
-        assertThat(memory.claim(new ClaimRequest("x", java.time.Instant.now(), Duration.ofMinutes(1), 10)))
+        assertThat(memory.claim(new ClaimRequest("x", Instant.now(), Duration.ofMinutes(1), 10)))
                 .as("released for an immediate retry, not left to its lease").hasSize(1);
+    }
+
+    @Test
+    void close_pastTheShutdownTimeout_abortsARunOnceOnTheCallersThread_withoutInterruptingThatThread() throws Exception {
+        memory.enqueueCommitted(Fixtures.messages("m", 2));
+        Fixtures.HangingPublisher hanging = new Fixtures.HangingPublisher();
+        Relay relay = Relay.builder(store, hanging).observer(observer).workers(1).shutdownTimeout(Duration.ZERO).build();
+        AtomicReference<Relay.Result> result = new AtomicReference<>();
+        AtomicBoolean callerInterrupted = new AtomicBoolean(true);
+        Thread caller = new Thread(() -> {
+            result.set(relay.runOnce());
+            callerInterrupted.set(Thread.currentThread().isInterrupted());
+        });
+        caller.start();
+        hanging.awaitEntered();
+        relay.close();
+        caller.join(5_000);
+        assertThat(caller.isAlive()).isFalse();
+        assertThat(result.get()).isEqualTo(new Relay.Result(2, 0, 0, 2, 0));
+        assertThat(callerInterrupted).as("close() does not interrupt a thread it does not own").isFalse();
     }
 
     @Test
