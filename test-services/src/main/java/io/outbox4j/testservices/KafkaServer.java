@@ -18,7 +18,9 @@ import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.utils.Exit;
@@ -177,6 +179,13 @@ public final class KafkaServer implements AutoCloseable {
                 TopicDescription d = a.describeTopics(List.of(name)).allTopicNames()
                         .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).get(name);
                 if (d != null && d.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
+                    // The leader in the metadata can run ahead of the partition being ready on the broker; a
+                    // producer that writes then gets NOT_LEADER_OR_FOLLOWER for some batches and not for others,
+                    // which the idempotent producer reports as out-of-order sequences. Listing offsets is answered
+                    // by the partition leader itself, so it succeeds only once every partition accepts writes.
+                    Map<TopicPartition, OffsetSpec> latest = new java.util.HashMap<>();
+                    d.partitions().forEach(p -> latest.put(new TopicPartition(name, p.partition()), OffsetSpec.latest()));
+                    a.listOffsets(latest).all().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
                     return;
                 }
             } catch (ExecutionException e) {
