@@ -38,6 +38,7 @@ class RelayLoopTest {
             Fixtures.await("m1 is published", Duration.ofSeconds(5), () -> !publisher.calls.isEmpty());
             long latencyMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - committed);
             assertThat(latencyMillis).as("commit-to-publish latency with a 10s poll interval").isLessThan(2_000);
+            System.out.printf("wakeUp: commit-to-publish latency %d ms with a 10 s poll interval%n", latencyMillis);
         }
     }
 
