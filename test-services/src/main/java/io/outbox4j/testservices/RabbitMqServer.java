@@ -56,9 +56,11 @@ public final class RabbitMqServer {
     public static final String IMAGE = "rabbitmq:3.13";
 
     private static final Logger LOG = LoggerFactory.getLogger(RabbitMqServer.class);
-    private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
+    /** About 6 s on an idle 2-core machine; far more when many builds share it. */
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(180);
     private static final Duration CTL_TIMEOUT = Duration.ofSeconds(60);
     private static RabbitMqServer shared;
+    private static RuntimeException failure;
 
     private final String host;
     private final int port;
@@ -85,8 +87,16 @@ public final class RabbitMqServer {
      * @return the shared broker; never stopped before the JVM exits
      */
     public static synchronized RabbitMqServer shared() {
+        if (failure != null) {
+            throw failure; // tried once in this JVM already: do not pay the start-up time again per test
+        }
         if (shared == null) {
-            shared = resolve();
+            try {
+                shared = resolve();
+            } catch (RuntimeException e) {
+                failure = e;
+                throw e;
+            }
             RabbitMqServer s = shared;
             Runtime.getRuntime().addShutdownHook(new Thread(s::shutdown, "outbox4j-rabbitmq-shutdown"));
             LOG.info("RabbitMQ for tests: {}", s.description);
@@ -352,10 +362,14 @@ public final class RabbitMqServer {
             local.run(List.of(sbin.resolve("rabbitmq-server").toString(), "-detached"), START_TIMEOUT);
             try {
                 local.ctl(List.of("wait", "--timeout", Long.toString(START_TIMEOUT.toSeconds()),
-                        base.resolve("rabbitmq.pid").toString()));
+                        base.resolve("rabbitmq.pid").toString()), START_TIMEOUT.plusSeconds(10));
             } catch (RuntimeException e) {
                 String logTail = local.logTail();
-                local.stop();
+                try {
+                    local.stop();
+                } catch (RuntimeException notRunning) {
+                    e.addSuppressed(notRunning);
+                }
                 throw new IllegalStateException("RabbitMQ node " + node + " did not start: " + e.getMessage()
                         + "\n--- server log tail ---\n" + logTail, e);
             }
@@ -409,12 +423,16 @@ public final class RabbitMqServer {
 
         @Override
         public String ctl(List<String> args) {
+            return ctl(args, CTL_TIMEOUT);
+        }
+
+        private String ctl(List<String> args, Duration timeout) {
             List<String> cmd = new ArrayList<>();
             cmd.add(sbin.resolve("rabbitmqctl").toString());
             cmd.add("-n");
             cmd.add(node);
             cmd.addAll(args);
-            return run(cmd, CTL_TIMEOUT);
+            return run(cmd, timeout);
         }
 
         @Override

@@ -48,8 +48,8 @@ import java.util.function.Function;
  *   <li>Ack → published. Returned as unroutable (no queue bound), nack, channel or connection closed
  *       before the confirm, no confirm by the deadline, connection blocked by a resource alarm → a
  *       retryable failure for that message. A payload over {@link Builder#maxBodyBytes(int)}, a value that
- *       does not fit an AMQP short string (255 bytes), or a destination the mapper rejects with an
- *       {@link IllegalArgumentException} → a {@link PermanentFailureException}.</li>
+ *       does not fit an AMQP short string (255 bytes), or no valid destination (see
+ *       {@link Builder#destinationMapper(Function)}) → a {@link PermanentFailureException}.</li>
  *   <li>A channel that closed (for example after publishing to an exchange that does not exist) is
  *       discarded with its unconfirmed messages failed; the next call gets a new channel. The connection
  *       is opened on first use and re-opened on the first call after it was lost; the client's automatic
@@ -250,7 +250,7 @@ public final class RabbitMqPublisher implements Publisher {
             throw new OutboxException("destinationMapper failed for message '" + m.id() + "': " + e, e);
         }
         if (d == null) {
-            throw new OutboxException("destinationMapper returned null for message '" + m.id() + "'");
+            throw new PermanentFailureException("destinationMapper returned null for message '" + m.id() + "'");
         }
         if (m.payloadSize() > maxBodyBytes) {
             throw new PermanentFailureException("message '" + m.id() + "' has a " + m.payloadSize()
@@ -431,10 +431,10 @@ public final class RabbitMqPublisher implements Publisher {
         }
 
         /**
-         * Chooses each message's exchange and routing key, instead of {@link #exchange(String)} + topic. The
-         * function may throw a {@link PermanentFailureException} (or an {@link IllegalArgumentException}) for a
-         * message that can never be routed: it goes to the dead letter; any other exception is a retryable
-         * failure of that message.
+         * Chooses each message's exchange and routing key, instead of {@link #exchange(String)} + topic. A
+         * {@code null} result, an invalid {@link Destination}, or a {@link PermanentFailureException} or
+         * {@link IllegalArgumentException} thrown by the function fails that message permanently (it goes to
+         * the dead letter); any other exception is a retryable failure of that message.
          *
          * @param destinationMapper message → destination
          * @return this builder

@@ -34,8 +34,9 @@ final class Rabbit {
     static ConnectionFactory factory() {
         ConnectionFactory f = new ConnectionFactory();
         f.setAutomaticRecoveryEnabled(false);
+        String uri = server().uri();
         try {
-            f.setUri(server().uri());
+            f.setUri(uri);
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }

@@ -271,10 +271,22 @@ class RabbitMqPublisherTest {
         assertThat(failureText(o.get(4))).contains("no route for tenant x");
         assertThat(o.get(5).isPermanent()).as("an unexpected mapper error may be transient").isFalse();
         assertThat(failureText(o.get(5))).contains("lookup table not loaded");
-        assertThat(o.get(6).isPermanent()).isFalse();
+        assertThat(o.get(6).isPermanent()).isTrue();
         assertThat(failureText(o.get(6))).contains("returned null");
         assertThat(o.get(7).isPublished()).isTrue();
         assertThat(ids(Rabbit.take(queue, 3, Duration.ofMillis(500)))).containsExactly("ok-1", "ok-2");
+    }
+
+    @Test
+    void changingTheFactoryAfterBuilding_doesNotChangeThePublisher() {
+        String queue = Rabbit.declareQueue("factory-copy");
+        com.rabbitmq.client.ConnectionFactory f = Rabbit.factory();
+        RabbitMqPublisher p = publisher(RabbitMqPublisher.builder().connectionFactory(f));
+        f.setPort(io.outbox4j.testservices.ServerSupport.freePort());
+        f.setAutomaticRecoveryEnabled(true);
+
+        assertThat(p.publish(List.of(message(queue, "copied")), TIMEOUT).get(0).isPublished()).isTrue();
+        assertThat(ids(Rabbit.take(queue, 1, TIMEOUT))).containsExactly("copied");
     }
 
     @Test
