@@ -27,6 +27,12 @@ abstract class BrokenStoreContract extends OutboxStoreContract {
         return broken;
     }
 
+    /** The defects show with a few hundred messages; the reference run keeps the default 2000. */
+    @Override
+    protected int concurrencyMessageCount() {
+        return 300;
+    }
+
     @Override
     protected void resetStore() {
         reference.clear();

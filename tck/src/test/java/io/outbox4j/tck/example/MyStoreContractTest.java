@@ -1,0 +1,53 @@
+package io.outbox4j.tck.example;
+
+// tag::store-example[]
+import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxStore;
+import io.outbox4j.tck.InMemoryOutboxStore;
+import io.outbox4j.tck.OutboxStoreContract;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Runs every rule of the store contract against a store. Here the store is outbox4j's reference
+ * in-memory store; put yours in its place (the comments say what a SQL store would do).
+ */
+class MyStoreContractTest extends OutboxStoreContract {
+    // Created once for the whole run (start a server or a pool in a static field or @BeforeAll).
+    private static final InMemoryOutboxStore STORE = new InMemoryOutboxStore();
+
+    @Override
+    protected OutboxStore store() {
+        return STORE;
+    }
+
+    @Override
+    protected OutboxStore secondStore() {
+        return STORE; // a second instance over the same tables (its own pool), for the concurrency rules
+    }
+
+    @Override
+    protected void resetStore() {
+        STORE.clear(); // DELETE FROM outbox_message
+    }
+
+    @Override
+    protected void enqueueCommitted(List<Message> messages) {
+        InMemoryOutboxStore.Transaction tx = STORE.begin(); // jdbi.useTransaction(h -> store.enqueueAll(h, messages))
+        STORE.enqueueAll(tx, messages);
+        tx.commit();
+    }
+
+    @Override
+    protected void enqueueRolledBack(List<Message> messages) {
+        InMemoryOutboxStore.Transaction tx = STORE.begin();
+        STORE.enqueueAll(tx, messages);
+        tx.rollback(); // the kit checks that none of these is ever claimable
+    }
+
+    @Override
+    protected Optional<String> deadLetterReason(String messageId) {
+        return STORE.deadLetterReason(messageId); // SELECT dead_reason FROM outbox_message WHERE id = ?
+    }
+}
+// end::store-example[]
