@@ -12,7 +12,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -25,14 +25,12 @@ class BrokerDownTest {
 
     @BeforeAll
     static void startBroker() {
-        kafka = KafkaServer.startEmbedded();
+        kafka = KafkaTopics.stoppableBroker();
     }
 
-    @AfterAll
-    static void stopBroker() {
-        if (kafka != null) {
-            kafka.close();
-        }
+    @AfterEach
+    void restartBroker() {
+        kafka.start();
     }
 
     private static List<Message> batch(String prefix, String topic, int n) {
@@ -110,7 +108,6 @@ class BrokerDownTest {
             assertThat(tookMs).as("close bounds the wait by its 500 ms timeout, not the call's 30 s").isLessThan(5_000);
         } finally {
             publisher.close();
-            kafka.start();
         }
     }
 }

@@ -17,7 +17,23 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /** Test helpers: fresh topics and a consumer that reads a topic back from the beginning. */
 final class KafkaTopics {
+    private static KafkaServer stoppable;
+
     private KafkaTopics() {
+    }
+
+    /**
+     * A private embedded broker that tests may stop and start, shared by the test classes of this JVM (they run
+     * one after the other) so that its start-up is paid once; running when returned.
+     */
+    static synchronized KafkaServer stoppableBroker() {
+        if (stoppable == null) {
+            KafkaServer s = KafkaServer.startEmbedded();
+            Runtime.getRuntime().addShutdownHook(new Thread(s::close, "stoppable-kafka-shutdown"));
+            stoppable = s;
+        }
+        stoppable.start();
+        return stoppable;
     }
 
     /** Creates a topic with a name unique to this run. */
