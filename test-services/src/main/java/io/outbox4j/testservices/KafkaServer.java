@@ -47,9 +47,16 @@ import org.slf4j.LoggerFactory;
  * {@link #stop() stopped} and {@link #start() started} again on the same address with its data kept, which
  * is what a "broker down mid-run" test needs. {@link #close() Close} it when done.
  *
- * <p>Every broker accepts plaintext connections without authentication. Topics are auto-created with one
- * partition on first use; {@link #createTopic(String, int, Map)} creates one with chosen partitions and
- * configs. The broker logs through slf4j; keep it at {@code warn} in tests.
+ * <pre>{@code
+ * KafkaServer kafka = KafkaServer.shared();
+ * kafka.createTopic("orders", 3, Map.of());            // or Map.of("max.message.bytes", "65536")
+ * KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build();
+ * }</pre>
+ *
+ * <p>The in-JVM and container brokers accept plaintext connections without authentication and auto-create a
+ * topic (one partition) on first use; {@link #createTopic(String, int, Map)} creates one with chosen partitions
+ * and configs and returns once every partition accepts writes. The in-JVM broker logs through slf4j; keep it at
+ * {@code warn}. A fatal broker error throws in the broker's thread instead of halting the JVM.
  */
 public final class KafkaServer implements AutoCloseable {
     /** Environment variable naming an external broker's bootstrap servers. */
@@ -113,13 +120,16 @@ public final class KafkaServer implements AutoCloseable {
 
     /**
      * Starts a new single-node KRaft broker in this JVM, private to the caller, whatever the environment says.
+     * It is stopped and deleted by {@link #close()}, or at the latest when the JVM exits.
      *
      * @return the running broker; the caller closes it
      */
     public static KafkaServer startEmbedded() {
         Embedded e = Embedded.create();
         e.start();
-        return new KafkaServer(e.bootstrapServers(), e.describe(), true, e, null);
+        KafkaServer s = new KafkaServer(e.bootstrapServers(), e.describe(), true, e, null);
+        Runtime.getRuntime().addShutdownHook(new Thread(s::shutdown, "outbox4j-kafka-shutdown"));
+        return s;
     }
 
     /**
@@ -317,7 +327,13 @@ public final class KafkaServer implements AutoCloseable {
 
         static Embedded create() {
             installExitGuard();
-            Path dir = ServerSupport.tempDir("kafka");
+            // not ServerSupport.tempDir: its exit hook would delete the log while the broker's own hook flushes it
+            Path dir;
+            try {
+                dir = Files.createTempDirectory("outbox4j-kafka-");
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
             int brokerPort = ServerSupport.freePort();
             int controllerPort = ServerSupport.freePort();
             Properties p = new Properties();

@@ -28,9 +28,7 @@ final class KafkaTopics {
      */
     static synchronized KafkaServer stoppableBroker() {
         if (stoppable == null) {
-            KafkaServer s = KafkaServer.startEmbedded();
-            Runtime.getRuntime().addShutdownHook(new Thread(s::close, "stoppable-kafka-shutdown"));
-            stoppable = s;
+            stoppable = KafkaServer.startEmbedded(); // stopped when the JVM exits
         }
         stoppable.start();
         return stoppable;
