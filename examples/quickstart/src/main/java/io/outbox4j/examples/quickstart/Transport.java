@@ -1,0 +1,24 @@
+package io.outbox4j.examples.quickstart;
+
+import io.outbox4j.api.Publisher;
+
+/** A broker the quickstart publishes to and reads back from. */
+interface Transport extends AutoCloseable {
+    /** Creates the destination for the topic (a Kafka topic, a durable queue, an SQS queue). */
+    void prepare(String topic);
+
+    /** The outbox4j publisher for this broker. */
+    Publisher publisher();
+
+    /** Starts reading the topic back on a background thread, feeding every event to the tally. */
+    void startConsumer(String topic, Tally tally);
+
+    /** Says which broker this is, for the summary. */
+    String describe();
+
+    /** The per-key sequence number header the order service puts on every event. */
+    String SEQ_HEADER = "customer-seq";
+
+    @Override
+    void close();
+}
