@@ -45,8 +45,8 @@ final class BacklogScenario {
         // warm-up on both
         int warm = Math.min(drain, Math.max(batch * 5, drain / 5));
         env.load(SMALL, "w-", warm, payload, false);
-        Drains.relay(smallStore, new Instruments.NoopPublisher(), batch, warm);
-        Drains.relay(largeStore, new Instruments.NoopPublisher(), batch, warm);
+        Drains.relay(env, smallStore, new Instruments.NoopPublisher(), batch, warm);
+        Drains.relay(env, largeStore, new Instruments.NoopPublisher(), batch, warm);
 
         List<Double> smallRates = new ArrayList<>();
         List<Double> largeRates = new ArrayList<>();
@@ -59,7 +59,7 @@ final class BacklogScenario {
             boolean largeFirst = round % 2 == 1;
             for (int side = 0; side < 2; side++) {
                 boolean isLarge = (side == 0) == largeFirst;
-                Drains.Run run = Drains.relay(isLarge ? largeStore : smallStore, new Instruments.NoopPublisher(),
+                Drains.Run run = Drains.relay(env, isLarge ? largeStore : smallStore, new Instruments.NoopPublisher(),
                         batch, drain);
                 (isLarge ? largeRates : smallRates).add(run.rate());
                 (isLarge ? largeClaims : smallClaims).addAll(run.claims());

@@ -32,7 +32,7 @@ final class DrainScenario {
         env.log("drain: warm-up with " + warm + " messages each side");
         env.load(SUBJECT, "w-", warm, payload, false);
         env.load(HAND, "w-", warm, payload, false);
-        Drains.relay(store, new Instruments.NoopPublisher(), batch, warm);
+        Drains.relay(env, store, new Instruments.NoopPublisher(), batch, warm);
         Drains.hand(env, HAND, batch, rows -> { });
 
         List<Double> relayRates = new ArrayList<>();
@@ -47,7 +47,7 @@ final class DrainScenario {
             boolean relayFirst = round % 2 == 0;
             for (int side = 0; side < 2; side++) {
                 if ((side == 0) == relayFirst) {
-                    Drains.Run run = Drains.relay(store, new Instruments.NoopPublisher(), batch, n);
+                    Drains.Run run = Drains.relay(env, store, new Instruments.NoopPublisher(), batch, n);
                     relayRates.add(run.rate());
                     relaySide.add(run);
                     env.log(String.format("drain round %d: relay        %,10.0f msg/s", round, run.rate()));

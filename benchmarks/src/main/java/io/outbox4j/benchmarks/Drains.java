@@ -18,7 +18,7 @@ final class Drains {
     }
 
     /** One timed drain: messages, wall time, and the time spent in each claim and each complete/delete. */
-    record Run(long messages, long nanos, Timings claims, Timings completes) {
+    record Run(long messages, long nanos, Timings claims, Timings completes, Cpu cpu) {
         double rate() {
             return Stats.perSecond(messages, nanos);
         }
@@ -32,12 +32,22 @@ final class Drains {
     static final class Breakdown {
         private long wall;
         private long batches;
+        private long messages;
+        private long jvmCpu;
+        private long dbCpu;
+        private long allocated;
+        private final java.util.Map<String, Long> threadCpu = new java.util.TreeMap<>();
         final Timings claims = new Timings();
         final Timings completes = new Timings();
 
         void add(Run run) {
             wall += run.nanos();
             batches += run.claims().size();
+            messages += run.messages();
+            jvmCpu += run.cpu().jvmNanos();
+            allocated += run.cpu().allocatedBytes();
+            dbCpu = dbCpu < 0 || run.cpu().dbNanos() < 0 ? -1 : dbCpu + run.cpu().dbNanos();
+            run.cpu().threads().forEach((group, nanos) -> threadCpu.merge(group, nanos, Long::sum));
             claims.addAll(run.claims());
             completes.addAll(run.completes());
         }
@@ -59,7 +69,17 @@ final class Drains {
                     .figure(key + "_batch_claim_ms", label + ": of which claim (mean)", claim, "ms")
                     .figure(key + "_batch_complete_ms", label + ": of which " + completeLabel + " (mean)", complete, "ms")
                     .figure(key + "_batch_other_ms", label + ": of which elsewhere (mean)", Math.max(0, all - claim - complete),
-                            "ms");
+                            "ms")
+                    .figure(key + "_jvm_cpu_us_per_msg", label + ": JVM CPU per message", jvmCpu / 1e3 / Math.max(1, messages),
+                            "µs");
+            threadCpu.forEach((group, nanos) -> r.figure(key + "_cpu_" + group.replaceAll("[^a-z]+", "_") + "_us_per_msg",
+                    label + ": of which " + group, nanos / 1e3 / Math.max(1, messages), "µs"));
+            r.figure(key + "_alloc_bytes_per_msg", label + ": heap allocated per message", allocated / (double) Math.max(1, messages),
+                    "B");
+            if (dbCpu >= 0) {
+                r.figure(key + "_db_cpu_us_per_msg", label + ": PostgreSQL backend CPU per message",
+                        dbCpu / 1e3 / Math.max(1, messages), "µs");
+            }
         }
     }
 
@@ -94,23 +114,28 @@ final class Drains {
     /**
      * Drains {@code messages} with a running relay: from {@code start()} to the last completion observed.
      *
+     * @param env the environment (for the CPU meters)
      * @param store the store over the loaded table
      * @param publisher the publisher
      * @param batch the relay batch size
      * @param messages how many completions to wait for
      * @return the run
      */
-    static Run relay(OutboxStore store, Publisher publisher, int batch, long messages) {
+    static Run relay(Env env, OutboxStore store, Publisher publisher, int batch, long messages) {
         Instruments.Counter counter = new Instruments.Counter().expect(messages);
         Instruments.TimedStore timed = new Instruments.TimedStore(store);
         Relay relay = relay(timed, publisher, batch, counter);
+        Cpu.Meter cpu = Cpu.start(env);
         long t0 = System.nanoTime();
         long t1;
         String problems;
+        Cpu used;
         try {
             relay.start();
             t1 = counter.await(timeout(messages));
-            // what happened before the target was reached; closing releases the batch in flight, which is fine
+            // read while the relay's threads are alive; what happened before the target was reached (closing
+            // releases the batch in flight, which is fine)
+            used = cpu.stop();
             problems = counter.problems();
         } finally {
             relay.close();
@@ -118,7 +143,7 @@ final class Drains {
         if (problems != null) {
             throw new IllegalStateException("relay drain was not clean: " + problems);
         }
-        return new Run(messages, t1 - t0, timed.claims, timed.completes);
+        return new Run(messages, t1 - t0, timed.claims, timed.completes, used);
     }
 
     /**
@@ -133,6 +158,7 @@ final class Drains {
     static Run hand(Env env, String table, int batch, Send send) {
         try (HandWritten.Loop loop = new HandWritten.Loop(env.pool(), table, "bench-hand", Duration.ofMinutes(5), batch)) {
             long n = 0;
+            Cpu.Meter cpu = Cpu.start(env);
             long t0 = System.nanoTime();
             long last = t0;
             while (true) {
@@ -145,7 +171,7 @@ final class Drains {
                 n += rows.size();
                 last = System.nanoTime();
             }
-            return new Run(n, last - t0, loop.claims, loop.deletes);
+            return new Run(n, last - t0, loop.claims, loop.deletes, cpu.stop());
         } catch (SQLException e) {
             throw new IllegalStateException("hand-written drain of " + table + " failed: " + e.getMessage(), e);
         } catch (RuntimeException e) {

@@ -75,7 +75,7 @@ final class EndToEndScenario {
             env.log("e2e: warm-up with " + warm + " messages each side");
             env.load(SUBJECT, "w-", warm, payload, false);
             env.load(HAND, "w-", warm, payload, false);
-            Drains.relay(store, publisher, batch, warm);
+            Drains.relay(env, store, publisher, batch, warm);
             Drains.hand(env, HAND, batch, send);
             for (int round = 1; round <= rounds; round++) {
                 env.execute("TRUNCATE " + Env.q(SUBJECT) + ", " + Env.q(HAND));
@@ -85,7 +85,7 @@ final class EndToEndScenario {
                 boolean relayFirst = round % 2 == 0;
                 for (int side = 0; side < 2; side++) {
                     if ((side == 0) == relayFirst) {
-                        Drains.Run run = Drains.relay(store, publisher, batch, n);
+                        Drains.Run run = Drains.relay(env, store, publisher, batch, n);
                         relayRates.add(run.rate());
                         relaySide.add(run);
                         env.log(String.format("e2e round %d: relay        %,9.0f msg/s", round, run.rate()));

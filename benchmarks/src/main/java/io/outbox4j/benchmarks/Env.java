@@ -47,6 +47,7 @@ final class Env implements AutoCloseable {
     private Jdbi jdbi;
     private KafkaServer kafka;
     private Map<String, Object> machine;
+    private volatile boolean cpuReadable = true;
 
     Env(Options options, PrintStream out) {
         this.options = options;
@@ -212,6 +213,41 @@ final class Env implements AutoCloseable {
         } catch (SQLException e) {
             throw new IllegalStateException(sql + " failed: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Returns the CPU time used so far by the client backends of the benchmark database, read from
+     * {@code /proc/<pid>/stat} (user + system, in clock ticks of 10 ms): only when PostgreSQL runs on this machine
+     * and its processes are readable.
+     *
+     * @return nanoseconds, or -1 when unknown
+     */
+    long databaseCpuNanos() {
+        if (!cpuReadable) {
+            return -1;
+        }
+        long ticks = 0;
+        try (Connection c = pool().getConnection(); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                        + " AND backend_type = 'client backend'")) {
+            while (rs.next()) {
+                Path stat = Path.of("/proc", String.valueOf(rs.getInt(1)), "stat");
+                String text;
+                try {
+                    text = Files.readString(stat);
+                } catch (IOException e) {
+                    cpuReadable = false;
+                    return -1;
+                }
+                // fields after the parenthesised command: state is field 3, utime 14, stime 15
+                String[] f = text.substring(text.lastIndexOf(')') + 2).split(" ");
+                ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+            }
+        } catch (SQLException | RuntimeException e) {
+            cpuReadable = false;
+            return -1;
+        }
+        return ticks * 10_000_000L;
     }
 
     static String q(String identifier) {

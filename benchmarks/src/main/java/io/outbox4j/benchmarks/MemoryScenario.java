@@ -39,7 +39,7 @@ final class MemoryScenario {
         JdbiOutboxStore store = env.store(SUBJECT);
         // warm-up: load the relay's and the driver's classes before the first idle reading
         env.load(SUBJECT, "w-", Math.min(small, 5 * batch), payload, false);
-        Drains.relay(store, new Instruments.NoopPublisher(), batch, Math.min(small, 5 * batch));
+        Drains.relay(env, store, new Instruments.NoopPublisher(), batch, Math.min(small, 5 * batch));
 
         Peak big = drain(env, store, "L", large, payload, batch);
         Peak little = drain(env, store, "S", small, payload, batch);
@@ -90,7 +90,7 @@ final class MemoryScenario {
         sampler.start();
         Drains.Run run;
         try {
-            run = Drains.relay(store, new Instruments.NoopPublisher(), batch, rows);
+            run = Drains.relay(env, store, new Instruments.NoopPublisher(), batch, rows);
         } finally {
             running.set(false);
             try {

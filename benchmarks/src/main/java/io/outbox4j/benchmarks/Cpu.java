@@ -1,0 +1,114 @@
+package io.outbox4j.benchmarks;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * CPU used during a run: by this JVM, split by thread group (the relay's loop thread, its publish and store
+ * pools, the benchmark's main thread, other Java threads, and the JVM's own GC/JIT threads as the rest), and by
+ * the PostgreSQL backends serving the benchmark database (read from /proc, so only for a server on this machine;
+ * -1 otherwise). CPU time is far less sensitive than wall time to other load on a shared machine.
+ *
+ * @param jvmNanos process CPU time of this JVM
+ * @param dbNanos CPU time of the database's client backends, or -1
+ * @param threads JVM CPU time by thread group, including {@code GC, JIT and VM threads}
+ * @param allocatedBytes bytes allocated by the Java threads alive at the end (what drives the GC's share)
+ */
+record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocatedBytes) {
+    private static final com.sun.management.OperatingSystemMXBean OS =
+            (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+    private static final com.sun.management.ThreadMXBean THREADS =
+            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+
+    /**
+     * Starts measuring.
+     *
+     * @param env the environment (for the database backends)
+     * @return the meter to stop
+     */
+    static Meter start(Env env) {
+        return new Meter(env, OS.getProcessCpuTime(), env.databaseCpuNanos(), threadTimes(), allocations());
+    }
+
+    /** A started measurement. */
+    record Meter(Env env, long jvm0, long db0, Map<Long, Long> threads0, Map<Long, Long> allocated0) {
+        /**
+         * Stops measuring; call while the measured threads are still alive (a thread that ended is not counted
+         * in its group, only in the rest).
+         *
+         * @return the CPU used since {@link #start}
+         */
+        Cpu stop() {
+            long db1 = db0 < 0 ? -1 : env.databaseCpuNanos();
+            long jvm = OS.getProcessCpuTime() - jvm0;
+            Map<String, Long> groups = new LinkedHashMap<>();
+            long java = 0;
+            long[] ids = THREADS.getAllThreadIds();
+            ThreadInfo[] infos = THREADS.getThreadInfo(ids);
+            for (int i = 0; i < ids.length; i++) {
+                long now = THREADS.getThreadCpuTime(ids[i]);
+                if (infos[i] == null || now < 0) {
+                    continue;
+                }
+                long used = Math.max(0, now - threads0.getOrDefault(ids[i], 0L));
+                java += used;
+                groups.merge(group(infos[i].getThreadName()), used, Long::sum);
+            }
+            groups.put("GC, JIT and VM threads", Math.max(0, jvm - java));
+            long allocated = 0;
+            for (Map.Entry<Long, Long> e : allocations().entrySet()) {
+                allocated += Math.max(0, e.getValue() - allocated0.getOrDefault(e.getKey(), 0L));
+            }
+            return new Cpu(jvm, db0 < 0 || db1 < 0 ? -1 : Math.max(0, db1 - db0), groups, allocated);
+        }
+    }
+
+    private static Map<Long, Long> allocations() {
+        Map<Long, Long> m = new HashMap<>();
+        long[] ids = THREADS.getAllThreadIds();
+        long[] bytes = THREADS.getThreadAllocatedBytes(ids);
+        for (int i = 0; i < ids.length; i++) {
+            if (bytes[i] >= 0) {
+                m.put(ids[i], bytes[i]);
+            }
+        }
+        return m;
+    }
+
+    private static Map<Long, Long> threadTimes() {
+        Map<Long, Long> m = new HashMap<>();
+        for (long id : THREADS.getAllThreadIds()) {
+            long t = THREADS.getThreadCpuTime(id);
+            if (t >= 0) {
+                m.put(id, t);
+            }
+        }
+        return m;
+    }
+
+    /** Names a thread's group: the engine names its threads outbox4j-relay-(owner)[-publish-N|-store-N]. */
+    static String group(String name) {
+        if (name.startsWith("outbox4j-relay-")) {
+            if (name.matches(".*-publish-\\d+")) {
+                return "relay publish pool";
+            }
+            if (name.matches(".*-store-\\d+")) {
+                return "relay store-write pool";
+            }
+            return "relay loop thread";
+        }
+        if (name.startsWith("outbox4j-kafka-")) {
+            return "KafkaPublisher send threads";
+        }
+        if (name.startsWith("kafka-producer-network-thread")) {
+            return "Kafka producer I/O threads";
+        }
+        if (name.equals("main")) {
+            return "benchmark main thread";
+        }
+        return "other Java threads";
+    }
+}
