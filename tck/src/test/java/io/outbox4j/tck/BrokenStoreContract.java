@@ -1,9 +1,13 @@
 package io.outbox4j.tck;
 
+import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.Delivery;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxStore;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
 
 /**
  * The kit over the reference store wrapped by one deliberate defect. Subclasses are run only through
@@ -17,6 +21,21 @@ abstract class BrokenStoreContract extends OutboxStoreContract {
     /** Wraps the reference store in the defect; the default breaks nothing in the store itself. */
     OutboxStore breakIt(InMemoryOutboxStore store) {
         return store;
+    }
+
+    /** A store whose claims pass every delivery through {@code change}. */
+    static OutboxStore changingDeliveries(OutboxStore store, UnaryOperator<Delivery> change) {
+        return new ForwardingStore(store) {
+            @Override
+            public synchronized List<Delivery> claim(ClaimRequest r) {
+                return super.claim(r).stream().map(change).collect(Collectors.toList());
+            }
+        };
+    }
+
+    /** A store whose claims return each message passed through {@code change}. */
+    static OutboxStore changingMessages(OutboxStore store, UnaryOperator<Message> change) {
+        return changingDeliveries(store, d -> new Delivery(change.apply(d.message()), d.receipt(), d.attempt()));
     }
 
     @Override

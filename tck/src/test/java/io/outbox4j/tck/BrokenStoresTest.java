@@ -25,8 +25,12 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Quis custodiet ipsos custodes: the kit runs (through junit-platform-testkit) against the reference store
@@ -189,13 +193,7 @@ class BrokenStoresTest {
     static class AttemptNotCounted extends BrokenStoreContract {
         @Override
         OutboxStore breakIt(InMemoryOutboxStore store) {
-            return new ForwardingStore(store) {
-                @Override
-                public synchronized List<Delivery> claim(ClaimRequest r) {
-                    return super.claim(r).stream().map(d -> new Delivery(d.message(), d.receipt(), 1))
-                            .collect(Collectors.toList());
-                }
-            };
+            return changingDeliveries(store, d -> new Delivery(d.message(), d.receipt(), 1));
         }
     }
 
@@ -203,15 +201,9 @@ class BrokenStoresTest {
     static class PayloadStoredAsText extends BrokenStoreContract {
         @Override
         OutboxStore breakIt(InMemoryOutboxStore store) {
-            return new ForwardingStore(store) {
-                @Override
-                public synchronized List<Delivery> claim(ClaimRequest r) {
-                    return super.claim(r).stream().map(d -> new Delivery(d.message().toBuilder()
-                            .limits(MessageLimits.DEFAULTS.withMaxPayloadBytes(Integer.MAX_VALUE))
-                            .payload(new String(d.message().payload(), StandardCharsets.UTF_8)).build(),
-                            d.receipt(), d.attempt())).collect(Collectors.toList());
-                }
-            };
+            return changingMessages(store, m -> m.toBuilder()
+                    .limits(MessageLimits.DEFAULTS.withMaxPayloadBytes(Integer.MAX_VALUE))
+                    .payload(new String(m.payload(), StandardCharsets.UTF_8)).build());
         }
     }
 
@@ -219,14 +211,7 @@ class BrokenStoresTest {
     static class HeadersSorted extends BrokenStoreContract {
         @Override
         OutboxStore breakIt(InMemoryOutboxStore store) {
-            return new ForwardingStore(store) {
-                @Override
-                public synchronized List<Delivery> claim(ClaimRequest r) {
-                    return super.claim(r).stream().map(d -> new Delivery(d.message().toBuilder()
-                            .headers(new TreeMap<>(d.message().headers())).build(), d.receipt(), d.attempt()))
-                            .collect(Collectors.toList());
-                }
-            };
+            return changingMessages(store, m -> m.toBuilder().headers(new TreeMap<>(m.headers())).build());
         }
     }
 
@@ -284,14 +269,7 @@ class BrokenStoresTest {
 
         @Override
         OutboxStore breakIt(InMemoryOutboxStore store) {
-            return new ForwardingStore(store) {
-                @Override
-                public synchronized List<Delivery> claim(ClaimRequest r) {
-                    return super.claim(r).stream().map(d -> new Delivery(
-                            originals.getOrDefault(d.message().id(), d.message()), d.receipt(), d.attempt()))
-                            .collect(Collectors.toList());
-                }
-            };
+            return changingMessages(store, m -> originals.getOrDefault(m.id(), m));
         }
     }
 
@@ -325,12 +303,63 @@ class BrokenStoresTest {
         System.out.println("== " + kit.getSimpleName() + failures);
     }
 
-    private static Map<String, String> rules(String... ruleThenPhrase) {
-        Map<String, String> out = new LinkedHashMap<>();
+    /** One defect: what the store does wrong, the broken store, and each rule it must fail with a phrase of the message. */
+    private static Arguments defect(String does, Class<? extends OutboxStoreContract> kit, String... ruleThenPhrase) {
+        Map<String, String> rules = new LinkedHashMap<>();
         for (int i = 0; i < ruleThenPhrase.length; i += 2) {
-            out.put(ruleThenPhrase[i], ruleThenPhrase[i + 1]);
+            rules.put(ruleThenPhrase[i], ruleThenPhrase[i + 1]);
         }
-        return out;
+        return Arguments.of(does, kit, rules);
+    }
+
+    static Stream<Arguments> defects() {
+        return Stream.of(
+                defect("ignores the claim limit", IgnoresTheLimit.class, "required_claimHonoursTheLimit",
+                        "claim(limit=2) with 5 message(s) available must lease exactly 2, but your store leased 3"),
+                defect("hands a leased message to a second claimer", SharesLiveLeases.class,
+                        "required_claimedMessageIsInvisibleToOtherClaimers",
+                        "must return nothing because owner tck-owner-a holds a live lease",
+                        "required_concurrentClaimersNeverShareAMessage", "still held a live lease on it",
+                        "required_concurrentClaimCompleteAndReleaseLoseNothing", "still held a live lease on it"),
+                defect("lists its deliveries newest first", ListsNewestFirst.class,
+                        "required_claimListsItsDeliveriesOldestFirst",
+                        "claim must list its deliveries in order of availability, then of enqueue"),
+                defect("never lets a lease expire", LeaseNeverExpires.class,
+                        "required_expiredLeaseMakesTheMessageClaimableAgain",
+                        "must be claimable again (a relay that crashed",
+                        "required_everyClaimCountsOneAttempt", LEASE_EXPIRY_SETUP,
+                        "required_staleReceiptCannotComplete", LEASE_EXPIRY_SETUP,
+                        "required_staleReceiptCannotRelease", LEASE_EXPIRY_SETUP,
+                        "required_staleReceiptCannotDeadLetter", LEASE_EXPIRY_SETUP),
+                defect("completes by message id, whatever the owner or receipt", CompletesByMessageId.class,
+                        "required_staleReceiptCannotComplete", "must report that receipt stale and change nothing",
+                        "required_completeWithAForeignOwnerOrUnknownReceiptChangesNothing",
+                        "must report it stale (every write is a compare-and-set on owner and receipt)"),
+                defect("releases by message id, whatever the owner or receipt", ReleasesByMessageId.class,
+                        "required_staleReceiptCannotRelease", "must return false (stale), but your store returned true",
+                        "required_releaseWithAForeignOwnerOrUnknownReceiptChangesNothing",
+                        "must return false (stale), but your store returned true"),
+                defect("ignores availableAt on release", ReleaseIgnoresAvailableAt.class,
+                        "required_releaseHidesTheMessageUntilAvailableAt", "was released with availableAt="),
+                defect("enqueues outside the caller's transaction", RolledBackEnqueueVisible.class,
+                        "required_rolledBackEnqueueIsNeverClaimable", "in a transaction that rolled back"),
+                defect("does not count attempts", AttemptNotCounted.class,
+                        "required_everyClaimCountsOneAttempt", "must be attempt 2, but your store reported 1"),
+                defect("keeps payloads as text", PayloadStoredAsText.class,
+                        "required_binaryPayloadRoundTripsByteForByte",
+                        "payload was 4103 bytes when enqueued but came back as",
+                        "optional_payloadOfTheDefaultLimitRoundTrips", "payload was 1048576 bytes when enqueued"),
+                defect("sorts headers", HeadersSorted.class,
+                        "required_headersRoundTripInOrder", "headers came back in another order"),
+                defect("retries dead-lettered messages later", DeadLetterRetriesLater.class,
+                        "required_deadLetteredMessageIsNeverClaimedAgain", "was dead-lettered a day ago"),
+                defect("drops duplicate ids silently", IgnoresDuplicates.class,
+                        "required_duplicateIdIsRejected", "accepted it silently",
+                        "required_duplicateIdWithinOneBatchIsRejected", "accepted it silently",
+                        "required_rejectedBatchLeavesNothingBehind", "accepted it silently"),
+                defect("forgets notBefore", NotBeforeIgnored.class,
+                        "required_delayedMessageIsNotClaimedBeforeNotBefore", "10 minutes later",
+                        "required_claimOrdersByAvailabilityThenEnqueueOrder", "by availability (enqueue time"));
     }
 
     @Test
@@ -342,118 +371,20 @@ class BrokenStoresTest {
         assertThat(report.passed()).hasSizeGreaterThanOrEqualTo(ReferenceStoreKitTest.MINIMUM_RULES);
     }
 
-    @Test
-    @DisplayName("a store that ignores the claim limit fails the limit rule")
-    void ignoresTheLimit() {
-        assertBreaksExactly(IgnoresTheLimit.class, rules("required_claimHonoursTheLimit",
-                "claim(limit=2) with 5 message(s) available must lease exactly 2, but your store leased 3"));
+    @ParameterizedTest(name = "a store that {0} fails exactly the rules about it, with a readable message")
+    @MethodSource("defects")
+    void eachDefectFailsExactlyItsRules(String does, Class<? extends OutboxStoreContract> kit,
+            Map<String, String> rules) {
+        assertBreaksExactly(kit, rules);
     }
 
     @Test
-    @DisplayName("a store that hands a leased message to a second claimer fails the invisibility and concurrency rules")
-    void sharesLiveLeases() {
-        assertBreaksExactly(SharesLiveLeases.class, rules(
-                "required_claimedMessageIsInvisibleToOtherClaimers",
-                "must return nothing because owner tck-owner-a holds a live lease",
-                "required_concurrentClaimersNeverShareAMessage", "still held a live lease on it",
-                "required_concurrentClaimCompleteAndReleaseLoseNothing", "still held a live lease on it"));
+    @DisplayName("the table above covers every broken store declared in this class")
+    void everyBrokenStoreIsChecked() {
+        Set<Class<?>> checked = defects().map(a -> (Class<?>) a.get()[1]).collect(Collectors.toSet());
+        Set<Class<?>> declared = Stream.of(BrokenStoresTest.class.getDeclaredClasses())
+                .filter(BrokenStoreContract.class::isAssignableFrom).filter(c -> c != NoDefect.class)
+                .collect(Collectors.toSet());
+        assertThat(checked).containsExactlyInAnyOrderElementsOf(declared);
     }
-
-    @Test
-    @DisplayName("a store that lists its deliveries newest first fails the claim-order rule")
-    void listsNewestFirst() {
-        assertBreaksExactly(ListsNewestFirst.class, rules("required_claimListsItsDeliveriesOldestFirst",
-                "claim must list its deliveries in order of availability, then of enqueue"));
-    }
-
-    @Test
-    @DisplayName("a store whose leases never expire fails every lease-expiry rule")
-    void leaseNeverExpires() {
-        assertBreaksExactly(LeaseNeverExpires.class, rules(
-                "required_expiredLeaseMakesTheMessageClaimableAgain", "must be claimable again (a relay that crashed",
-                "required_everyClaimCountsOneAttempt", LEASE_EXPIRY_SETUP,
-                "required_staleReceiptCannotComplete", LEASE_EXPIRY_SETUP,
-                "required_staleReceiptCannotRelease", LEASE_EXPIRY_SETUP,
-                "required_staleReceiptCannotDeadLetter", LEASE_EXPIRY_SETUP));
-    }
-
-    @Test
-    @DisplayName("a store whose complete ignores owner and receipt fails the stale and foreign complete rules")
-    void completesByMessageId() {
-        assertBreaksExactly(CompletesByMessageId.class, rules(
-                "required_staleReceiptCannotComplete", "must report that receipt stale and change nothing",
-                "required_completeWithAForeignOwnerOrUnknownReceiptChangesNothing",
-                "must report it stale (every write is a compare-and-set on owner and receipt)"));
-    }
-
-    @Test
-    @DisplayName("a store whose release ignores owner and receipt fails the stale and foreign release rules")
-    void releasesByMessageId() {
-        assertBreaksExactly(ReleasesByMessageId.class, rules(
-                "required_staleReceiptCannotRelease", "must return false (stale), but your store returned true",
-                "required_releaseWithAForeignOwnerOrUnknownReceiptChangesNothing",
-                "must return false (stale), but your store returned true"));
-    }
-
-    @Test
-    @DisplayName("a store whose release ignores availableAt fails the release-hides rule")
-    void releaseIgnoresAvailableAt() {
-        assertBreaksExactly(ReleaseIgnoresAvailableAt.class, rules("required_releaseHidesTheMessageUntilAvailableAt",
-                "was released with availableAt="));
-    }
-
-    @Test
-    @DisplayName("a store whose enqueue escapes the caller's transaction fails the rolled-back rule")
-    void rolledBackEnqueueVisible() {
-        assertBreaksExactly(RolledBackEnqueueVisible.class, rules("required_rolledBackEnqueueIsNeverClaimable",
-                "in a transaction that rolled back"));
-    }
-
-    @Test
-    @DisplayName("a store that does not count attempts fails the attempt rule")
-    void attemptNotCounted() {
-        assertBreaksExactly(AttemptNotCounted.class, rules("required_everyClaimCountsOneAttempt",
-                "must be attempt 2, but your store reported 1"));
-    }
-
-    @Test
-    @DisplayName("a store that keeps payloads as text fails the binary payload rules")
-    void payloadStoredAsText() {
-        assertBreaksExactly(PayloadStoredAsText.class, rules(
-                "required_binaryPayloadRoundTripsByteForByte",
-                "payload was 4103 bytes when enqueued but came back as",
-                "optional_payloadOfTheDefaultLimitRoundTrips", "payload was 1048576 bytes when enqueued"));
-    }
-
-    @Test
-    @DisplayName("a store that sorts headers fails the header-order rule")
-    void headersSorted() {
-        assertBreaksExactly(HeadersSorted.class, rules("required_headersRoundTripInOrder",
-                "headers came back in another order"));
-    }
-
-    @Test
-    @DisplayName("a store that retries dead-lettered messages fails the dead-letter rule")
-    void deadLetterRetriesLater() {
-        assertBreaksExactly(DeadLetterRetriesLater.class, rules("required_deadLetteredMessageIsNeverClaimedAgain",
-                "was dead-lettered a day ago"));
-    }
-
-    @Test
-    @DisplayName("a store that drops duplicate ids silently fails the duplicate rules")
-    void ignoresDuplicates() {
-        assertBreaksExactly(IgnoresDuplicates.class, rules(
-                "required_duplicateIdIsRejected", "accepted it silently",
-                "required_duplicateIdWithinOneBatchIsRejected", "accepted it silently",
-                "required_rejectedBatchLeavesNothingBehind", "accepted it silently"));
-    }
-
-    @Test
-    @DisplayName("a store that forgets notBefore fails the delayed-delivery and availability-order rules")
-    void notBeforeIgnored() {
-        assertBreaksExactly(NotBeforeIgnored.class, rules(
-                "required_delayedMessageIsNotClaimedBeforeNotBefore", "10 minutes later",
-                "required_claimOrdersByAvailabilityThenEnqueueOrder", "by availability (enqueue time"));
-    }
-
 }
