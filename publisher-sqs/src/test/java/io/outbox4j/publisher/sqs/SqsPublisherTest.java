@@ -33,13 +33,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import software.amazon.awssdk.auth.credentials.AnonymousCredentialsProvider;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsClient;
+import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequest;
 
 /** {@link SqsPublisher} against a real SQS-compatible server (ElasticMQ in the JVM unless configured otherwise). */
@@ -370,15 +369,13 @@ class SqsPublisherTest {
             var received = receive(url, 90, READ);
             assertThat(received).hasSize(90);
             Map<String, List<String>> byGroup = received.stream().collect(Collectors.groupingBy(
-                    r -> r.attributes().get(software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName
-                            .MESSAGE_GROUP_ID), LinkedHashMap::new, Collectors.mapping(SqsTestSupport::id,
+                    SqsTestSupport::groupId, LinkedHashMap::new, Collectors.mapping(SqsTestSupport::id,
                             Collectors.toList())));
             assertThat(byGroup).containsOnlyKeys("customer-0", "customer-1", "customer-2");
             byGroup.forEach((group, ids) -> assertThat(ids).as(group).containsExactlyElementsOf(all.stream()
                     .filter(m -> m.key().orElseThrow().equals(group)).map(Message::id).collect(Collectors.toList())));
-            assertThat(received).allSatisfy(r -> assertThat(r.attributes().get(
-                    software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName.MESSAGE_DEDUPLICATION_ID))
-                    .isEqualTo(id(r)));
+            assertThat(received).allSatisfy(r -> assertThat(
+                    r.attributes().get(MessageSystemAttributeName.MESSAGE_DEDUPLICATION_ID)).isEqualTo(id(r)));
         }
 
         @Test
@@ -392,7 +389,6 @@ class SqsPublisherTest {
                 batch.add(message(topic, key + "-" + i).key(key).build());
             }
             java.util.function.IntPredicate published = i -> i < 10 || (i >= 20 && i % 2 == 1);
-            SqsServer server = SqsServer.shared();
             // Fault injection in the client pipeline: the request holding batch position 10 never leaves the client.
             ExecutionInterceptor cutCable = new ExecutionInterceptor() {
                 @Override
@@ -403,11 +399,7 @@ class SqsPublisherTest {
                     }
                 }
             };
-            try (SqsClient faulty = SqsClient.builder().endpointOverride(server.endpoint())
-                    .region(Region.of(server.region()))
-                    .credentialsProvider(StaticCredentialsProvider.create(
-                            AwsBasicCredentials.create(server.accessKeyId(), server.secretAccessKey())))
-                    .overrideConfiguration(c -> c.addExecutionInterceptor(cutCable)).build()) {
+            try (SqsClient faulty = SqsTestSupport.newClient(cutCable)) {
 
                 List<PublishOutcome> outcomes = SqsPublisher.builder().client(faulty).build().publish(batch, TIMEOUT);
 
@@ -454,8 +446,7 @@ class SqsPublisherTest {
                     .fifoDefaultGroupId("outbox-default").build();
             assertAllPublished(withDefault.publish(List.of(m), TIMEOUT));
             var received = receive(url, 1, READ);
-            assertThat(received.get(0).attributes().get(
-                    software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName.MESSAGE_GROUP_ID))
+            assertThat(SqsTestSupport.groupId(received.get(0)))
                     .isEqualTo("outbox-default");
         }
 
@@ -474,8 +465,7 @@ class SqsPublisherTest {
             assertThat(received).extracting(SqsTestSupport::id)
                     .containsExactlyElementsOf(batch.stream().map(Message::id).collect(Collectors.toList()));
             assertThat(received).extracting(SqsTestSupport::key).containsOnly(java.util.Optional.of(key));
-            assertThat(received.get(0).attributes().get(
-                    software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName.MESSAGE_GROUP_ID))
+            assertThat(SqsTestSupport.groupId(received.get(0)))
                     .startsWith("sha256-").hasSize(71);
         }
 

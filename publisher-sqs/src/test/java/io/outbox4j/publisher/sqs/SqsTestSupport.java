@@ -13,6 +13,7 @@ import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.awscore.client.builder.AwsClientBuilder;
 import software.amazon.awssdk.core.SdkRequest;
 import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
@@ -58,13 +59,7 @@ final class SqsTestSupport {
 
     static synchronized SqsClient client() {
         if (client == null) {
-            SqsServer server = SqsServer.shared();
-            client = SqsClient.builder()
-                    .endpointOverride(server.endpoint())
-                    .region(Region.of(server.region()))
-                    .credentialsProvider(credentials(server))
-                    .overrideConfiguration(c -> c.addExecutionInterceptor(new RequestRecorder()))
-                    .build();
+            client = newClient(new RequestRecorder());
             Runtime.getRuntime().addShutdownHook(new Thread(client::close));
         }
         return client;
@@ -72,21 +67,24 @@ final class SqsTestSupport {
 
     static synchronized SqsAsyncClient asyncClient() {
         if (asyncClient == null) {
-            SqsServer server = SqsServer.shared();
-            asyncClient = SqsAsyncClient.builder()
-                    .endpointOverride(server.endpoint())
-                    .region(Region.of(server.region()))
-                    .credentialsProvider(credentials(server))
-                    .overrideConfiguration(c -> c.addExecutionInterceptor(new RequestRecorder()))
-                    .build();
+            asyncClient = configure(SqsAsyncClient.builder(), new RequestRecorder()).build();
             Runtime.getRuntime().addShutdownHook(new Thread(asyncClient::close));
         }
         return asyncClient;
     }
 
-    private static StaticCredentialsProvider credentials(SqsServer server) {
-        return StaticCredentialsProvider.create(
-                AwsBasicCredentials.create(server.accessKeyId(), server.secretAccessKey()));
+    /** A new synchronous client of the shared server (the caller closes it). */
+    static SqsClient newClient(ExecutionInterceptor... interceptors) {
+        return configure(SqsClient.builder(), interceptors).build();
+    }
+
+    private static <B extends AwsClientBuilder<B, ?>> B configure(B builder, ExecutionInterceptor... interceptors) {
+        SqsServer server = SqsServer.shared();
+        return builder.endpointOverride(server.endpoint())
+                .region(Region.of(server.region()))
+                .credentialsProvider(StaticCredentialsProvider.create(
+                        AwsBasicCredentials.create(server.accessKeyId(), server.secretAccessKey())))
+                .overrideConfiguration(c -> List.of(interceptors).forEach(c::addExecutionInterceptor));
     }
 
     /** The requests sent to one queue, in order. */
@@ -118,9 +116,15 @@ final class SqsTestSupport {
      * the queue delivered them.
      */
     static List<Message> receive(String queueUrl, int expected, Duration timeout) {
+        return receiveUntil(queueUrl, received -> received.size() >= expected, timeout);
+    }
+
+    /** Receives (and deletes) messages until {@code done} holds for all received so far or the timeout passed. */
+    static List<Message> receiveUntil(String queueUrl, java.util.function.Predicate<List<Message>> done,
+            Duration timeout) {
         List<Message> received = new ArrayList<>();
         long end = System.nanoTime() + timeout.toNanos();
-        while (received.size() < expected && System.nanoTime() < end) {
+        while (!done.test(received) && System.nanoTime() < end) {
             List<Message> batch = client().receiveMessage(b -> b.queueUrl(queueUrl).maxNumberOfMessages(10)
                     .waitTimeSeconds(1).messageAttributeNames("All")
                     .messageSystemAttributeNames(MessageSystemAttributeName.MESSAGE_GROUP_ID,
@@ -142,6 +146,10 @@ final class SqsTestSupport {
     static String attribute(Message m, String name) {
         MessageAttributeValue v = m.messageAttributes().get(name);
         return v == null ? null : v.stringValue();
+    }
+
+    static String groupId(Message m) {
+        return m.attributes().get(MessageSystemAttributeName.MESSAGE_GROUP_ID);
     }
 
     static String id(Message m) {

@@ -1,0 +1,150 @@
+package io.outbox4j.publisher.sqs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox4j.api.Message;
+import io.outbox4j.engine.Relay;
+import io.outbox4j.store.jdbi.JdbiOutboxStore;
+import io.outbox4j.testservices.PostgresServer;
+import io.outbox4j.testservices.SqsServer;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * End to end: messages committed to a PostgreSQL outbox (store-jdbi) are moved by the relay (engine) to SQS
+ * through {@link SqsPublisher}, and read back from the queue with every attribute intact. The throughput is
+ * printed for the record, not asserted.
+ */
+@Tag("e2e")
+class SqsEndToEndTest {
+    private static final int MESSAGES = 5_000;
+    /** FIFO: 200 groups of 25 messages, so each claimed batch holds about one message per group. */
+    private static final int FIFO_KEYS = 200;
+    private static Jdbi jdbi;
+
+    @BeforeAll
+    static void database() {
+        PostgresServer pg = PostgresServer.shared();
+        jdbi = Jdbi.create(pg.createDatabase("publisher_sqs_e2e"), pg.user(), pg.password());
+    }
+
+    @ParameterizedTest(name = "{0} queue")
+    @ValueSource(strings = {"standard", "fifo"})
+    @DisplayName("5 000 messages from a PostgreSQL outbox reach SQS through the relay, attributes intact; FIFO keeps "
+            + "each key's order")
+    void outboxToQueue(String kind) throws Exception {
+        boolean fifo = kind.equals("fifo");
+        String topic = SqsTestSupport.uniqueName("e2e-" + kind, fifo);
+        String url = SqsTestSupport.createQueue(topic);
+        JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).tableName("outbox_" + kind).build();
+        store.createSchemaIfAbsent();
+
+        List<Message> sent = messages(topic, kind);
+        Instant writeStart = Instant.now();
+        for (int from = 0; from < sent.size(); from += 500) {
+            List<Message> chunk = sent.subList(from, from + 500);
+            jdbi.useTransaction(h -> store.enqueueAll(h, chunk));
+        }
+        Duration writing = Duration.between(writeStart, Instant.now());
+
+        SqsPublisher publisher = SqsPublisher.builder().asyncClient(SqsTestSupport.asyncClient()).build();
+        Relay relay = Relay.builder(store, publisher).owner("e2e-" + kind).batchSize(200).workers(4)
+                .deliveryTimeout(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(50)).build();
+        Instant relayStart = Instant.now();
+        relay.start();
+        relay.wakeUp();
+        long left = MESSAGES;
+        try {
+            Instant giveUp = Instant.now().plus(Duration.ofSeconds(180));
+            while (left > 0 && Instant.now().isBefore(giveUp)) {
+                Thread.sleep(20); // polling the outbox table, not waiting for a lease
+                left = jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM outbox_" + kind).mapTo(Long.class).one());
+            }
+        } finally {
+            relay.close();
+        }
+        Duration relaying = Duration.between(relayStart, Instant.now());
+        assertThat(left).as("messages still in the outbox after the relay ran").isZero();
+
+        Instant readStart = Instant.now();
+        // At least once: a message may arrive twice (a timed-out call retried), so read until every id arrived.
+        var received = SqsTestSupport.receiveUntil(url,
+                all -> all.stream().map(SqsTestSupport::id).distinct().count() >= MESSAGES, Duration.ofSeconds(120));
+        Duration reading = Duration.between(readStart, Instant.now());
+        Map<String, software.amazon.awssdk.services.sqs.model.Message> firstById = new LinkedHashMap<>();
+        received.forEach(r -> firstById.putIfAbsent(SqsTestSupport.id(r), r));
+        int duplicates = received.size() - firstById.size();
+
+        System.out.printf("SQS e2e (%s queue, %s): %d messages; enqueue %d ms; store -> relay -> SQS %d ms = %.0f "
+                        + "msgs/s; read back %d ms; %d duplicate deliveries%n", kind, SqsServer.shared().kind(),
+                MESSAGES, writing.toMillis(), relaying.toMillis(), MESSAGES * 1000.0 / Math.max(1, relaying.toMillis()),
+                reading.toMillis(), duplicates);
+
+        Map<String, Message> byId = new HashMap<>();
+        sent.forEach(m -> byId.put(m.id(), m));
+        assertThat(firstById.keySet()).isEqualTo(byId.keySet());
+        if (fifo) {
+            assertThat(duplicates).as("FIFO deduplicates on the message id").isZero();
+        }
+        for (var r : received) {
+            Message m = byId.get(SqsTestSupport.id(r));
+            assertThat(SqsTestSupport.payload(r)).as(m.id()).isEqualTo(m.payload());
+            assertThat(SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_TOPIC)).isEqualTo(m.topic());
+            assertThat(SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_MODULE)).isEqualTo(m.module());
+            assertThat(SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_CONTENT_TYPE)).isEqualTo(m.contentType());
+            assertThat(Instant.parse(SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_OCCURRED_AT)))
+                    .isEqualTo(m.occurredAt());
+            assertThat(SqsTestSupport.key(r)).isEqualTo(m.key());
+            assertThat(SqsTestSupport.headers(r)).as(m.id()).containsExactlyEntriesOf(m.headers());
+        }
+        if (fifo) {
+            Map<String, List<String>> arrived = new LinkedHashMap<>();
+            for (var r : firstById.values()) {
+                arrived.computeIfAbsent(SqsTestSupport.groupId(r),
+                        g -> new ArrayList<>()).add(SqsTestSupport.id(r));
+            }
+            Map<String, List<String>> expected = new LinkedHashMap<>();
+            sent.forEach(m -> expected.computeIfAbsent(m.key().orElseThrow(), g -> new ArrayList<>()).add(m.id()));
+            assertThat(arrived.keySet()).isEqualTo(Set.copyOf(expected.keySet()));
+            expected.forEach((key, ids) -> assertThat(arrived.get(key)).as("order of group %s", key)
+                    .containsExactlyElementsOf(ids));
+        }
+    }
+
+    /**
+     * Text JSON payloads, every 10th a binary one (sent as base64), 2 headers each. Keys: for FIFO, 200 groups
+     * of 25 whose order is checked; for the standard queue (which keeps no order) one key per message, so the
+     * relay can put whole batches into each publish call.
+     */
+    private static List<Message> messages(String topic, String kind) {
+        List<Message> out = new ArrayList<>(MESSAGES);
+        Instant base = Instant.now().truncatedTo(ChronoUnit.MICROS);
+        for (int i = 0; i < MESSAGES; i++) {
+            String id = kind + "-" + i;
+            byte[] payload = i % 10 == 0
+                    ? ByteBuffer.allocate(12).putInt(0xCAFEBABE).putLong(i).array()
+                    : ("{\"order\":" + i + ",\"note\":\"grüße ✓\"}").getBytes(StandardCharsets.UTF_8);
+            out.add(Message.builder().id(id).topic(topic).module("orders").key(kind.equals("fifo") ? "customer-" + (i % FIFO_KEYS) : "order-" + i)
+                    .contentType(i % 10 == 0 ? "application/octet-stream" : "application/json")
+                    .payload(payload).header("trace-id", "t-" + i).header("tenant", "acme")
+                    .occurredAt(base.plusNanos(1000L * i)).build());
+        }
+        return out;
+    }
+}
