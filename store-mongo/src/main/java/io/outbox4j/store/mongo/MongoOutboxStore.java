@@ -82,7 +82,7 @@ import org.bson.BsonValue;
  * <p><b>Dispatch side.</b> No server-side cursor is held open. A claim finds the ids of the oldest available
  * messages, then leases them with one {@code updateMany} whose filter re-checks availability and which stamps a
  * fresh lease token; MongoDB updates each document atomically and only while it still matches, so two claimers
- * can never both lease a document. The claimed documents are read back by token. Complete is one
+ * can never both lease a document. The tried documents are read back and kept if they carry the token. Complete is one
  * {@code deleteMany}; release and dead-letter are compare-and-set updates on id, owner and token. These writes use
  * write concern {@code majority} unless configured otherwise, and read from the primary.
  *
@@ -233,7 +233,8 @@ public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession
      * applies an update to each document atomically and only if the document still matches the filter, so a
      * document another claimer leased in the meantime (its {@code availableAt} moved to a future lease end) is
      * skipped, never shared. When some were lost, the next candidates are tried, then the query runs again, a
-     * bounded number of times. The leased documents are read back by token.
+     * bounded number of times. The tried documents are then read back by id, and those carrying this claim's token
+     * are the ones it leased.
      *
      * @param request who claims, at what time, for how long, and how many at most
      * @return the leased messages in claim order

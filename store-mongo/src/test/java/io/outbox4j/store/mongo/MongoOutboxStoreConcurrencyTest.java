@@ -30,7 +30,7 @@ class MongoOutboxStoreConcurrencyTest {
     private static final int MESSAGES = 10_000;
     private static final int STORES = 2;
     private static final int THREADS_PER_STORE = 2;
-    private static final int BATCH = 100;
+    private static final int BATCH = 200;
 
     @Test
     void twoThreadsOnEachOfTwoStores_shareNoMessageAndLoseNone() throws Exception {
