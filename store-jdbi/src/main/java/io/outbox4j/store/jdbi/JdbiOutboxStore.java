@@ -25,6 +25,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -34,6 +35,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.function.Supplier;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.HandleCallback;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
 import org.jdbi.v3.core.argument.Argument;
@@ -248,15 +250,26 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
     @Override
     public List<Delivery> claim(ClaimRequest request) {
         Objects.requireNonNull(request, "request");
-        Instant now = clamp(request.now().truncatedTo(ChronoUnit.MICROS));
+        // Stored times have microseconds. Every instant is rounded up to the next microsecond alike (now, lease
+        // end, retry time), so a message released until t is due at a claim at t, and never earlier than the
+        // microsecond before t.
+        Instant now = clamp(ceilMicros(request.now()));
         Instant until = clamp(ceilMicros(request.leaseUntil()));
         String token = UUID.randomUUID().toString();
-        List<Claimed> rows = dispatch("claim", () -> dialect == Dialect.POSTGRESQL
-                ? jdbi.withHandle(h -> bindClaim(h.createQuery(sql.claim), until, request.owner(), token, 0)
-                        .bind(3, time(now)).bind(4, request.limit())
-                        .map((rs, ctx) -> claimed(rs, 0)).list())
-                : jdbi.inTransaction(TransactionIsolationLevel.READ_COMMITTED,
-                        h -> claimLocked(h, request, now, until, token)));
+        List<Claimed> rows = dispatch("claim", () -> {
+            switch (dialect) {
+                case POSTGRESQL:
+                    return statement(h -> bindClaim(h.createQuery(sql.claim), until, request.owner(), token)
+                            .bind(3, time(now)).bind(4, request.limit())
+                            .map((rs, ctx) -> claimed(rs, 0)).list());
+                case H2:
+                    return jdbi.inTransaction(TransactionIsolationLevel.READ_COMMITTED,
+                            h -> claimOptimistic(h, request, now, until, token));
+                default:
+                    return jdbi.inTransaction(TransactionIsolationLevel.READ_COMMITTED,
+                            h -> claimLocked(h, request, now, until, token));
+            }
+        });
         rows.sort(Comparator.comparing((Claimed c) -> c.wasAvailableAt).thenComparingLong(c -> c.seq));
         List<Delivery> deliveries = new ArrayList<>(rows.size());
         for (Claimed c : rows) {
@@ -278,7 +291,7 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
         if (locked.isEmpty()) {
             return locked;
         }
-        Update update = bindClaim(h.createUpdate(sql.claimUpdate(locked.size())), until, request.owner(), token, 0);
+        Update update = bindClaim(h.createUpdate(sql.claimUpdate(locked.size())), until, request.owner(), token);
         for (int i = 0; i < locked.size(); i++) {
             update.bind(3 + i, locked.get(i).id);
         }
@@ -290,9 +303,29 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
         return locked;
     }
 
+    private List<Claimed> claimOptimistic(Handle h, ClaimRequest request, Instant now, Instant until, String token) {
+        Map<String, Claimed> candidates = new LinkedHashMap<>();
+        h.createQuery(sql.claim).bind(0, time(now)).bind(1, request.limit())
+                .map((rs, ctx) -> new Claimed(rs.getString("id"), 0, sql.getTime(rs, "was_available_at"),
+                        rs.getLong("seq")))
+                .forEach(c -> candidates.put(c.id, c));
+        if (candidates.isEmpty()) {
+            return new ArrayList<>();
+        }
+        Query update = bindClaim(h.createQuery(sql.claimUpdateReturning(candidates.size())), until,
+                request.owner(), token);
+        int i = 3;
+        for (String id : candidates.keySet()) {
+            update.bind(i++, id);
+        }
+        update.bind(i, time(now));
+        List<Claimed> moved = update.map((rs, ctx) -> claimed(rs, 0, candidates.get(rs.getString("id")))).list();
+        return new ArrayList<>(moved);
+    }
+
     private <S extends org.jdbi.v3.core.statement.SqlStatement<S>> S bindClaim(S statement, Instant until,
-            String owner, String token, int from) {
-        return statement.bind(from, time(until)).bind(from + 1, owner).bind(from + 2, token);
+            String owner, String token) {
+        return statement.bind(0, time(until)).bind(1, owner).bind(2, token);
     }
 
     @Override
@@ -310,7 +343,7 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
         for (int from = 0; from < leases.size(); from += COMPLETE_CHUNK) {
             List<String> chunk = leases.subList(from, Math.min(leases.size(), from + COMPLETE_CHUNK));
             Set<String> deleted = dispatch("complete", () -> sql.completesInOneStatement()
-                    ? jdbi.withHandle(h -> deletedReceipts(
+                    ? statement(h -> deletedReceipts(
                             bindLeases(h.createQuery(sql.complete(chunk.size())), completion.owner(), chunk)))
                     : jdbi.inTransaction(TransactionIsolationLevel.READ_COMMITTED, h -> {
                         Set<String> locked = deletedReceipts(
@@ -359,7 +392,7 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
         }
         Instant at = clamp(ceilMicros(release.availableAt()));
         String error = HeaderCodec.storableText(release.error());
-        return dispatch("release", () -> jdbi.withHandle(h -> bindLease(h.createUpdate(sql.release)
+        return dispatch("release", () -> statement(h -> bindLease(h.createUpdate(sql.release)
                 .bind(0, time(at)).bind(1, error), release.owner(), release.receipt()).execute())) == 1;
     }
 
@@ -371,7 +404,7 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
         }
         Instant at = clamp(deadLetter.at().truncatedTo(ChronoUnit.MICROS));
         String reason = HeaderCodec.storableText(deadLetter.reason());
-        return dispatch("dead-letter", () -> jdbi.withHandle(h -> bindLease(h.createUpdate(sql.deadLetter)
+        return dispatch("dead-letter", () -> statement(h -> bindLease(h.createUpdate(sql.deadLetter)
                 .bind(0, time(at)).bind(1, reason), deadLetter.owner(), deadLetter.receipt()).execute())) == 1;
     }
 
@@ -594,8 +627,13 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
     }
 
     private Claimed claimed(ResultSet rs, int attemptsAdded) throws SQLException {
-        Claimed c = new Claimed(rs.getString("id"), rs.getInt("attempts") + attemptsAdded,
-                sql.getTime(rs, "was_available_at"), rs.getLong("seq"));
+        return claimed(rs, attemptsAdded, new Claimed(rs.getString("id"), 0, sql.getTime(rs, "was_available_at"),
+                rs.getLong("seq")));
+    }
+
+    /** Reads the message of a claimed row; its claim order comes from {@code order}. */
+    private Claimed claimed(ResultSet rs, int attemptsAdded, Claimed order) throws SQLException {
+        Claimed c = new Claimed(order.id, rs.getInt("attempts") + attemptsAdded, order.wasAvailableAt, order.seq);
         try {
             c.message = Message.builder().limits(READ_LIMITS)
                     .id(c.id)
@@ -641,6 +679,22 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
                 }
                 throw new OutboxException(operation + " on table " + quotedName() + " failed: " + e.getMessage(), e);
             }
+        }
+    }
+
+    /**
+     * Runs one statement on a handle of its own: as it is on an auto-commit connection (the JDBC default), in a
+     * transaction that commits when the pool hands out connections with auto-commit off.
+     */
+    private <T> T statement(HandleCallback<T, RuntimeException> work) {
+        return jdbi.withHandle(h -> isAutoCommit(h) ? work.withHandle(h) : h.inTransaction(work));
+    }
+
+    private static boolean isAutoCommit(Handle h) {
+        try {
+            return h.getConnection().getAutoCommit();
+        } catch (SQLException e) {
+            throw new org.jdbi.v3.core.ConnectionException(e);
         }
     }
 

@@ -30,7 +30,11 @@ final class Sql {
     final String insertOne;
     /** Inserts one message of a batch; a duplicate id fails the statement. */
     final String insert;
-    /** PostgreSQL: the whole claim. Others: the locking read of the claim transaction. */
+    /**
+     * PostgreSQL: the whole claim. MariaDB and MySQL: the locking read of the claim transaction. H2: the plain
+     * read of the candidates (H2 sorts and locks every matching row for a {@code FOR UPDATE}, so its claim
+     * locks by updating instead, see {@link #claimUpdateReturning}).
+     */
     final String claim;
     final String release;
     final String deadLetter;
@@ -42,30 +46,46 @@ final class Sql {
                 + " occurred_at, not_before, available_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
         this.insertOne = dialect == Dialect.POSTGRESQL ? insert + " ON CONFLICT (id) DO NOTHING" : insert;
         String claimable = " WHERE dead_at IS NULL AND available_at <= ? ORDER BY available_at, seq LIMIT ?";
-        if (dialect == Dialect.POSTGRESQL) {
-            // One statement: lock the oldest claimable rows, skipping rows other claimers hold, and move them.
-            this.claim = "UPDATE " + table + " AS t SET available_at = ?, lease_owner = ?, receipt = ?,"
-                    + " attempts = t.attempts + 1"
-                    + " FROM (SELECT id, available_at AS was_available_at, seq FROM " + table + claimable
-                    + " FOR UPDATE SKIP LOCKED) AS c"
-                    + " WHERE t.id = c.id"
-                    + " RETURNING t.id, t.topic, t.msg_key, t.module, t.content_type, t.payload, t.headers,"
-                    + " t.occurred_at, t.not_before, t.attempts, c.was_available_at, c.seq";
-        } else {
-            this.claim = "SELECT " + MESSAGE_COLUMNS + ", available_at AS was_available_at, seq FROM " + table
-                    + claimable + " FOR UPDATE SKIP LOCKED";
+        switch (dialect) {
+            case POSTGRESQL:
+                // One statement: lock the oldest claimable rows, skipping rows other claimers hold, and move them.
+                this.claim = "UPDATE " + table + " AS t SET available_at = ?, lease_owner = ?, receipt = ?,"
+                        + " attempts = t.attempts + 1"
+                        + " FROM (SELECT id, available_at AS was_available_at, seq FROM " + table + claimable
+                        + " FOR UPDATE SKIP LOCKED) AS c"
+                        + " WHERE t.id = c.id"
+                        + " RETURNING t.id, t.topic, t.msg_key, t.module, t.content_type, t.payload, t.headers,"
+                        + " t.occurred_at, t.not_before, t.attempts, c.was_available_at, c.seq";
+                break;
+            case H2:
+                this.claim = "SELECT id, available_at AS was_available_at, seq FROM " + table + claimable;
+                break;
+            default:
+                this.claim = "SELECT " + MESSAGE_COLUMNS + ", available_at AS was_available_at, seq FROM " + table
+                        + claimable + " FOR UPDATE SKIP LOCKED";
         }
         String leased = " WHERE id = ? AND receipt = ? AND lease_owner = ? AND dead_at IS NULL";
         this.release = "UPDATE " + table + " SET available_at = ?, last_error = ?, lease_owner = NULL,"
                 + " receipt = NULL" + leased;
-        this.deadLetter = "UPDATE " + table + " SET dead_at = ?, dead_reason = ?, lease_owner = NULL,"
-                + " receipt = NULL" + leased;
+        // A dead row has no availability: it drops out of every claim index range, not only out of the filter.
+        this.deadLetter = "UPDATE " + table + " SET dead_at = ?, dead_reason = ?, available_at = NULL,"
+                + " lease_owner = NULL, receipt = NULL" + leased;
     }
 
-    /** The second statement of a claim transaction: moves the locked rows into the lease. */
+    /** MariaDB and MySQL: the second statement of a claim transaction, moving the locked rows into the lease. */
     String claimUpdate(int rows) {
         return "UPDATE " + table + " SET available_at = ?, lease_owner = ?, receipt = ?, attempts = attempts + 1"
                 + " WHERE id IN (" + marks(rows) + ")";
+    }
+
+    /**
+     * H2: moves the candidates into the lease if they are still claimable, and returns those it moved. H2
+     * waits for a row another claimer is moving and then re-checks the condition on the committed row, so a
+     * candidate taken meanwhile is skipped, never leased twice.
+     */
+    String claimUpdateReturning(int rows) {
+        return "SELECT " + MESSAGE_COLUMNS + " FROM FINAL TABLE (" + claimUpdate(rows)
+                + " AND dead_at IS NULL AND available_at <= ?)";
     }
 
     /**

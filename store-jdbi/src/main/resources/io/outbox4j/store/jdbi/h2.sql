@@ -3,8 +3,8 @@
 -- text with the configured table name in place of outbox_message (index names follow it).
 --
 -- A message is claimable exactly when dead_at IS NULL AND available_at <= now: every transition moves
--- available_at (enqueue: notBefore or the enqueue time; claim: the lease end; release: the retry time).
--- Times are UTC in TIMESTAMP(6).
+-- available_at (enqueue: notBefore or the enqueue time; claim: the lease end; release: the retry time;
+-- dead-letter: NULL). Times are UTC in TIMESTAMP(6).
 CREATE TABLE IF NOT EXISTS "outbox_message" (
     id            VARCHAR(255)        NOT NULL,
     seq           BIGINT              GENERATED ALWAYS AS IDENTITY,
@@ -16,7 +16,7 @@ CREATE TABLE IF NOT EXISTS "outbox_message" (
     headers       CHARACTER VARYING   NOT NULL,
     occurred_at   TIMESTAMP(6)        NOT NULL,
     not_before    TIMESTAMP(6),
-    available_at  TIMESTAMP(6)        NOT NULL,
+    available_at  TIMESTAMP(6),
     attempts      INTEGER             DEFAULT 0 NOT NULL,
     lease_owner   VARCHAR(255),
     receipt       VARCHAR(36),
@@ -26,4 +26,6 @@ CREATE TABLE IF NOT EXISTS "outbox_message" (
     CONSTRAINT "outbox_message_pkey" PRIMARY KEY (id)
 );
 
-CREATE INDEX IF NOT EXISTS "outbox_message_claim_idx" ON "outbox_message" (dead_at, available_at, seq);
+-- The claim path: dead rows have no available_at, so the range available_at <= now holds exactly the
+-- claimable rows, already in claim order ("index sorted"), whatever the number of leased or dead rows.
+CREATE INDEX IF NOT EXISTS "outbox_message_claim_idx" ON "outbox_message" (available_at, seq);

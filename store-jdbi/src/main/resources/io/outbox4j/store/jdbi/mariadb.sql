@@ -3,9 +3,10 @@
 -- text with the configured table name in place of outbox_message (index names follow it).
 --
 -- A message is claimable exactly when dead_at IS NULL AND available_at <= now: every transition moves
--- available_at (enqueue: notBefore or the enqueue time; claim: the lease end; release: the retry time).
--- MariaDB has no partial index: the claim index leads with dead_at, so the claim is one range scan of
--- the (dead_at = NULL, available_at <= now) slice, already in claim order, and dead rows sit apart.
+-- available_at (enqueue: notBefore or the enqueue time; claim: the lease end; release: the retry time;
+-- dead-letter: NULL). MariaDB has no partial index: the claim index leads with dead_at, so the claim
+-- reads the (dead_at IS NULL, available_at <= now) slice in claim order (no filesort, so InnoDB locks
+-- only the rows it returns), and dead rows sit apart.
 -- Times are UTC in DATETIME(6) (no session time zone conversion); utf8mb4_bin keeps ids exact.
 CREATE TABLE IF NOT EXISTS `outbox_message` (
     id            VARCHAR(255) NOT NULL,
@@ -18,7 +19,7 @@ CREATE TABLE IF NOT EXISTS `outbox_message` (
     headers       MEDIUMTEXT   NOT NULL,
     occurred_at   DATETIME(6)  NOT NULL,
     not_before    DATETIME(6)  NULL,
-    available_at  DATETIME(6)  NOT NULL,
+    available_at  DATETIME(6)  NULL,
     attempts      INT          NOT NULL DEFAULT 0,
     lease_owner   VARCHAR(255) NULL,
     receipt       CHAR(36)     NULL,

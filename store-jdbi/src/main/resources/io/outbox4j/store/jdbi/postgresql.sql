@@ -3,9 +3,9 @@
 -- text with the configured table name in place of outbox_message (index names follow it).
 --
 -- A message is claimable exactly when dead_at IS NULL AND available_at <= now: every transition moves
--- available_at (enqueue: notBefore or the enqueue time; claim: the lease end; release: the retry time),
--- so the claim path is one range scan of the partial index below, whatever the number of leased,
--- delayed or dead rows.
+-- available_at (enqueue: notBefore or the enqueue time; claim: the lease end; release: the retry time;
+-- dead-letter: NULL), so the claim path is one range scan of the partial index below, whatever the
+-- number of leased, delayed or dead rows.
 CREATE TABLE IF NOT EXISTS "outbox_message" (
     id            varchar(255) NOT NULL,
     seq           bigint       GENERATED ALWAYS AS IDENTITY,
@@ -17,7 +17,7 @@ CREATE TABLE IF NOT EXISTS "outbox_message" (
     headers       text         NOT NULL,
     occurred_at   timestamptz  NOT NULL,
     not_before    timestamptz,
-    available_at  timestamptz  NOT NULL,
+    available_at  timestamptz,
     attempts      integer      NOT NULL DEFAULT 0,
     lease_owner   varchar(255),
     receipt       varchar(36),

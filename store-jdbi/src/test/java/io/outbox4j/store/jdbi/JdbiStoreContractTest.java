@@ -15,10 +15,23 @@ import org.jdbi.v3.core.Jdbi;
  */
 abstract class JdbiStoreContractTest extends OutboxStoreContract {
     private static final Map<Class<?>, Setup> SETUPS = new ConcurrentHashMap<>();
-    private static final String TABLE = "outbox_tck";
 
     /** Returns a new {@code Jdbi} (with its own pool) over the database under test. */
     abstract Jdbi newJdbi();
+
+    /** The dialect to force, or null to let the store detect it. */
+    JdbiOutboxStore.Dialect dialect() {
+        return null;
+    }
+
+    private JdbiOutboxStore newStore(Jdbi jdbi) {
+        JdbiOutboxStore.Builder b = JdbiOutboxStore.builder(jdbi).tableName(table());
+        return (dialect() == null ? b : b.dialect(dialect())).build();
+    }
+
+    String table() {
+        return "outbox_tck";
+    }
 
     private record Setup(Jdbi jdbi, JdbiOutboxStore first, JdbiOutboxStore second) {
     }
@@ -26,9 +39,9 @@ abstract class JdbiStoreContractTest extends OutboxStoreContract {
     private Setup setup() {
         return SETUPS.computeIfAbsent(getClass(), k -> {
             Jdbi jdbi = newJdbi();
-            JdbiOutboxStore first = JdbiOutboxStore.builder(jdbi).tableName(TABLE).build();
+            JdbiOutboxStore first = newStore(jdbi);
             first.createSchemaIfAbsent();
-            return new Setup(jdbi, first, JdbiOutboxStore.builder(newJdbi()).tableName(TABLE).build());
+            return new Setup(jdbi, first, newStore(newJdbi()));
         });
     }
 
