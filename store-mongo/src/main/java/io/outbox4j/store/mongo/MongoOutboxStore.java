@@ -94,8 +94,12 @@ public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession
     /** The name of the index serving claims. */
     public static final String CLAIM_INDEX = "outbox_claim";
 
-    /** How many times a claim looks for more candidates after losing some to concurrent claimers. */
-    private static final int MAX_CANDIDATE_QUERIES = 4;
+    /**
+     * How many candidate queries one claim runs at most. A claim queries again only after other claimers leased
+     * every candidate it tried, so each extra query follows progress made by someone else; the bound keeps one
+     * claim short under any contention (it then returns what it has, possibly nothing, and the relay claims again).
+     */
+    private static final int MAX_CANDIDATE_QUERIES = 16;
 
     private final MongoCollection<BsonDocument> collection;
     private final MessageLimits limits;
@@ -233,7 +237,8 @@ public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession
      * applies an update to each document atomically and only if the document still matches the filter, so a
      * document another claimer leased in the meantime (its {@code availableAt} moved to a future lease end) is
      * skipped, never shared. When some were lost, the next candidates are tried, then the query runs again, a
-     * bounded number of times. The tried documents are then read back by id, and those carrying this claim's token
+     * bounded number of times; under heavy contention a claim may therefore return fewer than {@code limit}
+     * messages while the others lease the rest. The tried documents are then read back by id, and those carrying this claim's token
      * are the ones it leased.
      *
      * @param request who claims, at what time, for how long, and how many at most
@@ -313,10 +318,11 @@ public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession
     /**
      * Removes the completed messages with one {@code deleteMany} on owner, lease tokens and ids.
      *
-     * <p>The leases the owner still holds are looked up first (by id), so the stale receipts (expired and claimed again,
-     * already finished, dead-lettered, foreign or made up) are reported exactly. Should a lease expire and be
+     * <p>The leases the owner still holds are looked up first (by id), so the stale receipts (expired and claimed
+     * again, already finished, dead-lettered, foreign or made up) are reported exactly. Should a lease expire and be
      * claimed again between that look-up and the delete, its token no longer matches, nothing is deleted for it,
-     * and it is reported stale too.
+     * and it is reported stale too — unless its new holder completed it within that window as well: the message is
+     * gone either way, and it is reported completed.
      *
      * @param completion the owner and the receipts of the published leases
      * @return the stale receipts, for which nothing changed

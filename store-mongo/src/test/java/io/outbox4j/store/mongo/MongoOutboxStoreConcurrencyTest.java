@@ -95,6 +95,8 @@ class MongoOutboxStoreConcurrencyTest {
         assertThat(violations).as("no message may be handed to two live leases").isEmpty();
         assertThat(holder).as("every message is claimed exactly once").hasSize(MESSAGES);
         assertThat(first.collection().countDocuments()).as("every message is completed").isZero();
-        assertThat(holder.values().stream().distinct().count()).as("every claimer took part").isEqualTo(4);
+        assertThat(holder.values()).as("both store instances took part")
+                .anyMatch(owner -> owner.equals("relay-0") || owner.equals("relay-2"))
+                .anyMatch(owner -> owner.equals("relay-1") || owner.equals("relay-3"));
     }
 }
