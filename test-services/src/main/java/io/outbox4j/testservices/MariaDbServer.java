@@ -5,16 +5,13 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Pattern;
 import org.testcontainers.containers.MariaDBContainer;
 import org.testcontainers.utility.DockerImageName;
 
@@ -32,20 +29,11 @@ import org.testcontainers.utility.DockerImageName;
  * Jdbi jdbi = Jdbi.create(url, MariaDbServer.shared().user(), MariaDbServer.shared().password());
  * }</pre>
  */
-public final class MariaDbServer {
-    private static final Pattern DATABASE_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+public final class MariaDbServer extends DatabaseServer {
     private static MariaDbServer shared;
 
-    private final String jdbcUrl;
-    private final String user;
-    private final String password;
-    private final String origin;
-
     private MariaDbServer(String jdbcUrl, String user, String password, String origin) {
-        this.jdbcUrl = jdbcUrl;
-        this.user = user;
-        this.password = password;
-        this.origin = origin;
+        super(jdbcUrl, user, password, origin);
     }
 
     /**
@@ -60,57 +48,15 @@ public final class MariaDbServer {
         return shared;
     }
 
-    /**
-     * Returns the JDBC URL of the server (no default database for the local server). Tests should work in a
-     * database of their own: {@link #createDatabase}.
-     *
-     * @return a JDBC URL
-     */
-    public String jdbcUrl() {
-        return jdbcUrl;
-    }
-
-    /**
-     * Returns the user name ({@code root} for the local and container servers).
-     *
-     * @return the user
-     */
-    public String user() {
-        return user;
-    }
-
-    /**
-     * Returns the password.
-     *
-     * @return the password, possibly empty
-     */
-    public String password() {
-        return password;
-    }
-
-    /**
-     * Creates a fresh, empty database ({@code utf8mb4}, binary collation), dropping one of the same name first.
-     *
-     * @param name the database name: lower-case letters, digits and underscores
-     * @return the JDBC URL of the new database (same user and password)
-     */
-    public String createDatabase(String name) {
-        if (name == null || !DATABASE_NAME.matcher(name).matches()) {
-            throw new IllegalArgumentException("database name must match " + DATABASE_NAME + ", but was '" + name + "'");
-        }
-        try (Connection c = DriverManager.getConnection(jdbcUrl, user, password);
-                Statement st = c.createStatement()) {
-            st.execute("DROP DATABASE IF EXISTS `" + name + "`");
-            st.execute("CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
-        } catch (SQLException e) {
-            throw new IllegalStateException("cannot create database " + name + " on " + this + ": " + e.getMessage(), e);
-        }
-        return PostgresServer.withDatabase(jdbcUrl, name);
+    @Override
+    List<String> recreateDatabase(String name) {
+        return List.of("DROP DATABASE IF EXISTS `" + name + "`",
+                "CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
     }
 
     @Override
-    public String toString() {
-        return "MariaDB at " + jdbcUrl + " (" + origin + ")";
+    String product() {
+        return "MariaDB";
     }
 
     private static MariaDbServer start() {
@@ -162,14 +108,8 @@ public final class MariaDbServer {
     }
 
     private static MariaDbServer local(Path server, Path install) {
-        boolean root = "root".equals(System.getProperty("user.name"));
-        Path dir;
-        try {
-            // Not ServerSupport.tempDir(): its delete hook could run while the server still uses the directory.
-            dir = Files.createTempDirectory("outbox4j-mariadb-");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        boolean root = isRoot();
+        Path dir = serverDir("mariadb");
         Path data = dir.resolve("data");
         Path errorLog = dir.resolve("error.log");
         int port = ServerSupport.freePort();
@@ -184,7 +124,7 @@ public final class MariaDbServer {
             installDb.add("--user=root");
             serve.add("--user=root");
         }
-        PostgresServer.run(installDb, dir.resolve("install-db.log"), Duration.ofSeconds(60));
+        run(installDb, dir.resolve("install-db.log"), Duration.ofSeconds(60));
         Process process;
         try {
             process = new ProcessBuilder(serve).redirectErrorStream(true)
@@ -214,7 +154,7 @@ public final class MariaDbServer {
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
                 throw new IllegalStateException("mariadbd exited with code " + process.exitValue() + ": "
-                        + PostgresServer.tail(errorLog));
+                        + tail(errorLog));
             }
             try {
                 DriverManager.getConnection(url + "?connectTimeout=1000", "root", "").close();
@@ -230,6 +170,6 @@ public final class MariaDbServer {
             }
         }
         throw new IllegalStateException("MariaDB did not accept connections at " + url + " within " + timeout + " ("
-                + (last == null ? "" : last.getMessage()) + "): " + PostgresServer.tail(errorLog));
+                + (last == null ? "" : last.getMessage()) + "): " + tail(errorLog));
     }
 }
