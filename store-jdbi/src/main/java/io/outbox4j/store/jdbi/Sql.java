@@ -32,8 +32,8 @@ final class Sql {
     final String insert;
     /**
      * PostgreSQL: the whole claim. MariaDB and MySQL: the locking read of the claim transaction. H2: the plain
-     * read of the candidates (H2 sorts and locks every matching row for a {@code FOR UPDATE}, so its claim
-     * locks by updating instead, see {@link #claimUpdateReturning}).
+     * read of the candidates (for a {@code FOR UPDATE} H2 stops walking the index in order: it reads, sorts and
+     * locks every claimable row, so its claim locks by updating instead, see {@link #claimUpdateReturning}).
      */
     final String claim;
     final String release;
@@ -72,7 +72,7 @@ final class Sql {
                 + " lease_owner = NULL, receipt = NULL" + leased;
     }
 
-    /** MariaDB and MySQL: the second statement of a claim transaction, moving the locked rows into the lease. */
+    /** Moves the named rows into the lease: the second statement of a MariaDB or MySQL claim (rows locked). */
     String claimUpdate(int rows) {
         return "UPDATE " + table + " SET available_at = ?, lease_owner = ?, receipt = ?, attempts = attempts + 1"
                 + " WHERE id IN (" + marks(rows) + ")";
