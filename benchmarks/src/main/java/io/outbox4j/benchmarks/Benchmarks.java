@@ -73,7 +73,8 @@ public final class Benchmarks {
                     failures.put(scenario, e);
                     continue;
                 }
-                r.config("quick", options.quick).config("seconds", Math.round((System.nanoTime() - t0) / 1e9));
+                r.config("quick", options.quick).config("seconds", Math.round((System.nanoTime() - t0) / 1e9))
+                        .config("load_average_at_end", Env.loadAverage());
                 r.print(out);
                 Report.appendJson(options.out, r.toJson(machine, options.quick));
                 if (!options.quick) {

@@ -276,9 +276,42 @@ final class Env implements AutoCloseable {
                     + " shared_buffers=" + queryText("SHOW shared_buffers").strip());
             m.put("postgresql_server", String.valueOf(postgres));
             m.put("kafka", kafka == null ? "not started" : kafka.toString());
+            m.put("commit", gitCommit());
+            m.put("load_average_at_start", loadAverage());
             machine = m;
         }
         return machine;
+    }
+
+    /** The commit measured (with "+changes" when the work tree differs), or "unknown" outside a git checkout. */
+    private static String gitCommit() {
+        try {
+            String head = run("git", "rev-parse", "--short=12", "HEAD");
+            String dirty = run("git", "status", "--porcelain", "--untracked-files=no");
+            return head.isEmpty() ? "unknown" : head + (dirty.isEmpty() ? "" : "+changes");
+        } catch (IOException | RuntimeException e) {
+            return "unknown";
+        }
+    }
+
+    private static String run(String... command) throws IOException {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        try {
+            String text = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip();
+            return p.waitFor() == 0 ? text : "";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "";
+        }
+    }
+
+    /** The 1-minute load average (Linux), a hint of how busy the shared machine was. */
+    static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+        } catch (IOException | RuntimeException e) {
+            return "unknown";
+        }
     }
 
     private static String cpuModel() {

@@ -45,7 +45,8 @@ final class Report {
     static String machineLine(Map<String, Object> m) {
         return m.get("cores") + " cores (" + m.get("cpu") + "), " + m.get("memory_gib") + " GiB RAM, "
                 + m.get("jvm") + " (max heap " + m.get("max_heap_mib") + " MiB), PostgreSQL " + m.get("postgresql")
-                + " (" + m.get("postgresql_settings") + "), Kafka: " + m.get("kafka");
+                + " (" + m.get("postgresql_settings") + "), Kafka: " + m.get("kafka") + "; commit " + m.get("commit")
+                + ", load average at start " + m.get("load_average_at_start");
     }
 
     static String row(Result r) {

@@ -24,6 +24,26 @@ final class Stats {
     }
 
     /**
+     * Returns the median of the pairwise ratios {@code a[i] / b[i]}: each pair was measured back to back, so a
+     * change of the machine's load between rounds cancels out of each ratio.
+     *
+     * @param a the subject's values, one per round
+     * @param b the reference's values, same rounds
+     * @return the median ratio
+     */
+    static double medianRatio(java.util.List<Double> a, java.util.List<Double> b) {
+        if (a.size() != b.size() || a.isEmpty()) {
+            throw new IllegalArgumentException("need as many subject as reference rounds, but had " + a.size()
+                    + " and " + b.size());
+        }
+        java.util.List<Double> ratios = new java.util.ArrayList<>();
+        for (int i = 0; i < a.size(); i++) {
+            ratios.add(a.get(i) / b.get(i));
+        }
+        return median(ratios);
+    }
+
+    /**
      * Returns a percentile by the nearest-rank method.
      *
      * @param sorted the samples in ascending order, not empty

@@ -30,10 +30,15 @@ final class WriteScenario {
     static final String ORDERS = "bench_order";
     static final String SUBJECT = "write_outbox";
     static final String HAND = "write_hand";
+    static final String HAND_CONFLICT = "write_hand_on_conflict";
+    private static final long SLICE_MILLIS = 1000;
+    private static final java.lang.management.ThreadMXBean CPU = java.lang.management.ManagementFactory.getThreadMXBean();
     private static final String INSERT_ORDER = "INSERT INTO " + ORDERS + " (customer, amount) VALUES (?, ?)";
 
     enum Variant {
-        NO_EVENT("no event"), OUTBOX4J("outbox4j enqueue"), HAND_WRITTEN("hand-written INSERT");
+        NO_EVENT("no event"), OUTBOX4J("outbox4j enqueue"), HAND_WRITTEN("hand-written INSERT"),
+        /** Not a baseline: tells how much of a gap is the store's ON CONFLICT clause rather than its Java code. */
+        HAND_ON_CONFLICT("hand-written INSERT ... ON CONFLICT (id) DO NOTHING (diagnostic)");
 
         final String label;
 
@@ -100,61 +105,113 @@ final class WriteScenario {
         int rounds = o.size("rounds");
         byte[] payload = payload(o.size("payload"));
         Result r = new Result("write", "Write-path cost: business transaction (insert an order) + 0 or 1 event")
-                .config("threads", threads).config("seconds_per_variant", seconds).config("rounds", rounds)
+                .config("threads", threads).config("seconds_per_variant", seconds)
+                .config("slices", "1 s per variant in turn, order rotated each slice").config("rounds", rounds)
                 .config("payload_bytes", payload.length).config("pool", "HikariCP " + Env.POOL_SIZE);
         createOrders(env);
         Outbox<Connection> outbox = env.store(SUBJECT).jdbc();
         env.handTable(HAND, SUBJECT);
+        env.handTable(HAND_CONFLICT, SUBJECT);
 
         Map<Variant, List<Double>> tps = new EnumMap<>(Variant.class);
         Variant[] all = Variant.values();
         env.log("write: warm-up " + warmup + " s per variant");
         for (Variant v : all) {
-            measure(env, v, outbox, payload, threads, warmup);
+            measure(env, v, outbox, payload, threads, warmup * 1000L);
         }
+        long[] jvmCpu = new long[all.length];
+        long[] writerCpu = new long[all.length];
+        long[] dbCpu = new long[all.length];
+        long[] transactions = new long[all.length];
         for (int round = 1; round <= rounds; round++) {
-            for (int i = 0; i < all.length; i++) {
-                Variant v = all[(i + round - 1) % all.length];
-                env.execute("TRUNCATE " + ORDERS + ", " + Env.q(SUBJECT) + ", " + Env.q(HAND));
-                env.settle(ORDERS, SUBJECT, HAND);
-                double t = measure(env, v, outbox, payload, threads, seconds);
-                tps.computeIfAbsent(v, k -> new ArrayList<>()).add(t);
-                env.log(String.format(Locale.ROOT, "write round %d: %-20s %,8.0f tx/s", round, v.label, t));
+            env.execute("TRUNCATE " + ORDERS + ", " + Env.q(SUBJECT) + ", " + Env.q(HAND) + ", " + Env.q(HAND_CONFLICT));
+            env.settle(ORDERS, SUBJECT, HAND, HAND_CONFLICT);
+            // one-second slices, the variants taking turns (rotated each slice), so a change of the machine's
+            // load during the round hits the three variants alike
+            long[] count = new long[all.length];
+            long[] nanos = new long[all.length];
+            long[] cpuThisRound = new long[all.length];
+            long[] writerCpuThisRound = new long[all.length];
+            long[] dbThisRound = new long[all.length];
+            for (int slice = 0; slice < seconds; slice++) {
+                for (int i = 0; i < all.length; i++) {
+                    int v = (i + slice + round - 1) % all.length;
+                    Cpu.Meter meter = Cpu.start(env);
+                    long[] m = measure(env, all[v], outbox, payload, threads, SLICE_MILLIS);
+                    Cpu used = meter.stop();
+                    count[v] += m[0];
+                    nanos[v] += m[1];
+                    cpuThisRound[v] += used.jvmNanos();
+                    writerCpuThisRound[v] += m[2];
+                    dbThisRound[v] = dbThisRound[v] < 0 || used.dbNanos() < 0 ? -1 : dbThisRound[v] + used.dbNanos();
+                }
             }
+            StringBuilder line = new StringBuilder("write round " + round + ":");
+            for (int v = 0; v < all.length; v++) {
+                double t = Stats.perSecond(count[v], nanos[v]);
+                tps.computeIfAbsent(all[v], k -> new ArrayList<>()).add(t);
+                jvmCpu[v] += cpuThisRound[v];
+                writerCpu[v] += writerCpuThisRound[v];
+                dbCpu[v] = dbCpu[v] < 0 || dbThisRound[v] < 0 ? -1 : dbCpu[v] + dbThisRound[v];
+                transactions[v] += count[v];
+                line.append(String.format(Locale.ROOT, "  %s %,.0f tx/s", all[v].label, t));
+            }
+            env.log(line.toString());
         }
         double none = Stats.median(tps.get(Variant.NO_EVENT));
         double enqueue = Stats.median(tps.get(Variant.OUTBOX4J));
         double hand = Stats.median(tps.get(Variant.HAND_WRITTEN));
+        double handConflict = Stats.median(tps.get(Variant.HAND_ON_CONFLICT));
         r.figure("no_event_tps", "no event (median)", none, "tx/s")
                 .figure("outbox4j_tps", "one outbox4j enqueue (median)", enqueue, "tx/s")
                 .figure("hand_tps", "one hand-written INSERT (median)", hand, "tx/s")
                 .figure("outbox4j_vs_no_event", "outbox4j / no event", enqueue / none, "")
                 .figure("hand_vs_no_event", "hand-written / no event", hand / none, "")
-                .check("outbox4j / hand-written", enqueue / hand, ">=", 0.95);
+                .figure("hand_on_conflict_tps", "hand-written INSERT ... ON CONFLICT DO NOTHING (diagnostic, median)",
+                        handConflict, "tx/s")
+                .figure("hand_on_conflict_vs_hand", "diagnostic: ON CONFLICT / plain hand-written INSERT (median of rounds)",
+                        Stats.medianRatio(tps.get(Variant.HAND_ON_CONFLICT), tps.get(Variant.HAND_WRITTEN)), "");
+        for (int v = 0; v < all.length; v++) {
+            String k = all[v].name().toLowerCase(Locale.ROOT);
+            r.figure(k + "_jvm_cpu_us_per_tx", all[v].label + ": JVM CPU per transaction",
+                    jvmCpu[v] / 1e3 / Math.max(1, transactions[v]), "µs");
+            r.figure(k + "_writer_cpu_us_per_tx", all[v].label + ": of which in the writer threads",
+                    writerCpu[v] / 1e3 / Math.max(1, transactions[v]), "µs");
+            if (dbCpu[v] >= 0) {
+                r.figure(k + "_db_cpu_us_per_tx", all[v].label + ": PostgreSQL backend CPU per transaction",
+                        dbCpu[v] / 1e3 / Math.max(1, transactions[v]), "µs");
+            }
+        }
+        r.check("outbox4j / hand-written (median of rounds)", Stats.medianRatio(tps.get(Variant.OUTBOX4J), tps.get(Variant.HAND_WRITTEN)), ">=", 0.95);
         tps.forEach((v, l) -> r.config(v.name().toLowerCase(Locale.ROOT) + "_tps", DrainScenario.rounded(l)));
         r.headline(Result.fmt(enqueue) + " tx/s", Result.fmt(hand) + " tx/s hand-written INSERT; "
                 + Result.fmt(none) + " tx/s no event");
-        env.execute("DROP TABLE " + ORDERS + ", " + Env.q(SUBJECT) + ", " + Env.q(HAND));
+        env.execute("DROP TABLE " + ORDERS + ", " + Env.q(SUBJECT) + ", " + Env.q(HAND) + ", " + Env.q(HAND_CONFLICT));
         return r;
     }
 
-    /** Runs one variant on {@code threads} threads for {@code seconds}; returns committed transactions per second. */
-    private static double measure(Env env, Variant v, Outbox<Connection> outbox, byte[] payload, int threads,
-            int seconds) {
+    /**
+     * Runs one variant on {@code threads} threads for {@code millis}; returns {committed transactions, nanoseconds,
+     * CPU nanoseconds of the writer threads}.
+     */
+    private static long[] measure(Env env, Variant v, Outbox<Connection> outbox, byte[] payload, int threads,
+            long millis) {
         DataSource pool = env.pool();
-        String handInsert = HandWritten.insertSql(HAND);
+        String handInsert = HandWritten.insertSql(v == Variant.HAND_ON_CONFLICT ? HAND_CONFLICT : HAND)
+                + (v == Variant.HAND_ON_CONFLICT ? " ON CONFLICT (id) DO NOTHING" : "");
         ExecutorService executor = Executors.newFixedThreadPool(threads);
         try {
             CountDownLatch ready = new CountDownLatch(threads);
             CountDownLatch go = new CountDownLatch(1);
             long[] window = new long[2];
-            List<Future<Long>> counts = new ArrayList<>();
+            List<Future<long[]>> counts = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 counts.add(executor.submit(() -> {
                     ready.countDown();
                     go.await();
                     long end = window[1];
                     long n = 0;
+                    long cpu0 = CPU.getCurrentThreadCpuTime();
                     while (System.nanoTime() < end) {
                         try (Connection c = pool.getConnection()) {
                             c.setAutoCommit(false);
@@ -162,7 +219,7 @@ final class WriteScenario {
                             String id = UUID.randomUUID().toString();
                             if (v == Variant.OUTBOX4J) {
                                 outbox.enqueue(c, message(id, key, payload));
-                            } else if (v == Variant.HAND_WRITTEN) {
+                            } else if (v == Variant.HAND_WRITTEN || v == Variant.HAND_ON_CONFLICT) {
                                 try (PreparedStatement st = c.prepareStatement(handInsert)) {
                                     HandWritten.bindInsert(st, id, key, payload);
                                     st.executeUpdate();
@@ -172,18 +229,21 @@ final class WriteScenario {
                         }
                         n++;
                     }
-                    return n;
+                    return new long[] {n, CPU.getCurrentThreadCpuTime() - cpu0};
                 }));
             }
             ready.await();
             window[0] = System.nanoTime();
-            window[1] = window[0] + seconds * 1_000_000_000L;
+            window[1] = window[0] + millis * 1_000_000L;
             go.countDown();
             long total = 0;
-            for (Future<Long> f : counts) {
-                total += f.get();
+            long cpu = 0;
+            for (Future<long[]> f : counts) {
+                long[] done = f.get();
+                total += done[0];
+                cpu += done[1];
             }
-            return Stats.perSecond(total, System.nanoTime() - window[0]);
+            return new long[] {total, System.nanoTime() - window[0], cpu};
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);
