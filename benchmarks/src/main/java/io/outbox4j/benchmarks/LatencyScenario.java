@@ -36,11 +36,13 @@ final class LatencyScenario {
         int seconds = o.size("latency-seconds");
         int warmupSeconds = o.size("latency-warmup-seconds");
         int rounds = o.size("rounds");
+        int batch = o.size("latency-batch");
         byte[] payload = WriteScenario.payload(o.size("payload"));
         Result r = new Result("latency", "Commit-to-publish latency at a fixed rate, wakeUp() after commit, Kafka")
                 .config("rate_per_s", rate).config("seconds_per_window", seconds).config("windows", rounds)
                 .config("warmup_seconds", warmupSeconds).config("payload_bytes", payload.length)
-                .config("relay", "batch 16 (default), workers 4, poll 1 s (default), wakeUp() after each commit")
+                .config("relay", "batch " + batch + (batch == 16 ? " (default)" : "")
+                        + ", workers 4, poll 1 s (default), wakeUp() after each commit")
                 .config("kafka_topic_partitions", 1);
         WriteScenario.createOrders(env);
         JdbiOutboxStore store = env.store(SUBJECT);
@@ -57,7 +59,7 @@ final class LatencyScenario {
                 .topicMapper(m -> KAFKA_TOPIC).build()) {
             Instruments.AckClock acks = new Instruments.AckClock(kafka);
             Relay relay = Relay.builder(timed, acks).owner("bench-latency").deliveryTimeout(Drains.DELIVERY_TIMEOUT)
-                    .observer(counter).build();
+                    .batchSize(batch).observer(counter).build();
             relay.start();
             ExecutorService senders = Executors.newFixedThreadPool(SENDERS);
             DataSource pool = env.pool();
@@ -153,6 +155,8 @@ final class LatencyScenario {
                             toPublishStart.percentileMs(99), "ms")
                     .figure("publish_p50_ms", "publish call -> broker ack p50", publishCall.percentileMs(50), "ms")
                     .figure("publish_p99_ms", "publish call -> broker ack p99", publishCall.percentileMs(99), "ms")
+                    .figure("complete_p50_ms", "complete() p50", timed.completes.percentileMs(50), "ms")
+                    .figure("complete_p99_ms", "complete() p99", timed.completes.percentileMs(99), "ms")
                     .figure("batch_mean", "messages per claim (mean, empty claims included)",
                             timed.claimedAt.size() / (double) Math.max(1, timed.claims.size()), "")
                     .check("p99 latency (ms)", p99, "<=", 25);

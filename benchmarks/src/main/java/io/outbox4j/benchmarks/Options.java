@@ -32,6 +32,7 @@ final class Options {
         size("write-warmup-seconds", "3", "1", "warm-up seconds per write variant");
         size("latency-rate", "500", "200", "committed enqueues per second");
         size("latency-seconds", "10", "2", "seconds per measured latency window (one window per round)");
+        size("latency-batch", "16", "16", "relay batch size in the latency scenario (16 is the engine's default)");
         size("latency-warmup-seconds", "3", "1", "warm-up seconds before the first latency window");
         size("backlog-small", "10000", "1000", "pending rows of the small backlog");
         size("backlog-large", "1000000", "10000", "pending rows of the large backlog");
