@@ -123,6 +123,9 @@ public final class KafkaPublisher implements Publisher {
         if (timeout == null || timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout must be positive, but was " + timeout);
         }
+        if (messages.isEmpty()) {
+            return List.of();
+        }
         long deadline = System.nanoTime() + saturatedNanos(timeout);
         Batch batch = new Batch(messages, topicMapper, timeout);
         if (closed) {
@@ -151,7 +154,7 @@ public final class KafkaPublisher implements Publisher {
      * its owner closes it.
      */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (closed) {
             return;
         }
