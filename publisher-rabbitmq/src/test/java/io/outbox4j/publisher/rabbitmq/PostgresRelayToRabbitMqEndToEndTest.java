@@ -6,6 +6,8 @@ import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import io.outbox4j.api.Message;
 import io.outbox4j.engine.Relay;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
@@ -35,7 +37,17 @@ class PostgresRelayToRabbitMqEndToEndTest {
     void twentyThousandCommittedMessages_areAllConsumedFromADurableQueue_withTheirIdsAndPayloadsIntact()
             throws Exception {
         PostgresServer pg = PostgresServer.shared();
-        Jdbi jdbi = Jdbi.create(pg.createDatabase("rabbitmq_e2e"), pg.user(), pg.password());
+        HikariConfig pool = new HikariConfig();
+        pool.setJdbcUrl(pg.createDatabase("rabbitmq_e2e"));
+        pool.setUsername(pg.user());
+        pool.setPassword(pg.password());
+        pool.setMaximumPoolSize(8);
+        try (HikariDataSource dataSource = new HikariDataSource(pool)) {
+            run(Jdbi.create(dataSource));
+        }
+    }
+
+    private static void run(Jdbi jdbi) throws Exception {
         JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).build();
         store.createSchemaIfAbsent();
         String queue = Rabbit.declareQueue("e2e-orders");
@@ -73,10 +85,11 @@ class PostgresRelayToRabbitMqEndToEndTest {
             }
         });
 
+        // 8 publisher calls of 125 messages per claimed batch: each call pipelines its messages on one channel.
         long relayStart = System.nanoTime();
         boolean complete;
         try (RabbitMqPublisher publisher = Rabbit.publisherBuilder().connectionName("outbox4j-e2e").build();
-                Relay relay = Relay.builder(store, publisher).owner("e2e-relay").batchSize(400).workers(8)
+                Relay relay = Relay.builder(store, publisher).owner("e2e-relay").batchSize(1000).workers(8)
                         .deliveryTimeout(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).build()) {
             relay.start();
             complete = allDistinct.await(120, TimeUnit.SECONDS);

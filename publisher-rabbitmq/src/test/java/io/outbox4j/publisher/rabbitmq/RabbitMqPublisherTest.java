@@ -201,7 +201,9 @@ class RabbitMqPublisherTest {
             }
         }
         assertThat(reconnected).as("published again after the broker closed the connection").isTrue();
-        assertThat(ids(Rabbit.take(queue, published.size(), TIMEOUT))).containsExactlyInAnyOrderElementsOf(published);
+        // A message failed while the connection went down may still have reached the queue (at least once);
+        // one reported published must be there.
+        assertThat(ids(Rabbit.take(queue, attempt + 1, Duration.ofSeconds(1)))).containsAll(published);
     }
 
     @Test
