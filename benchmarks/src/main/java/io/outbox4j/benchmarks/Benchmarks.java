@@ -58,13 +58,18 @@ public final class Benchmarks {
         try (Env env = new Env(options, out)) {
             env.pool();
             Map<String, Object> machine = env.machine();
-            env.log("machine: " + Report.machineLine(machine));
+            env.log("machine: " + Report.machineLine(machine) + "; commit " + machine.get("commit") + ", load average "
+                    + machine.get("load_average_at_start"));
+            Statements statements = Statements.probe(env);
+            env.log("pg_stat_statements: " + (statements.available() ? "on, reported per scenario"
+                    : "not loaded on this server (statement-level figures are left out)"));
             env.log("scenarios " + options.scenarios + (options.quick ? " (quick sizes)" : "") + "; results to "
                     + options.out.toAbsolutePath().normalize());
             for (String scenario : options.scenarios) {
                 long t0 = System.nanoTime();
                 env.log("== " + scenario + " ==");
                 Result r;
+                statements.reset();
                 try {
                     r = scenario(scenario, env);
                 } catch (RuntimeException e) {
@@ -73,6 +78,7 @@ public final class Benchmarks {
                     failures.put(scenario, e);
                     continue;
                 }
+                statements.report(r, 50);
                 r.config("quick", options.quick).config("seconds", Math.round((System.nanoTime() - t0) / 1e9))
                         .config("load_average_at_end", Env.loadAverage());
                 r.print(out);

@@ -109,6 +109,6 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
         if (name.equals("main")) {
             return "benchmark main thread";
         }
-        return "other Java threads";
+        return "other Java threads (an in-JVM Kafka broker's among them)";
     }
 }
