@@ -16,7 +16,11 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A channel in confirm mode that tracks its unconfirmed publishes by sequence number. Only one thread
@@ -30,26 +34,34 @@ import java.util.TreeMap;
  * </ul>
  */
 final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownListener {
+    private static final Pattern NO_EXCHANGE = Pattern.compile("no exchange '(.*)' in vhost '.*'");
+
     private final Channel channel;
     private final Connection connection;
+    private final Consumer<String> onMissingExchange;
     /** Unconfirmed publishes by sequence number; guarded by {@code this}. */
     private final NavigableMap<Long, Slot> unconfirmed = new TreeMap<>();
     /** Set once by the shutdown listener; guarded by {@code this}. */
     private ShutdownSignalException closedBy;
 
-    private ConfirmChannel(Channel channel, Connection connection) {
+    private ConfirmChannel(Channel channel, Connection connection, Consumer<String> onMissingExchange) {
         this.channel = channel;
         this.connection = connection;
+        this.onMissingExchange = onMissingExchange;
     }
 
-    /** Opens a channel on the connection and puts it in confirm mode. */
-    static ConfirmChannel open(Connection connection) throws IOException {
+    /**
+     * Opens a channel on the connection and puts it in confirm mode.
+     *
+     * @param onMissingExchange told the name of an exchange the broker closed this channel for (404)
+     */
+    static ConfirmChannel open(Connection connection, Consumer<String> onMissingExchange) throws IOException {
         Channel channel = connection.createChannel();
         if (channel == null) {
             throw new OutboxException("RabbitMQ connection " + connection + " has no free channel (channel_max "
                     + connection.getChannelMax() + " reached)");
         }
-        ConfirmChannel c = new ConfirmChannel(channel, connection);
+        ConfirmChannel c = new ConfirmChannel(channel, connection, onMissingExchange);
         channel.addShutdownListener(c);
         channel.addReturnListener(c);
         channel.addConfirmListener(c);
@@ -147,12 +159,27 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
             lost = new ArrayList<>(unconfirmed.values());
             unconfirmed.clear();
         }
+        missingExchange(cause).ifPresent(onMissingExchange);
         String reason = describe(cause);
         for (Slot s : lost) {
             s.call.decide(s.index, PublishOutcome.failed(new OutboxException("the RabbitMQ channel closed before the "
                     + "broker confirmed message '" + s.prepared.messageId() + "' " + s.prepared.destination().describe()
                     + ": " + reason + "; it will be retried", cause)));
         }
+    }
+
+    /** The exchange named by a channel closed with 404 "no exchange 'x' in vhost '/'", if that is the reason. */
+    static Optional<String> missingExchange(ShutdownSignalException cause) {
+        if (cause.getReason() instanceof AMQP.Channel.Close) {
+            AMQP.Channel.Close c = (AMQP.Channel.Close) cause.getReason();
+            if (c.getReplyCode() == AMQP.NOT_FOUND) {
+                Matcher m = NO_EXCHANGE.matcher(c.getReplyText());
+                if (m.find()) {
+                    return Optional.of(m.group(1));
+                }
+            }
+        }
+        return Optional.empty();
     }
 
     static String describe(ShutdownSignalException cause) {

@@ -1,10 +1,14 @@
 package io.outbox4j.publisher.rabbitmq;
 
 import com.rabbitmq.client.BlockedListener;
+import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.ShutdownSignalException;
 import io.outbox4j.api.OutboxException;
 import java.io.IOException;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.TimeoutException;
 
@@ -23,6 +27,8 @@ final class Connector {
     private final String connectionName;
     private final Object connectLock = new Object();
     private final ConcurrentLinkedDeque<ConfirmChannel> idle = new ConcurrentLinkedDeque<>();
+    /** Exchanges a channel was closed for with 404; checked again before anything is published to them. */
+    private final Set<String> suspectExchanges = ConcurrentHashMap.newKeySet();
     /** The current connection; written under {@code connectLock}. */
     private volatile Link link;
     private volatile boolean closed;
@@ -51,7 +57,40 @@ final class Connector {
             }
             c.closeQuietly();
         }
-        return ConfirmChannel.open(connection());
+        return ConfirmChannel.open(connection(), suspectExchanges::add);
+    }
+
+    /**
+     * Tells whether an exchange exists. Only exchanges a channel was closed for (404) are checked, with a
+     * passive declare on a throwaway channel; every other exchange is assumed to exist, at no cost. This
+     * keeps messages to a missing exchange from closing the publishing channel, and failing every other
+     * message of their call, on each retry.
+     *
+     * @return {@code false} only if the broker says the exchange does not exist
+     */
+    boolean exchangeExists(String exchange) throws IOException, TimeoutException {
+        if (!suspectExchanges.contains(exchange)) {
+            return true;
+        }
+        Channel probe = connection().createChannel();
+        if (probe == null) {
+            return true; // no free channel to check with: publish and let the broker decide
+        }
+        try {
+            probe.exchangeDeclarePassive(exchange);
+            suspectExchanges.remove(exchange);
+            return true;
+        } catch (IOException e) {
+            if (e.getCause() instanceof ShutdownSignalException
+                    && ConfirmChannel.missingExchange((ShutdownSignalException) e.getCause()).isPresent()) {
+                return false;
+            }
+            throw e;
+        } finally {
+            if (probe.isOpen()) {
+                probe.abort();
+            }
+        }
     }
 
     /**

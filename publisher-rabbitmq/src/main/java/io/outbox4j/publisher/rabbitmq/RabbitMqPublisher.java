@@ -7,17 +7,21 @@ import io.outbox4j.api.OutboxException;
 import io.outbox4j.api.PermanentFailureException;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
+import java.io.IOException;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.Date;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
@@ -51,7 +55,10 @@ import java.util.function.Function;
  *       does not fit an AMQP short string (255 bytes), or no valid destination (see
  *       {@link Builder#destinationMapper(Function)}) → a {@link PermanentFailureException}.</li>
  *   <li>A channel that closed (for example after publishing to an exchange that does not exist) is
- *       discarded with its unconfirmed messages failed; the next call gets a new channel. The connection
+ *       discarded with its unconfirmed messages failed; the next call gets a new channel. An exchange the
+ *       broker closed a channel for is checked with a passive declare before anything is sent to it again:
+ *       while it is missing, its messages fail (retryable) without closing the channel under the rest of
+ *       their batch; once it exists they go out again. The connection
  *       is opened on first use and re-opened on the first call after it was lost; the client's automatic
  *       recovery is turned off on the publisher's private copy of the factory, so a recovered connection
  *       can never mark anything published.</li>
@@ -207,9 +214,19 @@ public final class RabbitMqPublisher implements Publisher {
             if (!call.abandoned()) {
                 call.stage("opening a channel");
                 channel = connector.borrow();
+                call.stage("checking exchanges");
+                Set<String> missing = missingExchanges(call, prepared);
                 call.stage("publishing");
                 for (int i = 0; i < prepared.length && !call.abandoned(); i++) {
-                    if (prepared[i] != null && !call.isDecided(i)) {
+                    if (prepared[i] == null || call.isDecided(i)) {
+                        continue;
+                    }
+                    if (missing.contains(prepared[i].destination().exchange())) {
+                        call.decide(i, PublishOutcome.failed(new OutboxException("exchange '"
+                                + prepared[i].destination().exchange() + "' does not exist (RabbitMQ answered 404 "
+                                + "NOT_FOUND to a passive declare), so message '" + prepared[i].messageId()
+                                + "' was not sent; it will be retried")));
+                    } else {
                         channel.publish(call, i, prepared[i]);
                     }
                 }
@@ -227,6 +244,21 @@ public final class RabbitMqPublisher implements Publisher {
                 channel.closeQuietly();
             }
         }
+    }
+
+    /** Checks the exchanges that were found missing before (and only those) again. */
+    private Set<String> missingExchanges(PublishCall call, Prepared[] prepared) throws IOException, TimeoutException {
+        Set<String> checked = new HashSet<>();
+        Set<String> missing = new HashSet<>();
+        for (int i = 0; i < prepared.length; i++) {
+            if (prepared[i] != null && !call.isDecided(i)) {
+                String exchange = prepared[i].destination().exchange();
+                if (checked.add(exchange) && !connector.exchangeExists(exchange)) {
+                    missing.add(exchange);
+                }
+            }
+        }
+        return missing;
     }
 
     private void discard(ConfirmChannel channel) {
