@@ -177,7 +177,7 @@ class KafkaPublisherTest {
     void publish_fromSeveralThreadsAtOnce_publishesEveryMessageOnce() throws Exception {
         String topic = KafkaTopics.create(KAFKA, "concurrent", 4, Map.of());
         int threads = 4;
-        int batches = 25;
+        int batches = 10;
         int perBatch = 40;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {

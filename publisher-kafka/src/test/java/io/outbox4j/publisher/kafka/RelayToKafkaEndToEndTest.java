@@ -281,7 +281,7 @@ class RelayToKafkaEndToEndTest {
     @Test
     void brokerStoppedMidRun_messagesAreReleasedAndRetried_andNothingIsCompletedThatKafkaDidNotAcknowledge()
             throws Exception {
-        int total = 3_000;
+        int total = 2_000;
         KafkaServer kafka = KafkaTopics.stoppableBroker();
         closeLater(kafka::start); // running again for the next test, whatever happens here
         String topic = KafkaTopics.create(kafka, "e2e-outage", 3, Map.of());
