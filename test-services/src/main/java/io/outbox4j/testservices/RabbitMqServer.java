@@ -118,7 +118,16 @@ public final class RabbitMqServer {
                     + "private node themselves), or set " + URI_ENV + "=amqp://user:pass@host:port");
         }
         try {
-            return Local.start(sbin);
+            try {
+                return Local.start(sbin);
+            } catch (IllegalStateException e) {
+                String m = String.valueOf(e.getMessage());
+                if (!m.contains("eaddrinuse") && !m.contains("already_used")) {
+                    throw e;
+                }
+                LOG.warn("a port picked for RabbitMQ was taken meanwhile; trying other ports once", e);
+                return Local.start(sbin);
+            }
         } catch (RuntimeException e) {
             LOG.error("could not start a local RabbitMQ node", e);
             throw ServerSupport.unavailable("RabbitMQ", "the local rabbitmq-server failed to start (" + e.getMessage()
