@@ -9,7 +9,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
@@ -61,6 +63,7 @@ final class SqsTestSupport {
         if (client == null) {
             client = newClient(new RequestRecorder());
             Runtime.getRuntime().addShutdownHook(new Thread(client::close));
+            client.listQueues(); // warm up (class loading, connection) outside the publishers' timeouts
         }
         return client;
     }
@@ -69,6 +72,7 @@ final class SqsTestSupport {
         if (asyncClient == null) {
             asyncClient = configure(SqsAsyncClient.builder(), new RequestRecorder()).build();
             Runtime.getRuntime().addShutdownHook(new Thread(asyncClient::close));
+            asyncClient.listQueues().join(); // warm up outside the publishers' timeouts
         }
         return asyncClient;
     }
@@ -116,23 +120,50 @@ final class SqsTestSupport {
      * the queue delivered them.
      */
     static List<Message> receive(String queueUrl, int expected, Duration timeout) {
-        return receiveUntil(queueUrl, received -> received.size() >= expected, timeout);
-    }
-
-    /** Receives (and deletes) messages until {@code done} holds for all received so far or the timeout passed. */
-    static List<Message> receiveUntil(String queueUrl, java.util.function.Predicate<List<Message>> done,
-            Duration timeout) {
         List<Message> received = new ArrayList<>();
         long end = System.nanoTime() + timeout.toNanos();
-        while (!done.test(received) && System.nanoTime() < end) {
-            List<Message> batch = client().receiveMessage(b -> b.queueUrl(queueUrl).maxNumberOfMessages(10)
-                    .waitTimeSeconds(1).messageAttributeNames("All")
-                    .messageSystemAttributeNames(MessageSystemAttributeName.MESSAGE_GROUP_ID,
-                            MessageSystemAttributeName.MESSAGE_DEDUPLICATION_ID)).messages();
-            if (batch.isEmpty()) {
-                continue;
-            }
-            received.addAll(batch);
+        while (received.size() < expected && System.nanoTime() < end) {
+            received.addAll(receiveAndDelete(queueUrl));
+        }
+        return received;
+    }
+
+    /**
+     * Receives (and deletes) with several consumers until {@code expected} distinct message ids arrived or the
+     * timeout passed; duplicate deliveries are kept. Use one consumer where the delivery order matters (FIFO).
+     */
+    static List<Message> receiveDistinct(String queueUrl, int expected, Duration timeout, int consumers)
+            throws InterruptedException {
+        List<Message> received = new ArrayList<>();
+        Set<String> ids = ConcurrentHashMap.newKeySet();
+        long end = System.nanoTime() + timeout.toNanos();
+        List<Thread> threads = new ArrayList<>();
+        for (int c = 0; c < consumers; c++) {
+            Thread t = new Thread(() -> {
+                while (ids.size() < expected && System.nanoTime() < end) {
+                    List<Message> batch = receiveAndDelete(queueUrl);
+                    synchronized (received) {
+                        received.addAll(batch);
+                    }
+                    batch.forEach(m -> ids.add(id(m)));
+                }
+            }, "sqs-test-consumer-" + c);
+            t.start();
+            threads.add(t);
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        return received;
+    }
+
+    /** One ReceiveMessage (up to 10, waiting up to 1 s) with every attribute, then deletes what it got. */
+    private static List<Message> receiveAndDelete(String queueUrl) {
+        List<Message> batch = client().receiveMessage(b -> b.queueUrl(queueUrl).maxNumberOfMessages(10)
+                .waitTimeSeconds(1).messageAttributeNames("All")
+                .messageSystemAttributeNames(MessageSystemAttributeName.MESSAGE_GROUP_ID,
+                        MessageSystemAttributeName.MESSAGE_DEDUPLICATION_ID)).messages();
+        if (!batch.isEmpty()) {
             List<DeleteMessageBatchRequestEntry> deletes = new ArrayList<>();
             for (int i = 0; i < batch.size(); i++) {
                 deletes.add(DeleteMessageBatchRequestEntry.builder().id("d" + i)
@@ -140,7 +171,7 @@ final class SqsTestSupport {
             }
             client().deleteMessageBatch(b -> b.queueUrl(queueUrl).entries(deletes));
         }
-        return received;
+        return batch;
     }
 
     static String attribute(Message m, String name) {
