@@ -60,6 +60,9 @@ public final class Benchmarks {
             Map<String, Object> machine = env.machine();
             env.log("machine: " + Report.machineLine(machine) + "; commit " + machine.get("commit") + ", load average "
                     + machine.get("load_average_at_start"));
+            if (options.quick && (options.scenarios.contains("latency") || options.scenarios.contains("e2e"))) {
+                env.startKafkaInBackground();
+            }
             Statements statements = Statements.probe(env);
             env.log("pg_stat_statements: " + (statements.available() ? "on, reported per scenario"
                     : "not loaded on this server (statement-level figures are left out)"));
@@ -82,9 +85,10 @@ public final class Benchmarks {
                 r.config("quick", options.quick).config("seconds", Math.round((System.nanoTime() - t0) / 1e9))
                         .config("load_average_at_end", Env.loadAverage());
                 r.print(out);
-                Report.appendJson(options.out, r.toJson(machine, options.quick));
+                Map<String, Object> now = env.machine();
+                Report.appendJson(options.out, r.toJson(now, options.quick));
                 if (!options.quick) {
-                    Report.writeFragment(options.out, r, machine);
+                    Report.writeFragment(options.out, r, now);
                 }
                 results.add(r);
             }

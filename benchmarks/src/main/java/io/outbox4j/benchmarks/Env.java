@@ -45,7 +45,9 @@ final class Env implements AutoCloseable {
     private String databaseName;
     private HikariDataSource pool;
     private Jdbi jdbi;
-    private KafkaServer kafka;
+    /** Guards the broker's start, apart from the pool: a background start must not hold up the scenarios. */
+    private final Object kafkaLock = new Object();
+    private volatile KafkaServer kafka;
     private Map<String, Object> machine;
     private volatile boolean cpuReadable = true;
 
@@ -88,16 +90,33 @@ final class Env implements AutoCloseable {
      *
      * @return the broker
      */
-    synchronized KafkaServer kafka() {
-        if (kafka == null) {
-            long t0 = System.nanoTime();
-            kafka = KafkaServer.shared();
-            log("Kafka: " + kafka + " (ready in " + (System.nanoTime() - t0) / 1_000_000 + " ms)");
-            if (machine != null) {
-                machine.put("kafka", kafka.toString());
+    KafkaServer kafka() {
+        synchronized (kafkaLock) {
+            if (kafka == null) {
+                long t0 = System.nanoTime();
+                KafkaServer k = KafkaServer.shared();
+                log("Kafka: " + k + " (ready in " + (System.nanoTime() - t0) / 1_000_000 + " ms)");
+                kafka = k;
             }
+            return kafka;
         }
-        return kafka;
+    }
+
+    /**
+     * Starts the Kafka broker on a background thread, so that its start-up (seconds for an in-JVM broker, much
+     * more on a busy machine) overlaps the scenarios that do not need it. Only for quick runs: a full run keeps
+     * the broker out of the JVM until the memory scenario is done.
+     */
+    void startKafkaInBackground() {
+        Thread t = new Thread(() -> {
+            try {
+                kafka();
+            } catch (RuntimeException e) {
+                log("Kafka could not be started in the background (the scenario that needs it will retry): " + e);
+            }
+        }, "bench-kafka-start");
+        t.setDaemon(true);
+        t.start();
     }
 
     /**
@@ -257,7 +276,7 @@ final class Env implements AutoCloseable {
     /**
      * Describes the machine: cores, CPU, memory, JVM, OS, PostgreSQL version and durability settings, Kafka.
      *
-     * @return a mutable map, filled on first call
+     * @return a fresh map (the fixed part is read once; Kafka as it is now)
      */
     synchronized Map<String, Object> machine() {
         if (machine == null) {
@@ -275,12 +294,14 @@ final class Env implements AutoCloseable {
                     + " synchronous_commit=" + queryText("SHOW synchronous_commit").strip()
                     + " shared_buffers=" + queryText("SHOW shared_buffers").strip());
             m.put("postgresql_server", String.valueOf(postgres));
-            m.put("kafka", kafka == null ? "not started" : kafka.toString());
             m.put("commit", gitCommit());
             m.put("load_average_at_start", loadAverage());
             machine = m;
         }
-        return machine;
+        Map<String, Object> copy = new LinkedHashMap<>(machine);
+        KafkaServer k = kafka;
+        copy.put("kafka", k == null ? "not started" : k.toString());
+        return copy;
     }
 
     /** The commit measured (with "+changes" when the work tree differs), or "unknown" outside a git checkout. */

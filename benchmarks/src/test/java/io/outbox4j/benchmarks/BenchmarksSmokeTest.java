@@ -38,6 +38,7 @@ class BenchmarksSmokeTest {
                 "--e2e-messages=300", "--memory-small=500", "--memory-large=3000"}, ps);
         }
         String text = printed.toString(StandardCharsets.UTF_8);
+        System.out.println(text);
 
         assertEquals(Options.SCENARIOS, results.stream().map(r -> r.scenario).toList(), text);
         for (Result r : results) {
