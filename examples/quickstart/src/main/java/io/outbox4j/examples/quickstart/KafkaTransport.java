@@ -32,7 +32,9 @@ final class KafkaTransport implements Transport {
     private KafkaTransport(KafkaServer embedded, String bootstrap) {
         this.embedded = embedded;
         this.bootstrap = bootstrap;
+        // tag::kafka-publisher[]
         this.publisher = KafkaPublisher.builder().bootstrapServers(bootstrap).build();
+        // end::kafka-publisher[]
     }
 
     static KafkaTransport embedded() {

@@ -23,8 +23,10 @@ final class MongoBackend implements StoreBackend {
     MongoBackend(String uri) {
         this.uri = uri;
         this.client = MongoClients.create(uri);
+        // tag::mongo-setup[]
         this.outbox = MongoOutboxStore.builder().client(client).database("quickstart").build();
         outbox.createIndexes();
+        // end::mongo-setup[]
         this.orders = client.getDatabase("quickstart").getCollection("orders");
     }
 
@@ -35,6 +37,7 @@ final class MongoBackend implements StoreBackend {
 
     @Override
     public void placeOrder(Order order, Message event) {
+        // tag::mongo-enqueue[]
         try (ClientSession session = client.startSession()) {
             session.withTransaction(() -> {
                 orders.insertOne(session, new Document("_id", order.id()).append("customer", order.customer())
@@ -43,6 +46,7 @@ final class MongoBackend implements StoreBackend {
                 return null;
             });
         }
+        // end::mongo-enqueue[]
     }
 
     @Override

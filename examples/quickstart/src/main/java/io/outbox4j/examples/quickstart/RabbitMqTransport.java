@@ -19,7 +19,9 @@ final class RabbitMqTransport implements Transport {
 
     RabbitMqTransport(String uri) {
         this.uri = uri;
+        // tag::rabbitmq-publisher[]
         this.publisher = RabbitMqPublisher.builder().uri(uri).build();
+        // end::rabbitmq-publisher[]
         try {
             ConnectionFactory factory = new ConnectionFactory();
             factory.setUri(uri);

@@ -35,7 +35,9 @@ final class SqsTransport implements Transport {
                 : StaticCredentialsProvider.create(AwsBasicCredentials.create("quickstart", "quickstart"));
         this.client = SqsClient.builder().endpointOverride(endpoint).region(Region.of(region))
                 .credentialsProvider(credentials).build();
+        // tag::sqs-publisher[]
         this.publisher = SqsPublisher.builder().client(client).queueNameMapper(m -> queueName(m.topic())).build();
+        // end::sqs-publisher[]
     }
 
     static SqsTransport of(URI uri) {
