@@ -41,6 +41,8 @@ final class PublishRun {
     private final Deadline deadline;
     private final AtomicReferenceArray<PublishOutcome> outcomes;
     private final Queue<CompletableFuture<?>> inFlight = new ConcurrentLinkedQueue<>();
+    /** Set once the call has returned (timeout) or was interrupted: nothing may be sent after that. */
+    private volatile boolean abandoned;
 
     PublishRun(SqsCalls calls, EntryEncoder encoder, QueueResolver resolver, int maxRequestBytes, Deadline deadline,
             int size) {
@@ -118,8 +120,10 @@ final class PublishRun {
         try {
             all.get(Math.max(1, deadline.remaining().toNanos()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
+            abandoned = true;
             inFlight.forEach(f -> f.cancel(true));
         } catch (InterruptedException e) {
+            abandoned = true;
             Thread.currentThread().interrupt();
             inFlight.forEach(f -> f.cancel(true));
             failUnanswered(new OutboxException("interrupted while waiting for SQS; the message will be retried", e));
@@ -163,6 +167,11 @@ final class PublishRun {
                 }
             }
             if (live.isEmpty()) {
+                return CompletableFuture.completedFuture(null);
+            }
+            if (abandoned || Thread.currentThread().isInterrupted()) {
+                live.forEach(e -> fail(e, new OutboxException("message '" + e.message().id() + "' was not sent: the"
+                        + " publish call was interrupted or gave up; it will be retried")));
                 return CompletableFuture.completedFuture(null);
             }
             var timeouts = deadline.requestTimeouts();

@@ -66,7 +66,8 @@ import software.amazon.awssdk.services.sqs.SqsClient;
  * Every request carries an API-call timeout and an API-call-attempt timeout
  * ({@link Builder#apiCallTimeout}, {@link Builder#apiCallAttemptTimeout}), each cut to the time left of the
  * {@code publish} call's own timeout; a message without an answer by then fails as retryable (it may still have
- * arrived: delivery is at least once, and the message id is the consumer's deduplication key).
+ * arrived: delivery is at least once, and the message id is the consumer's deduplication key). Once the call has
+ * timed out or its thread was interrupted, no further request is sent.
  *
  * <p>The publisher is thread-safe. It does not own the SQS client: {@link #close()} leaves it open.
  */

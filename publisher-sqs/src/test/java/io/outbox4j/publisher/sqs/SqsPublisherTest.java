@@ -37,6 +37,7 @@ import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.sqs.SqsAsyncClient;
 import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequest;
@@ -310,27 +311,37 @@ class SqsPublisherTest {
         }
 
         @Test
+        @DisplayName("a publish call on an interrupted thread sends nothing and fails every message as retryable")
+        void interruptedCall_sendsNothing() {
+            String topic = uniqueName("interrupted", false);
+            String url = createQueue(topic);
+            SqsPublisher p = publisher();
+            assertAllPublished(p.publish(messages(topic, 1), TIMEOUT)); // the queue URL is now cached
+            int before = requestsTo(url).size();
+
+            List<PublishOutcome> outcomes;
+            Thread.currentThread().interrupt();
+            try {
+                outcomes = p.publish(messages(topic, 15), TIMEOUT);
+            } finally {
+                Thread.interrupted();
+            }
+
+            assertThat(outcomes).hasSize(15).allSatisfy(o -> {
+                assertThat(o.isPublished()).isFalse();
+                assertThat(o.isPermanent()).isFalse();
+                assertThat(o.failure().orElseThrow()).hasMessageContaining("interrupted");
+            });
+            assertThat(requestsTo(url)).hasSize(before);
+        }
+
+        @Test
         @DisplayName("an endpoint that accepts connections but never answers fails every message within the timeout")
         void silentEndpoint_failsWithinTimeout() throws IOException {
-            try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-                    SqsClient client = SqsClient.builder()
-                            .endpointOverride(java.net.URI.create("http://127.0.0.1:" + silent.getLocalPort()))
-                            .region(Region.US_EAST_1).credentialsProvider(AnonymousCredentialsProvider.create())
-                            .build()) {
-                List<Socket> accepted = new ArrayList<>();
-                Thread acceptor = new Thread(() -> {
-                    try {
-                        while (true) {
-                            accepted.add(silent.accept()); // hold the connection, never answer
-                        }
-                    } catch (IOException closed) {
-                        // the test is over
-                    }
-                });
-                acceptor.setDaemon(true);
-                acceptor.start();
-                SqsPublisher p = SqsPublisher.builder().client(client)
-                        .queueMapper(m -> "http://127.0.0.1:" + silent.getLocalPort() + "/000000000000/q").build();
+            try (SilentServer silent = new SilentServer();
+                    SqsClient client = SqsClient.builder().endpointOverride(silent.uri()).region(Region.US_EAST_1)
+                            .credentialsProvider(AnonymousCredentialsProvider.create()).build()) {
+                SqsPublisher p = SqsPublisher.builder().client(client).queueMapper(m -> silent.queueUrl("q")).build();
 
                 long start = System.nanoTime();
                 List<PublishOutcome> outcomes = p.publish(messages("q", 25), Duration.ofMillis(800));
@@ -341,6 +352,38 @@ class SqsPublisherTest {
                     assertThat(o.isPublished()).isFalse();
                     assertThat(o.isPermanent()).isFalse();
                 });
+            }
+        }
+
+        @Test
+        @DisplayName("interrupting a call stops it: the FIFO queue's next request is never sent")
+        void interruptedFifoCall_sendsNoMoreRequests() throws Exception {
+            try (SilentServer silent = new SilentServer();
+                    SqsAsyncClient client = SqsAsyncClient.builder().endpointOverride(silent.uri())
+                            .region(Region.US_EAST_1).credentialsProvider(AnonymousCredentialsProvider.create())
+                            .build()) {
+                SqsPublisher p = SqsPublisher.builder().asyncClient(client)
+                        .queueMapper(m -> silent.queueUrl("q.fifo")).build();
+                Thread caller = Thread.currentThread();
+                Thread interrupter = new Thread(() -> {
+                    silent.awaitConnections(1, Duration.ofSeconds(10));
+                    caller.interrupt();
+                });
+                interrupter.start();
+
+                List<PublishOutcome> outcomes;
+                try {
+                    // a key per message: no group is stopped by the first request's failure
+                    outcomes = p.publish(messages("q", 25).stream().map(m -> m.toBuilder().key(m.id()).build())
+                            .collect(Collectors.toList()), Duration.ofSeconds(20));
+                } finally {
+                    interrupter.join();
+                    Thread.interrupted();
+                }
+
+                assertThat(outcomes).hasSize(25).allSatisfy(o -> assertThat(o.isPublished()).isFalse());
+                // the cancelled first request must not be followed by the second: give it a second to show up
+                assertThat(silent.awaitConnections(2, Duration.ofSeconds(1))).as("connections").isEqualTo(1);
             }
         }
     }
@@ -531,6 +574,52 @@ class SqsPublisherTest {
             assertThat(outcomes.get(1).isPermanent()).isTrue();
             assertThat(outcomes.get(1).failure().orElseThrow()).hasMessageContaining("body 1500 bytes");
             assertThat(Arrays.asList(small.toString())).allSatisfy(s -> assertThat(s).contains("maxMessageBytes=2048"));
+        }
+    }
+
+    /** A loopback TCP server that accepts connections and never answers: an SQS endpoint that hangs. */
+    static final class SilentServer implements AutoCloseable {
+        private final ServerSocket socket;
+        private final List<Socket> accepted = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        SilentServer() throws IOException {
+            socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+            Thread acceptor = new Thread(() -> {
+                try {
+                    while (true) {
+                        accepted.add(socket.accept()); // hold the connection, never answer
+                    }
+                } catch (IOException closed) {
+                    // closed by the test
+                }
+            }, "silent-sqs");
+            acceptor.setDaemon(true);
+            acceptor.start();
+        }
+
+        java.net.URI uri() {
+            return java.net.URI.create("http://127.0.0.1:" + socket.getLocalPort());
+        }
+
+        String queueUrl(String name) {
+            return uri() + "/000000000000/" + name;
+        }
+
+        /** Waits until at least {@code n} connections were accepted or the time passed; returns the count. */
+        int awaitConnections(int n, Duration atMost) {
+            long end = System.nanoTime() + atMost.toNanos();
+            while (accepted.size() < n && System.nanoTime() < end) {
+                Thread.onSpinWait();
+            }
+            return accepted.size();
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.close();
+            for (Socket s : accepted) {
+                s.close();
+            }
         }
     }
 }
