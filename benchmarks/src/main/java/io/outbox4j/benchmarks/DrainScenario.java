@@ -29,42 +29,12 @@ final class DrainScenario {
         env.handTable(HAND, SUBJECT);
 
         int warm = Math.min(o.size("warmup-messages"), n);
-        env.log("drain: warm-up with " + warm + " messages each side");
-        env.load(SUBJECT, "w-", warm, payload, false);
-        env.load(HAND, "w-", warm, payload, false);
-        Drains.relay(env, store, new Instruments.NoopPublisher(), batch, warm);
-        Drains.hand(env, HAND, batch, rows -> { });
-
-        List<Double> relayRates = new ArrayList<>();
-        List<Double> handRates = new ArrayList<>();
-        Drains.Breakdown relaySide = new Drains.Breakdown();
-        Drains.Breakdown handSide = new Drains.Breakdown();
-        for (int round = 1; round <= rounds; round++) {
-            env.execute("TRUNCATE " + Env.q(SUBJECT) + ", " + Env.q(HAND));
-            env.load(SUBJECT, "r" + round + "-", n, payload, false);
-            env.load(HAND, "r" + round + "-", n, payload, false);
-            env.settle(SUBJECT, HAND);
-            boolean relayFirst = round % 2 == 0;
-            for (int side = 0; side < 2; side++) {
-                if ((side == 0) == relayFirst) {
-                    Drains.Run run = Drains.relay(env, store, new Instruments.NoopPublisher(), batch, n);
-                    relayRates.add(run.rate());
-                    relaySide.add(run);
-                    env.log(String.format("drain round %d: relay        %,10.0f msg/s", round, run.rate()));
-                } else {
-                    Drains.Run run = Drains.hand(env, HAND, batch, rows -> { });
-                    if (run.messages() != n) {
-                        throw new IllegalStateException("hand-written loop drained " + run.messages() + " of " + n);
-                    }
-                    handRates.add(run.rate());
-                    handSide.add(run);
-                    env.log(String.format("drain round %d: hand-written %,10.0f msg/s", round, run.rate()));
-                }
-            }
-            if (env.count(SUBJECT) != 0) {
-                throw new IllegalStateException("relay left " + env.count(SUBJECT) + " rows in " + SUBJECT);
-            }
-        }
+        Drains.Comparison c = Drains.sideBySide(env, "drain", store, SUBJECT, HAND, new Instruments.NoopPublisher(),
+                rows -> { }, n, warm, batch, payload, rounds);
+        List<Double> relayRates = c.relayRates;
+        List<Double> handRates = c.handRates;
+        Drains.Breakdown relaySide = c.relaySide;
+        Drains.Breakdown handSide = c.handSide;
         double relay = Stats.median(relayRates);
         double hand = Stats.median(handRates);
         r.figure("relay_msgs_per_s", "outbox4j relay (median)", relay, "msg/s")

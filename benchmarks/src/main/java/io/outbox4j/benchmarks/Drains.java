@@ -180,4 +180,69 @@ final class Drains {
             throw new IllegalStateException("hand-written send failed: " + e.getMessage(), e);
         }
     }
+
+    /** What a side-by-side comparison measured: each side's rate per round and where its time went. */
+    static final class Comparison {
+        final List<Double> relayRates = new java.util.ArrayList<>();
+        final List<Double> handRates = new java.util.ArrayList<>();
+        final Breakdown relaySide = new Breakdown();
+        final Breakdown handSide = new Breakdown();
+    }
+
+    /**
+     * Warms both sides up, then runs the rounds: both tables reloaded with {@code n} messages, settled, drained by
+     * the relay and by the hand-written loop, which side goes first alternating from round to round.
+     *
+     * @param env the environment
+     * @param name the scenario name, for the log
+     * @param store the store over the subject table
+     * @param subject the outbox4j table
+     * @param hand the hand-written loop's table
+     * @param publisher the relay's publisher
+     * @param send what the hand-written loop does with each batch
+     * @param n messages per round and side
+     * @param warm messages per side in the warm-up
+     * @param batch the batch size of both sides
+     * @param payload payload bytes
+     * @param rounds how many rounds
+     * @return the rates and breakdowns
+     */
+    static Comparison sideBySide(Env env, String name, OutboxStore store, String subject, String hand,
+            Publisher publisher, Send send, int n, int warm, int batch, int payload, int rounds) {
+        env.log(name + ": warm-up with " + warm + " messages each side");
+        env.load(subject, "w-", warm, payload, false);
+        env.load(hand, "w-", warm, payload, false);
+        relay(env, store, publisher, batch, warm);
+        hand(env, hand, batch, send);
+        Comparison c = new Comparison();
+        for (int round = 1; round <= rounds; round++) {
+            env.execute("TRUNCATE " + Env.q(subject) + ", " + Env.q(hand));
+            env.load(subject, "r" + round + "-", n, payload, false);
+            env.load(hand, "r" + round + "-", n, payload, false);
+            env.settle(subject, hand);
+            boolean relayFirst = round % 2 == 0;
+            for (int side = 0; side < 2; side++) {
+                if ((side == 0) == relayFirst) {
+                    Run run = relay(env, store, publisher, batch, n);
+                    c.relayRates.add(run.rate());
+                    c.relaySide.add(run);
+                    env.log(String.format(java.util.Locale.ROOT, "%s round %d: relay        %,10.0f msg/s", name, round,
+                            run.rate()));
+                } else {
+                    Run run = hand(env, hand, batch, send);
+                    if (run.messages() != n) {
+                        throw new IllegalStateException("hand-written loop drained " + run.messages() + " of " + n);
+                    }
+                    c.handRates.add(run.rate());
+                    c.handSide.add(run);
+                    env.log(String.format(java.util.Locale.ROOT, "%s round %d: hand-written %,10.0f msg/s", name, round,
+                            run.rate()));
+                }
+            }
+            if (env.count(subject) != 0) {
+                throw new IllegalStateException("relay left " + env.count(subject) + " rows in " + subject);
+            }
+        }
+        return c;
+    }
 }

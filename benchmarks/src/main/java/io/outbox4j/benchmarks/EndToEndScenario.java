@@ -47,10 +47,7 @@ final class EndToEndScenario {
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
         props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
-        List<Double> relayRates = new ArrayList<>();
-        List<Double> handRates = new ArrayList<>();
-        Drains.Breakdown relaySide = new Drains.Breakdown();
-        Drains.Breakdown handSide = new Drains.Breakdown();
+        Drains.Comparison c;
         try (KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(env.kafka().bootstrapServers())
                         .topicMapper(m -> KAFKA_TOPIC).build();
                 KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props)) {
@@ -72,32 +69,12 @@ final class EndToEndScenario {
                 }
             };
             int warm = Math.min(o.size("warmup-messages") / 4, n);
-            env.log("e2e: warm-up with " + warm + " messages each side");
-            env.load(SUBJECT, "w-", warm, payload, false);
-            env.load(HAND, "w-", warm, payload, false);
-            Drains.relay(env, store, publisher, batch, warm);
-            Drains.hand(env, HAND, batch, send);
-            for (int round = 1; round <= rounds; round++) {
-                env.execute("TRUNCATE " + Env.q(SUBJECT) + ", " + Env.q(HAND));
-                env.load(SUBJECT, "r" + round + "-", n, payload, false);
-                env.load(HAND, "r" + round + "-", n, payload, false);
-                env.settle(SUBJECT, HAND);
-                boolean relayFirst = round % 2 == 0;
-                for (int side = 0; side < 2; side++) {
-                    if ((side == 0) == relayFirst) {
-                        Drains.Run run = Drains.relay(env, store, publisher, batch, n);
-                        relayRates.add(run.rate());
-                        relaySide.add(run);
-                        env.log(String.format("e2e round %d: relay        %,9.0f msg/s", round, run.rate()));
-                    } else {
-                        Drains.Run run = Drains.hand(env, HAND, batch, send);
-                        handRates.add(run.rate());
-                        handSide.add(run);
-                        env.log(String.format("e2e round %d: hand-written %,9.0f msg/s", round, run.rate()));
-                    }
-                }
-            }
+            c = Drains.sideBySide(env, "e2e", store, SUBJECT, HAND, publisher, send, n, warm, batch, payload, rounds);
         }
+        List<Double> relayRates = c.relayRates;
+        List<Double> handRates = c.handRates;
+        Drains.Breakdown relaySide = c.relaySide;
+        Drains.Breakdown handSide = c.handSide;
         double relay = Stats.median(relayRates);
         double hand = Stats.median(handRates);
         r.figure("relay_msgs_per_s", "outbox4j relay + KafkaPublisher (median)", relay, "msg/s")

@@ -68,13 +68,16 @@ final class LatencyScenario {
                 long period = 1_000_000_000L / rate;
                 long start = System.nanoTime() + 50_000_000L;
                 long maxLag = 0;
+                Timings lags = new Timings();
                 for (int i = 0; i < total && failure.get() == null; i++) {
                     long due = start + i * period;
                     long wait;
                     while ((wait = due - System.nanoTime()) > 0) {
                         LockSupport.parkNanos(wait);
                     }
-                    maxLag = Math.max(maxLag, System.nanoTime() - due);
+                    long lag = System.nanoTime() - due;
+                    maxLag = Math.max(maxLag, lag);
+                    lags.add(lag);
                     int seq = i;
                     senders.execute(() -> {
                         try (Connection c = pool.getConnection()) {
@@ -89,6 +92,9 @@ final class LatencyScenario {
                         }
                     });
                 }
+                // the load generator's own lateness: how long this machine leaves a runnable thread waiting
+                r.figure("pacer_p99_lag_ms", "pacer: start delay p99 (the machine's own stalls)", lags.percentileMs(99),
+                        "ms");
                 r.figure("pacer_max_lag_ms", "pacer: worst start delay", Stats.ms(maxLag), "ms");
                 senders.shutdown();
                 if (!senders.awaitTermination(60, TimeUnit.SECONDS)) {
