@@ -89,6 +89,33 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
         return m;
     }
 
+    /**
+     * Returns the short key of a group for the JSON figures.
+     *
+     * @param group a group name from {@link #group} or the GC/JIT/VM rest
+     * @return a stable identifier
+     */
+    static String key(String group) {
+        switch (group) {
+            case "relay loop thread":
+                return "relay_loop";
+            case "relay publish pool":
+                return "publish_pool";
+            case "relay store-write pool":
+                return "store_write_pool";
+            case "KafkaPublisher send threads":
+                return "kafka_publisher_send";
+            case "Kafka producer I/O threads":
+                return "kafka_producer_io";
+            case "benchmark main thread":
+                return "main";
+            case "GC, JIT and VM threads":
+                return "gc_jit_vm";
+            default:
+                return "other_java";
+        }
+    }
+
     /** Names a thread's group: the engine names its threads outbox4j-relay-(owner)[-publish-N|-store-N]. */
     static String group(String name) {
         if (name.startsWith("outbox4j-relay-")) {

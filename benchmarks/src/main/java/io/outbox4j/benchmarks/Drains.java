@@ -72,7 +72,7 @@ final class Drains {
                             "ms")
                     .figure(key + "_jvm_cpu_us_per_msg", label + ": JVM CPU per message", jvmCpu / 1e3 / Math.max(1, messages),
                             "µs");
-            threadCpu.forEach((group, nanos) -> r.figure(key + "_cpu_" + group.replaceAll("[^a-z]+", "_") + "_us_per_msg",
+            threadCpu.forEach((group, nanos) -> r.figure(key + "_cpu_" + Cpu.key(group) + "_us_per_msg",
                     label + ": of which " + group, nanos / 1e3 / Math.max(1, messages), "µs"));
             r.figure(key + "_alloc_bytes_per_msg", label + ": heap allocated per message", allocated / (double) Math.max(1, messages),
                     "B");
