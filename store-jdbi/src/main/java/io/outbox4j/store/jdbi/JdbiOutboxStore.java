@@ -340,6 +340,10 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
                 stale.add(receipt);
             }
         }
+        if (sql.completesByClaim()) {
+            completeByClaim(completion.owner(), leases, stale);
+            return stale;
+        }
         for (int from = 0; from < leases.size(); from += COMPLETE_CHUNK) {
             List<String> chunk = leases.subList(from, Math.min(leases.size(), from + COMPLETE_CHUNK));
             Set<String> deleted = dispatch("complete", () -> sql.completesInOneStatement()
@@ -365,6 +369,27 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
             }
         }
         return stale;
+    }
+
+    /** One statement per claim token (a relay's batch is one claim: one statement), ids bound as an array. */
+    private void completeByClaim(String owner, List<String> leases, Set<String> stale) {
+        Map<String, List<String>> idsByToken = new LinkedHashMap<>();
+        for (String receipt : leases) {
+            idsByToken.computeIfAbsent(receipt.substring(0, TOKEN_LENGTH), t -> new ArrayList<>())
+                    .add(receipt.substring(TOKEN_LENGTH + 1));
+        }
+        // collected across a retried attempt, so rows deleted before a transient failure still count
+        Set<String> deleted = new HashSet<>();
+        dispatch("complete", () -> statement(h -> {
+            idsByToken.forEach((token, ids) -> deleted.addAll(deletedReceipts(h.createQuery(sql.completeOneClaim())
+                    .bind(0, owner).bind(1, token).bindArray(2, String.class, ids))));
+            return deleted;
+        }));
+        for (String receipt : leases) {
+            if (!deleted.contains(receipt)) {
+                stale.add(receipt);
+            }
+        }
     }
 
     private static Query bindLeases(Query query, String owner, List<String> receipts) {

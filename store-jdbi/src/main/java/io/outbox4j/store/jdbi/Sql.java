@@ -116,6 +116,21 @@ final class Sql {
         }
     }
 
+    /**
+     * PostgreSQL: deletes the leases of one claim (one token) with the ids as one array parameter, so the
+     * statement text is the same whatever the batch size and is planned once, not per call; returns the
+     * {@code id, receipt} of every deleted row.
+     */
+    String completeOneClaim() {
+        return "DELETE FROM " + table + " WHERE lease_owner = ? AND receipt = ? AND dead_at IS NULL"
+                + " AND id = ANY(?) RETURNING id, receipt";
+    }
+
+    /** Whether completions go one claim token at a time with an id array ({@link #completeOneClaim()}). */
+    boolean completesByClaim() {
+        return dialect == Dialect.POSTGRESQL;
+    }
+
     /** MySQL (no DELETE … RETURNING): locks the named leases, to be deleted by {@link #deleteIds}. */
     String lockLeases(int pairs) {
         return "SELECT id, receipt FROM " + table + leases(pairs) + " FOR UPDATE";
