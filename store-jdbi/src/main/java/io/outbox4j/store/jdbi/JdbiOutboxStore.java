@@ -362,11 +362,7 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
                         }
                         return locked;
                     }));
-            for (String receipt : chunk) {
-                if (!deleted.contains(receipt)) {
-                    stale.add(receipt);
-                }
-            }
+            addStale(chunk, deleted, stale);
         }
         return stale;
     }
@@ -385,7 +381,12 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
                     .bind(0, owner).bind(1, token).bindArray(2, String.class, ids))));
             return deleted;
         }));
-        for (String receipt : leases) {
+        addStale(leases, deleted, stale);
+    }
+
+    /** Every receipt that was asked for but not deleted is stale. */
+    private static void addStale(List<String> asked, Set<String> deleted, Set<String> stale) {
+        for (String receipt : asked) {
             if (!deleted.contains(receipt)) {
                 stale.add(receipt);
             }

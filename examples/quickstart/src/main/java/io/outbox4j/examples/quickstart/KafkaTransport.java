@@ -105,14 +105,7 @@ final class KafkaTransport implements Transport {
 
     @Override
     public void close() {
-        running.set(false);
-        if (consumerThread != null) {
-            try {
-                consumerThread.join(5_000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        Transport.stopConsumer(running, consumerThread);
         publisher.close();
         if (embedded != null) {
             embedded.close();

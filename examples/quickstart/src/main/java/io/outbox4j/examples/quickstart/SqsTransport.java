@@ -103,14 +103,7 @@ final class SqsTransport implements Transport {
 
     @Override
     public void close() {
-        running.set(false);
-        if (consumerThread != null) {
-            try {
-                consumerThread.join(5_000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        Transport.stopConsumer(running, consumerThread);
         client.close();
     }
 }

@@ -21,4 +21,16 @@ interface Transport extends AutoCloseable {
 
     @Override
     void close();
+
+    /** Stops a consumer loop that runs while {@code running} is set, waiting up to 5 s for its thread. */
+    static void stopConsumer(java.util.concurrent.atomic.AtomicBoolean running, Thread consumer) {
+        running.set(false);
+        if (consumer != null) {
+            try {
+                consumer.join(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
 }
