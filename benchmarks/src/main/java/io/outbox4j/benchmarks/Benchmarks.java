@@ -7,9 +7,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Runs the outbox4j benchmarks against the {@code test-services} PostgreSQL and Kafka (or external ones named by
- * {@code OUTBOX4J_POSTGRES_*} / {@code OUTBOX4J_KAFKA_BOOTSTRAP}), each beside its hand-written baseline, and
- * reports figures and ratios. See {@code docs/benchmarks.md}.
+ * Runs the outbox4j benchmarks against the {@code test-services} PostgreSQL and Kafka (or external
+ * ones named by {@code OUTBOX4J_POSTGRES_*} / {@code OUTBOX4J_KAFKA_BOOTSTRAP}), each beside its
+ * hand-written baseline, and reports figures and ratios. See {@code docs/benchmarks.md}.
  *
  * <pre>
  * ./mvnw -q -pl benchmarks -am install -DskipTests
@@ -17,11 +17,11 @@ import java.util.Map;
  * </pre>
  */
 public final class Benchmarks {
-    private Benchmarks() {
-    }
+    private Benchmarks() {}
 
     /**
-     * Runs the benchmarks and exits: 0 when every scenario ran, 1 when one failed, 2 on bad arguments.
+     * Runs the benchmarks and exits: 0 when every scenario ran, 1 when one failed, 2 on bad
+     * arguments.
      *
      * @param args see {@link Options#usage()}
      */
@@ -43,8 +43,8 @@ public final class Benchmarks {
     }
 
     /**
-     * Runs the selected scenarios, prints their tables, appends their JSON lines and, for full-size runs,
-     * refreshes the results table of the docs.
+     * Runs the selected scenarios, prints their tables, appends their JSON lines and, for full-size
+     * runs, refreshes the results table of the docs.
      *
      * @param args the command line
      * @param out where to print
@@ -58,16 +58,30 @@ public final class Benchmarks {
         try (Env env = new Env(options, out)) {
             env.pool();
             Map<String, Object> machine = env.machine();
-            env.log("machine: " + Report.machineLine(machine) + "; commit " + machine.get("commit") + ", load average "
-                    + machine.get("load_average_at_start"));
-            if (options.quick && (options.scenarios.contains("latency") || options.scenarios.contains("e2e"))) {
+            env.log(
+                    "machine: "
+                            + Report.machineLine(machine)
+                            + "; commit "
+                            + machine.get("commit")
+                            + ", load average "
+                            + machine.get("load_average_at_start"));
+            if (options.quick
+                    && (options.scenarios.contains("latency")
+                            || options.scenarios.contains("e2e"))) {
                 env.startKafkaInBackground();
             }
             Statements statements = Statements.probe(env);
-            env.log("pg_stat_statements: " + (statements.available() ? "on, reported per scenario"
-                    : "not loaded on this server (statement-level figures are left out)"));
-            env.log("scenarios " + options.scenarios + (options.quick ? " (quick sizes)" : "") + "; results to "
-                    + options.out.toAbsolutePath().normalize());
+            env.log(
+                    "pg_stat_statements: "
+                            + (statements.available()
+                                    ? "on, reported per scenario"
+                                    : "not loaded on this server (statement-level figures are left out)"));
+            env.log(
+                    "scenarios "
+                            + options.scenarios
+                            + (options.quick ? " (quick sizes)" : "")
+                            + "; results to "
+                            + options.out.toAbsolutePath().normalize());
             for (String scenario : options.scenarios) {
                 long t0 = System.nanoTime();
                 env.log("== " + scenario + " ==");
@@ -82,7 +96,8 @@ public final class Benchmarks {
                     continue;
                 }
                 statements.report(r, 50);
-                r.config("quick", options.quick).config("seconds", Math.round((System.nanoTime() - t0) / 1e9))
+                r.config("quick", options.quick)
+                        .config("seconds", Math.round((System.nanoTime() - t0) / 1e9))
                         .config("load_average_at_end", Env.loadAverage());
                 r.print(out);
                 Map<String, Object> now = env.machine();
@@ -98,7 +113,8 @@ public final class Benchmarks {
             }
         }
         if (!failures.isEmpty()) {
-            IllegalStateException e = new IllegalStateException("scenario(s) failed: " + failures.keySet());
+            IllegalStateException e =
+                    new IllegalStateException("scenario(s) failed: " + failures.keySet());
             failures.values().forEach(e::addSuppressed);
             throw e;
         }

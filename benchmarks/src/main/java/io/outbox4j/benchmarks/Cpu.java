@@ -7,15 +7,17 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * CPU used during a run: by this JVM, split by thread group (the relay's loop thread, its publish and store
- * pools, the benchmark's main thread, other Java threads, and the JVM's own GC/JIT threads as the rest), and by
- * the PostgreSQL backends serving the benchmark database (read from /proc, so only for a server on this machine;
- * -1 otherwise). CPU time is far less sensitive than wall time to other load on a shared machine.
+ * CPU used during a run: by this JVM, split by thread group (the relay's loop thread, its publish
+ * and store pools, the benchmark's main thread, other Java threads, and the JVM's own GC/JIT
+ * threads as the rest), and by the PostgreSQL backends serving the benchmark database (read from
+ * /proc, so only for a server on this machine; -1 otherwise). CPU time is far less sensitive than
+ * wall time to other load on a shared machine.
  *
  * @param jvmNanos process CPU time of this JVM
  * @param dbNanos CPU time of the database's client backends, or -1
  * @param threads JVM CPU time by thread group, including {@code GC, JIT and VM threads}
- * @param allocatedBytes bytes allocated by the Java threads alive at the end (what drives the GC's share)
+ * @param allocatedBytes bytes allocated by the Java threads alive at the end (what drives the GC's
+ *     share)
  */
 record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocatedBytes) {
     private static final com.sun.management.OperatingSystemMXBean OS =
@@ -30,14 +32,16 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
      * @return the meter to stop
      */
     static Meter start(Env env) {
-        return new Meter(env, OS.getProcessCpuTime(), env.databaseCpuNanos(), threadTimes(), allocations());
+        return new Meter(
+                env, OS.getProcessCpuTime(), env.databaseCpuNanos(), threadTimes(), allocations());
     }
 
     /** A started measurement. */
-    record Meter(Env env, long jvm0, long db0, Map<Long, Long> threads0, Map<Long, Long> allocated0) {
+    record Meter(
+            Env env, long jvm0, long db0, Map<Long, Long> threads0, Map<Long, Long> allocated0) {
         /**
-         * Stops measuring; call while the measured threads are still alive (a thread that ended is not counted
-         * in its group, only in the rest).
+         * Stops measuring; call while the measured threads are still alive (a thread that ended is
+         * not counted in its group, only in the rest).
          *
          * @return the CPU used since {@link #start}
          */
@@ -62,7 +66,8 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
             for (Map.Entry<Long, Long> e : allocations().entrySet()) {
                 allocated += Math.max(0, e.getValue() - allocated0.getOrDefault(e.getKey(), 0L));
             }
-            return new Cpu(jvm, db0 < 0 || db1 < 0 ? -1 : Math.max(0, db1 - db0), groups, allocated);
+            return new Cpu(
+                    jvm, db0 < 0 || db1 < 0 ? -1 : Math.max(0, db1 - db0), groups, allocated);
         }
     }
 
@@ -116,7 +121,10 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
         }
     }
 
-    /** Names a thread's group: the engine names its threads outbox4j-relay-(owner)[-publish-N|-store-N]. */
+    /**
+     * Names a thread's group: the engine names its threads
+     * outbox4j-relay-(owner)[-publish-N|-store-N].
+     */
     static String group(String name) {
         if (name.startsWith("outbox4j-relay-")) {
             if (name.matches(".*-publish-\\d+")) {

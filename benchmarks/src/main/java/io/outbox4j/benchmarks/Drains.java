@@ -8,16 +8,25 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** Drains a loaded table with the relay or with a hand-written loop, timing the run and every statement. */
+/**
+ * Drains a loaded table with the relay or with a hand-written loop, timing the run and every
+ * statement.
+ */
 final class Drains {
-    /** Delivery timeout of every benchmark relay; the lease follows from it (a 500 batch still fits 30 min). */
+    /**
+     * Delivery timeout of every benchmark relay; the lease follows from it (a 500 batch still fits
+     * 30 min).
+     */
     static final Duration DELIVERY_TIMEOUT = Duration.ofSeconds(10);
+
     private static final AtomicInteger OWNERS = new AtomicInteger();
 
-    private Drains() {
-    }
+    private Drains() {}
 
-    /** One timed drain: messages, wall time, and the time spent in each claim and each complete/delete. */
+    /**
+     * One timed drain: messages, wall time, and the time spent in each claim and each
+     * complete/delete.
+     */
     record Run(long messages, long nanos, Timings claims, Timings completes, Cpu cpu) {
         double rate() {
             return Stats.perSecond(messages, nanos);
@@ -25,9 +34,10 @@ final class Drains {
     }
 
     /**
-     * Where the wall time of several drains went: claim statements, complete/delete statements, and the rest
-     * (for the relay: the engine's work and thread hand-offs between and inside batches; for the hand-written
-     * loop: its own Java work). Answers "is it the SQL or the engine?" when the relay is slower.
+     * Where the wall time of several drains went: claim statements, complete/delete statements, and
+     * the rest (for the relay: the engine's work and thread hand-offs between and inside batches;
+     * for the hand-written loop: its own Java work). Answers "is it the SQL or the engine?" when
+     * the relay is slower.
      */
     static final class Breakdown {
         private long wall;
@@ -67,18 +77,39 @@ final class Drains {
             double all = wall / n / 1e6;
             r.figure(key + "_batch_ms", label + ": wall time per batch (mean)", all, "ms")
                     .figure(key + "_batch_claim_ms", label + ": of which claim (mean)", claim, "ms")
-                    .figure(key + "_batch_complete_ms", label + ": of which " + completeLabel + " (mean)", complete, "ms")
-                    .figure(key + "_batch_other_ms", label + ": of which elsewhere (mean)", Math.max(0, all - claim - complete),
+                    .figure(
+                            key + "_batch_complete_ms",
+                            label + ": of which " + completeLabel + " (mean)",
+                            complete,
                             "ms")
-                    .figure(key + "_jvm_cpu_us_per_msg", label + ": JVM CPU per message", jvmCpu / 1e3 / Math.max(1, messages),
+                    .figure(
+                            key + "_batch_other_ms",
+                            label + ": of which elsewhere (mean)",
+                            Math.max(0, all - claim - complete),
+                            "ms")
+                    .figure(
+                            key + "_jvm_cpu_us_per_msg",
+                            label + ": JVM CPU per message",
+                            jvmCpu / 1e3 / Math.max(1, messages),
                             "µs");
-            threadCpu.forEach((group, nanos) -> r.figure(key + "_cpu_" + Cpu.key(group) + "_us_per_msg",
-                    label + ": of which " + group, nanos / 1e3 / Math.max(1, messages), "µs"));
-            r.figure(key + "_alloc_bytes_per_msg", label + ": heap allocated per message", allocated / (double) Math.max(1, messages),
+            threadCpu.forEach(
+                    (group, nanos) ->
+                            r.figure(
+                                    key + "_cpu_" + Cpu.key(group) + "_us_per_msg",
+                                    label + ": of which " + group,
+                                    nanos / 1e3 / Math.max(1, messages),
+                                    "µs"));
+            r.figure(
+                    key + "_alloc_bytes_per_msg",
+                    label + ": heap allocated per message",
+                    allocated / (double) Math.max(1, messages),
                     "B");
             if (dbCpu >= 0) {
-                r.figure(key + "_db_cpu_us_per_msg", label + ": PostgreSQL backend CPU per message",
-                        dbCpu / 1e3 / Math.max(1, messages), "µs");
+                r.figure(
+                        key + "_db_cpu_us_per_msg",
+                        label + ": PostgreSQL backend CPU per message",
+                        dbCpu / 1e3 / Math.max(1, messages),
+                        "µs");
             }
         }
     }
@@ -102,7 +133,8 @@ final class Drains {
      * @param counter the observer
      * @return a relay, not started
      */
-    static Relay relay(OutboxStore store, Publisher publisher, int batch, Instruments.Counter counter) {
+    static Relay relay(
+            OutboxStore store, Publisher publisher, int batch, Instruments.Counter counter) {
         return Relay.builder(store, publisher)
                 .owner("bench-relay-" + OWNERS.incrementAndGet())
                 .batchSize(batch)
@@ -112,7 +144,8 @@ final class Drains {
     }
 
     /**
-     * Drains {@code messages} with a running relay: from {@code start()} to the last completion observed.
+     * Drains {@code messages} with a running relay: from {@code start()} to the last completion
+     * observed.
      *
      * @param env the environment (for the CPU meters)
      * @param store the store over the loaded table
@@ -133,7 +166,8 @@ final class Drains {
         try {
             relay.start();
             t1 = counter.await(timeout(messages));
-            // read while the relay's threads are alive; what happened before the target was reached (closing
+            // read while the relay's threads are alive; what happened before the target was reached
+            // (closing
             // releases the batch in flight, which is fine)
             used = cpu.stop();
             problems = counter.problems();
@@ -156,7 +190,9 @@ final class Drains {
      * @return the run
      */
     static Run hand(Env env, String table, int batch, Send send) {
-        try (HandWritten.Loop loop = new HandWritten.Loop(env.pool(), table, "bench-hand", Duration.ofMinutes(5), batch)) {
+        try (HandWritten.Loop loop =
+                new HandWritten.Loop(
+                        env.pool(), table, "bench-hand", Duration.ofMinutes(5), batch)) {
             long n = 0;
             Cpu.Meter cpu = Cpu.start(env);
             long t0 = System.nanoTime();
@@ -173,7 +209,8 @@ final class Drains {
             }
             return new Run(n, last - t0, loop.claims, loop.deletes, cpu.stop());
         } catch (SQLException e) {
-            throw new IllegalStateException("hand-written drain of " + table + " failed: " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "hand-written drain of " + table + " failed: " + e.getMessage(), e);
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) {
@@ -181,7 +218,9 @@ final class Drains {
         }
     }
 
-    /** What a side-by-side comparison measured: each side's rate per round and where its time went. */
+    /**
+     * What a side-by-side comparison measured: each side's rate per round and where its time went.
+     */
     static final class Comparison {
         final List<Double> relayRates = new java.util.ArrayList<>();
         final List<Double> handRates = new java.util.ArrayList<>();
@@ -190,8 +229,9 @@ final class Drains {
     }
 
     /**
-     * Warms both sides up, then runs the rounds: both tables reloaded with {@code n} messages, settled, drained by
-     * the relay and by the hand-written loop, which side goes first alternating from round to round.
+     * Warms both sides up, then runs the rounds: both tables reloaded with {@code n} messages,
+     * settled, drained by the relay and by the hand-written loop, which side goes first alternating
+     * from round to round.
      *
      * @param env the environment
      * @param name the scenario name, for the log
@@ -207,8 +247,19 @@ final class Drains {
      * @param rounds how many rounds
      * @return the rates and breakdowns
      */
-    static Comparison sideBySide(Env env, String name, OutboxStore store, String subject, String hand,
-            Publisher publisher, Send send, int n, int warm, int batch, int payload, int rounds) {
+    static Comparison sideBySide(
+            Env env,
+            String name,
+            OutboxStore store,
+            String subject,
+            String hand,
+            Publisher publisher,
+            Send send,
+            int n,
+            int warm,
+            int batch,
+            int payload,
+            int rounds) {
         env.log(name + ": warm-up with " + warm + " messages each side");
         env.load(subject, "w-", warm, payload, false);
         env.load(hand, "w-", warm, payload, false);
@@ -226,21 +277,33 @@ final class Drains {
                     Run run = relay(env, store, publisher, batch, n);
                     c.relayRates.add(run.rate());
                     c.relaySide.add(run);
-                    env.log(String.format(java.util.Locale.ROOT, "%s round %d: relay        %,10.0f msg/s", name, round,
-                            run.rate()));
+                    env.log(
+                            String.format(
+                                    java.util.Locale.ROOT,
+                                    "%s round %d: relay        %,10.0f msg/s",
+                                    name,
+                                    round,
+                                    run.rate()));
                 } else {
                     Run run = hand(env, hand, batch, send);
                     if (run.messages() != n) {
-                        throw new IllegalStateException("hand-written loop drained " + run.messages() + " of " + n);
+                        throw new IllegalStateException(
+                                "hand-written loop drained " + run.messages() + " of " + n);
                     }
                     c.handRates.add(run.rate());
                     c.handSide.add(run);
-                    env.log(String.format(java.util.Locale.ROOT, "%s round %d: hand-written %,10.0f msg/s", name, round,
-                            run.rate()));
+                    env.log(
+                            String.format(
+                                    java.util.Locale.ROOT,
+                                    "%s round %d: hand-written %,10.0f msg/s",
+                                    name,
+                                    round,
+                                    run.rate()));
                 }
             }
             if (env.count(subject) != 0) {
-                throw new IllegalStateException("relay left " + env.count(subject) + " rows in " + subject);
+                throw new IllegalStateException(
+                        "relay left " + env.count(subject) + " rows in " + subject);
             }
         }
         return c;

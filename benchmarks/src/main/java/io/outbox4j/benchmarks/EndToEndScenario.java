@@ -16,18 +16,18 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * End to end: PostgreSQL → relay → Kafka ({@link KafkaPublisher}) vs a hand-written loop doing the same work on a
- * table of the same shape with a producer of the same durability settings (acks=all, idempotence): claim a
- * batch, send every record (same key and the same id/topic/module/content-type/occurred-at headers), flush,
- * await every acknowledgement, delete the batch.
+ * End to end: PostgreSQL → relay → Kafka ({@link KafkaPublisher}) vs a hand-written loop doing the
+ * same work on a table of the same shape with a producer of the same durability settings (acks=all,
+ * idempotence): claim a batch, send every record (same key and the same
+ * id/topic/module/content-type/occurred-at headers), flush, await every acknowledgement, delete the
+ * batch.
  */
 final class EndToEndScenario {
     static final String SUBJECT = "e2e_outbox";
     static final String HAND = "e2e_hand";
     static final String KAFKA_TOPIC = "bench-e2e";
 
-    private EndToEndScenario() {
-    }
+    private EndToEndScenario() {}
 
     static Result run(Env env) {
         Options o = env.options;
@@ -35,10 +35,19 @@ final class EndToEndScenario {
         int batch = o.size("batch");
         int payload = o.size("payload");
         int rounds = o.size("rounds");
-        Result r = new Result("e2e", "End to end: PostgreSQL -> relay -> Kafka vs hand-written claim/send/flush/await/delete")
-                .config("messages", n).config("batch", batch).config("payload_bytes", payload).config("rounds", rounds)
-                .config("relay_workers", 4).config("kafka_topic_partitions", 1)
-                .config("producer", "acks=all, enable.idempotence=true, other settings Kafka defaults (both sides)");
+        Result r =
+                new Result(
+                                "e2e",
+                                "End to end: PostgreSQL -> relay -> Kafka vs hand-written claim/send/flush/await/delete")
+                        .config("messages", n)
+                        .config("batch", batch)
+                        .config("payload_bytes", payload)
+                        .config("rounds", rounds)
+                        .config("relay_workers", 4)
+                        .config("kafka_topic_partitions", 1)
+                        .config(
+                                "producer",
+                                "acks=all, enable.idempotence=true, other settings Kafka defaults (both sides)");
         JdbiOutboxStore store = env.store(SUBJECT);
         env.handTable(HAND, SUBJECT);
         env.kafka().createTopic(KAFKA_TOPIC, 1, Map.of());
@@ -48,28 +57,45 @@ final class EndToEndScenario {
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
         props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
         Drains.Comparison c;
-        try (KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(env.kafka().bootstrapServers())
-                        .topicMapper(m -> KAFKA_TOPIC).build();
+        try (KafkaPublisher publisher =
+                        KafkaPublisher.builder()
+                                .bootstrapServers(env.kafka().bootstrapServers())
+                                .topicMapper(m -> KAFKA_TOPIC)
+                                .build();
                 KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props)) {
-            Drains.Send send = rows -> {
-                List<Future<RecordMetadata>> acks = new ArrayList<>(rows.size());
-                for (HandWritten.Row row : rows) {
-                    RecordHeaders headers = new RecordHeaders();
-                    headers.add(KafkaPublisher.ID_HEADER, utf8(row.id()));
-                    headers.add(KafkaPublisher.TOPIC_HEADER, utf8(row.topic()));
-                    headers.add(KafkaPublisher.MODULE_HEADER, utf8(row.module()));
-                    headers.add(KafkaPublisher.CONTENT_TYPE_HEADER, utf8(row.contentType()));
-                    headers.add(KafkaPublisher.OCCURRED_AT_HEADER, utf8(row.occurredAt().toInstant().toString()));
-                    byte[] key = utf8(row.key() != null ? row.key() : row.id());
-                    acks.add(producer.send(new ProducerRecord<>(KAFKA_TOPIC, null, key, row.payload(), headers)));
-                }
-                producer.flush();
-                for (Future<RecordMetadata> ack : acks) {
-                    ack.get(30, TimeUnit.SECONDS);
-                }
-            };
+            Drains.Send send =
+                    rows -> {
+                        List<Future<RecordMetadata>> acks = new ArrayList<>(rows.size());
+                        for (HandWritten.Row row : rows) {
+                            RecordHeaders headers = new RecordHeaders();
+                            headers.add(KafkaPublisher.ID_HEADER, utf8(row.id()));
+                            headers.add(KafkaPublisher.TOPIC_HEADER, utf8(row.topic()));
+                            headers.add(KafkaPublisher.MODULE_HEADER, utf8(row.module()));
+                            headers.add(
+                                    KafkaPublisher.CONTENT_TYPE_HEADER, utf8(row.contentType()));
+                            headers.add(
+                                    KafkaPublisher.OCCURRED_AT_HEADER,
+                                    utf8(row.occurredAt().toInstant().toString()));
+                            byte[] key = utf8(row.key() != null ? row.key() : row.id());
+                            acks.add(
+                                    producer.send(
+                                            new ProducerRecord<>(
+                                                    KAFKA_TOPIC,
+                                                    null,
+                                                    key,
+                                                    row.payload(),
+                                                    headers)));
+                        }
+                        producer.flush();
+                        for (Future<RecordMetadata> ack : acks) {
+                            ack.get(30, TimeUnit.SECONDS);
+                        }
+                    };
             int warm = Math.min(o.size("warmup-messages") / 4, n);
-            c = Drains.sideBySide(env, "e2e", store, SUBJECT, HAND, publisher, send, n, warm, batch, payload, rounds);
+            c =
+                    Drains.sideBySide(
+                            env, "e2e", store, SUBJECT, HAND, publisher, send, n, warm, batch,
+                            payload, rounds);
         }
         List<Double> relayRates = c.relayRates;
         List<Double> handRates = c.handRates;
@@ -78,11 +104,20 @@ final class EndToEndScenario {
         double relay = Stats.median(relayRates);
         double hand = Stats.median(handRates);
         r.figure("relay_msgs_per_s", "outbox4j relay + KafkaPublisher (median)", relay, "msg/s")
-                .figure("hand_msgs_per_s", "hand-written loop + KafkaProducer (median)", hand, "msg/s");
+                .figure(
+                        "hand_msgs_per_s",
+                        "hand-written loop + KafkaProducer (median)",
+                        hand,
+                        "msg/s");
         relaySide.report(r, "relay", "relay", "complete()");
         handSide.report(r, "hand", "hand-written", "delete");
-        r.check("relay / hand-written (median of rounds)", Stats.medianRatio(relayRates, handRates), ">=", 0.8);
-        r.config("relay_rates", DrainScenario.rounded(relayRates)).config("hand_rates", DrainScenario.rounded(handRates));
+        r.check(
+                "relay / hand-written (median of rounds)",
+                Stats.medianRatio(relayRates, handRates),
+                ">=",
+                0.8);
+        r.config("relay_rates", DrainScenario.rounded(relayRates))
+                .config("hand_rates", DrainScenario.rounded(handRates));
         r.headline(Result.fmt(relay) + " msg/s", Result.fmt(hand) + " msg/s (hand-written loop)");
         env.execute("DROP TABLE " + Env.q(SUBJECT) + ", " + Env.q(HAND));
         return r;

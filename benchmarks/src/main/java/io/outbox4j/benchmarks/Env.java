@@ -28,14 +28,17 @@ import org.jdbi.v3.core.Jdbi;
 
 /**
  * The servers and the connection pool every scenario shares: one fresh PostgreSQL database (from
- * {@link PostgresServer#shared()}), one HikariCP pool used by outbox4j and the hand-written baselines alike,
- * and the Kafka broker ({@link KafkaServer#shared()}), started only when a scenario needs it.
+ * {@link PostgresServer#shared()}), one HikariCP pool used by outbox4j and the hand-written
+ * baselines alike, and the Kafka broker ({@link KafkaServer#shared()}), started only when a
+ * scenario needs it.
  */
 final class Env implements AutoCloseable {
     /** Topic written into every benchmark message. */
     static final String TOPIC = "bench.events";
+
     /** Module written into every benchmark message. */
     static final String MODULE = "bench";
+
     /** Pool size: 8 writer threads, the relay's claim and store-write threads, and some slack. */
     static final int POOL_SIZE = 16;
 
@@ -45,8 +48,13 @@ final class Env implements AutoCloseable {
     private String databaseName;
     private HikariDataSource pool;
     private Jdbi jdbi;
-    /** Guards the broker's start, apart from the pool: a background start must not hold up the scenarios. */
+
+    /**
+     * Guards the broker's start, apart from the pool: a background start must not hold up the
+     * scenarios.
+     */
     private final Object kafkaLock = new Object();
+
     private volatile KafkaServer kafka;
     private Map<String, Object> machine;
     private volatile boolean cpuReadable = true;
@@ -64,7 +72,10 @@ final class Env implements AutoCloseable {
     synchronized DataSource pool() {
         if (pool == null) {
             postgres = PostgresServer.shared();
-            databaseName = "outbox4j_bench_" + Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffL);
+            databaseName =
+                    "outbox4j_bench_"
+                            + Long.toHexString(
+                                    ThreadLocalRandom.current().nextLong() & 0xffffffffL);
             String url = postgres.createDatabase(databaseName);
             HikariConfig config = new HikariConfig();
             config.setJdbcUrl(url);
@@ -103,18 +114,23 @@ final class Env implements AutoCloseable {
     }
 
     /**
-     * Starts the Kafka broker on a background thread, so that its start-up (seconds for an in-JVM broker, much
-     * more on a busy machine) overlaps the scenarios that do not need it. Only for quick runs: a full run keeps
-     * the broker out of the JVM until the memory scenario is done.
+     * Starts the Kafka broker on a background thread, so that its start-up (seconds for an in-JVM
+     * broker, much more on a busy machine) overlaps the scenarios that do not need it. Only for
+     * quick runs: a full run keeps the broker out of the JVM until the memory scenario is done.
      */
     void startKafkaInBackground() {
-        Thread t = new Thread(() -> {
-            try {
-                kafka();
-            } catch (RuntimeException e) {
-                log("Kafka could not be started in the background (the scenario that needs it will retry): " + e);
-            }
-        }, "bench-kafka-start");
+        Thread t =
+                new Thread(
+                        () -> {
+                            try {
+                                kafka();
+                            } catch (RuntimeException e) {
+                                log(
+                                        "Kafka could not be started in the background (the scenario that needs it will retry): "
+                                                + e);
+                            }
+                        },
+                        "bench-kafka-start");
         t.setDaemon(true);
         t.start();
     }
@@ -127,15 +143,18 @@ final class Env implements AutoCloseable {
      */
     JdbiOutboxStore store(String table) {
         execute("DROP TABLE IF EXISTS " + q(table));
-        JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi()).dialect(JdbiOutboxStore.Dialect.POSTGRESQL)
-                .tableName(table).build();
+        JdbiOutboxStore store =
+                JdbiOutboxStore.builder(jdbi())
+                        .dialect(JdbiOutboxStore.Dialect.POSTGRESQL)
+                        .tableName(table)
+                        .build();
         store.createSchemaIfAbsent();
         return store;
     }
 
     /**
-     * Creates (afresh) the hand-written baseline's table with exactly the shape of an outbox4j table: same
-     * columns, defaults, identity, constraints and (partial) indexes.
+     * Creates (afresh) the hand-written baseline's table with exactly the shape of an outbox4j
+     * table: same columns, defaults, identity, constraints and (partial) indexes.
      *
      * @param table the baseline table
      * @param likeTable an existing outbox4j table
@@ -146,9 +165,10 @@ final class Env implements AutoCloseable {
     }
 
     /**
-     * Inserts rows in bulk, server side: ids {@code <prefix><n>}, keys {@code k-<n mod 1000>}, one payload of
-     * {@code payloadBytes}, in enqueue order. Pending rows are available since about a day ago; dead rows are
-     * older (history accumulates in front of the claim path) and dead-lettered after 8 attempts.
+     * Inserts rows in bulk, server side: ids {@code <prefix><n>}, keys {@code k-<n mod 1000>}, one
+     * payload of {@code payloadBytes}, in enqueue order. Pending rows are available since about a
+     * day ago; dead rows are older (history accumulates in front of the claim path) and
+     * dead-lettered after 8 attempts.
      *
      * @param table the outbox (or baseline) table
      * @param prefix the id prefix, unique per call on one table
@@ -158,14 +178,19 @@ final class Env implements AutoCloseable {
      */
     void load(String table, String prefix, long count, int payloadBytes, boolean dead) {
         Instant base = Instant.now().minusSeconds(dead ? 172_800 : 86_400);
-        String sql = "INSERT INTO " + q(table) + " (id, topic, msg_key, module, content_type, payload, headers,"
-                + " occurred_at, available_at, attempts, dead_at, dead_reason)"
-                + " SELECT ? || g, ?, 'k-' || (g % 1000), ?, 'application/octet-stream',"
-                + " convert_to(repeat('x', ?), 'UTF8'), '', ts, ts, ?, " + (dead ? "ts, 'bench: gave up'" : "NULL, NULL")
-                + " FROM generate_series(?::bigint, ?::bigint) AS g,"
-                + " LATERAL (SELECT ?::timestamptz + g * interval '1 microsecond' AS ts) AS x";
+        String sql =
+                "INSERT INTO "
+                        + q(table)
+                        + " (id, topic, msg_key, module, content_type, payload, headers,"
+                        + " occurred_at, available_at, attempts, dead_at, dead_reason)"
+                        + " SELECT ? || g, ?, 'k-' || (g % 1000), ?, 'application/octet-stream',"
+                        + " convert_to(repeat('x', ?), 'UTF8'), '', ts, ts, ?, "
+                        + (dead ? "ts, 'bench: gave up'" : "NULL, NULL")
+                        + " FROM generate_series(?::bigint, ?::bigint) AS g,"
+                        + " LATERAL (SELECT ?::timestamptz + g * interval '1 microsecond' AS ts) AS x";
         long chunk = 250_000;
-        try (Connection c = pool().getConnection(); PreparedStatement st = c.prepareStatement(sql)) {
+        try (Connection c = pool().getConnection();
+                PreparedStatement st = c.prepareStatement(sql)) {
             for (long from = 1; from <= count; from += chunk) {
                 st.setString(1, prefix);
                 st.setString(2, TOPIC);
@@ -178,13 +203,14 @@ final class Env implements AutoCloseable {
                 st.executeUpdate();
             }
         } catch (SQLException e) {
-            throw new IllegalStateException("loading " + count + " rows into " + table + " failed: " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "loading " + count + " rows into " + table + " failed: " + e.getMessage(), e);
         }
     }
 
     /**
-     * Makes a freshly loaded or drained table's state comparable: vacuum, statistics, and a checkpoint so no
-     * load's writes are flushed during a measurement.
+     * Makes a freshly loaded or drained table's state comparable: vacuum, statistics, and a
+     * checkpoint so no load's writes are flushed during a measurement.
      *
      * @param tables the tables
      */
@@ -204,7 +230,8 @@ final class Env implements AutoCloseable {
     }
 
     void execute(String sql) {
-        try (Connection c = pool().getConnection(); Statement st = c.createStatement()) {
+        try (Connection c = pool().getConnection();
+                Statement st = c.createStatement()) {
             st.execute(sql);
         } catch (SQLException e) {
             throw new IllegalStateException(sql + " failed: " + e.getMessage(), e);
@@ -212,7 +239,8 @@ final class Env implements AutoCloseable {
     }
 
     long queryLong(String sql) {
-        try (Connection c = pool().getConnection(); Statement st = c.createStatement();
+        try (Connection c = pool().getConnection();
+                Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);
@@ -222,7 +250,8 @@ final class Env implements AutoCloseable {
     }
 
     String queryText(String sql) {
-        try (Connection c = pool().getConnection(); Statement st = c.createStatement();
+        try (Connection c = pool().getConnection();
+                Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery(sql)) {
             StringBuilder b = new StringBuilder();
             while (rs.next()) {
@@ -236,8 +265,8 @@ final class Env implements AutoCloseable {
 
     /**
      * Returns the CPU time used so far by the client backends of the benchmark database, read from
-     * {@code /proc/<pid>/stat} (user + system, in clock ticks of 10 ms): only when PostgreSQL runs on this machine
-     * and its processes are readable.
+     * {@code /proc/<pid>/stat} (user + system, in clock ticks of 10 ms): only when PostgreSQL runs
+     * on this machine and its processes are readable.
      *
      * @return nanoseconds, or -1 when unknown
      */
@@ -246,9 +275,12 @@ final class Env implements AutoCloseable {
             return -1;
         }
         long ticks = 0;
-        try (Connection c = pool().getConnection(); Statement st = c.createStatement();
-                ResultSet rs = st.executeQuery("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-                        + " AND backend_type = 'client backend'")) {
+        try (Connection c = pool().getConnection();
+                Statement st = c.createStatement();
+                ResultSet rs =
+                        st.executeQuery(
+                                "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                                        + " AND backend_type = 'client backend'")) {
             while (rs.next()) {
                 Path stat = Path.of("/proc", String.valueOf(rs.getInt(1)), "stat");
                 String text;
@@ -274,7 +306,8 @@ final class Env implements AutoCloseable {
     }
 
     /**
-     * Describes the machine: cores, CPU, memory, JVM, OS, PostgreSQL version and durability settings, Kafka.
+     * Describes the machine: cores, CPU, memory, JVM, OS, PostgreSQL version and durability
+     * settings, Kafka.
      *
      * @return a fresh map (the fixed part is read once; Kafka as it is now)
      */
@@ -284,15 +317,31 @@ final class Env implements AutoCloseable {
             m.put("cores", Runtime.getRuntime().availableProcessors());
             m.put("cpu", cpuModel());
             m.put("memory_gib", memoryGib());
-            m.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
-            m.put("jvm_args", String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()));
+            m.put(
+                    "jvm",
+                    System.getProperty("java.vm.name")
+                            + " "
+                            + System.getProperty("java.runtime.version"));
+            m.put(
+                    "jvm_args",
+                    String.join(" ", ManagementFactory.getRuntimeMXBean().getInputArguments()));
             m.put("max_heap_mib", Runtime.getRuntime().maxMemory() >> 20);
-            m.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
-                    + System.getProperty("os.arch"));
+            m.put(
+                    "os",
+                    System.getProperty("os.name")
+                            + " "
+                            + System.getProperty("os.version")
+                            + " "
+                            + System.getProperty("os.arch"));
             m.put("postgresql", queryText("SHOW server_version").strip());
-            m.put("postgresql_settings", "fsync=" + queryText("SHOW fsync").strip()
-                    + " synchronous_commit=" + queryText("SHOW synchronous_commit").strip()
-                    + " shared_buffers=" + queryText("SHOW shared_buffers").strip());
+            m.put(
+                    "postgresql_settings",
+                    "fsync="
+                            + queryText("SHOW fsync").strip()
+                            + " synchronous_commit="
+                            + queryText("SHOW synchronous_commit").strip()
+                            + " shared_buffers="
+                            + queryText("SHOW shared_buffers").strip());
             m.put("postgresql_server", String.valueOf(postgres));
             m.put("commit", gitCommit());
             m.put("load_average_at_start", loadAverage());
@@ -304,7 +353,10 @@ final class Env implements AutoCloseable {
         return copy;
     }
 
-    /** The commit measured (with "+changes" when the work tree differs), or "unknown" outside a git checkout. */
+    /**
+     * The commit measured (with "+changes" when the work tree differs), or "unknown" outside a git
+     * checkout.
+     */
     private static String gitCommit() {
         try {
             String head = run("git", "rev-parse", "--short=12", "HEAD");
@@ -318,7 +370,11 @@ final class Env implements AutoCloseable {
     private static String run(String... command) throws IOException {
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         try {
-            String text = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip();
+            String text =
+                    new String(
+                                    p.getInputStream().readAllBytes(),
+                                    java.nio.charset.StandardCharsets.UTF_8)
+                            .strip();
             return p.waitFor() == 0 ? text : "";
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -352,7 +408,8 @@ final class Env implements AutoCloseable {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
                 if (line.startsWith("MemTotal:")) {
-                    return Math.round(Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024.0 / 1024.0);
+                    return Math.round(
+                            Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024.0 / 1024.0);
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -372,7 +429,9 @@ final class Env implements AutoCloseable {
         if (pool != null) {
             pool.close();
             pool = null;
-            try (Connection c = DriverManager.getConnection(postgres.jdbcUrl(), postgres.user(), postgres.password());
+            try (Connection c =
+                            DriverManager.getConnection(
+                                    postgres.jdbcUrl(), postgres.user(), postgres.password());
                     Statement st = c.createStatement()) {
                 st.execute("DROP DATABASE IF EXISTS " + q(databaseName) + " WITH (FORCE)");
             } catch (SQLException e) {

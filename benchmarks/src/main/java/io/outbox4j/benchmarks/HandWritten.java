@@ -14,19 +14,23 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * The hand-written baselines: what a competent engineer writes with plain JDBC on the same table shape, without
- * outbox4j. The claim is the same statement shape as the store's PostgreSQL claim (one {@code UPDATE … FROM
- * (SELECT … ORDER BY available_at, seq LIMIT ? FOR UPDATE SKIP LOCKED) … RETURNING}) with the same batch size;
- * the delete is a compare-and-set on owner + lease token, the ids passed as one array.
+ * The hand-written baselines: what a competent engineer writes with plain JDBC on the same table
+ * shape, without outbox4j. The claim is the same statement shape as the store's PostgreSQL claim
+ * (one {@code UPDATE … FROM (SELECT … ORDER BY available_at, seq LIMIT ? FOR UPDATE SKIP LOCKED) …
+ * RETURNING}) with the same batch size; the delete is a compare-and-set on owner + lease token, the
+ * ids passed as one array.
  */
 final class HandWritten {
-    private HandWritten() {
-    }
+    private HandWritten() {}
 
     static String claimSql(String table) {
         String t = Env.q(table);
-        return "UPDATE " + t + " AS t SET available_at = ?, lease_owner = ?, receipt = ?, attempts = t.attempts + 1"
-                + " FROM (SELECT id FROM " + t + " WHERE dead_at IS NULL AND available_at <= ?"
+        return "UPDATE "
+                + t
+                + " AS t SET available_at = ?, lease_owner = ?, receipt = ?, attempts = t.attempts + 1"
+                + " FROM (SELECT id FROM "
+                + t
+                + " WHERE dead_at IS NULL AND available_at <= ?"
                 + " ORDER BY available_at, seq LIMIT ? FOR UPDATE SKIP LOCKED) AS c"
                 + " WHERE t.id = c.id"
                 + " RETURNING t.id, t.topic, t.msg_key, t.module, t.content_type, t.payload, t.headers,"
@@ -34,12 +38,15 @@ final class HandWritten {
     }
 
     static String deleteSql(String table) {
-        return "DELETE FROM " + Env.q(table)
+        return "DELETE FROM "
+                + Env.q(table)
                 + " WHERE lease_owner = ? AND receipt = ? AND dead_at IS NULL AND id = ANY (?)";
     }
 
     static String insertSql(String table) {
-        return "INSERT INTO " + Env.q(table) + " (id, topic, msg_key, module, content_type, payload, headers,"
+        return "INSERT INTO "
+                + Env.q(table)
+                + " (id, topic, msg_key, module, content_type, payload, headers,"
                 + " occurred_at, not_before, available_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     }
 
@@ -52,7 +59,8 @@ final class HandWritten {
      * @param payload the payload
      * @throws SQLException if binding fails
      */
-    static void bindInsert(PreparedStatement st, String id, String key, byte[] payload) throws SQLException {
+    static void bindInsert(PreparedStatement st, String id, String key, byte[] payload)
+            throws SQLException {
         OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
         st.setString(1, id);
         st.setString(2, Env.TOPIC);
@@ -67,9 +75,16 @@ final class HandWritten {
     }
 
     /** One claimed row, as a hand-written relay keeps it. */
-    record Row(String id, String topic, String key, String module, String contentType, byte[] payload,
-            String headers, OffsetDateTime occurredAt, int attempts) {
-    }
+    record Row(
+            String id,
+            String topic,
+            String key,
+            String module,
+            String contentType,
+            byte[] payload,
+            String headers,
+            OffsetDateTime occurredAt,
+            int attempts) {}
 
     /** A claim/delete loop on one connection of the shared pool. */
     static final class Loop implements AutoCloseable {
@@ -83,7 +98,8 @@ final class HandWritten {
         final Timings deletes = new Timings();
         private String token;
 
-        Loop(DataSource pool, String table, String owner, Duration lease, int batch) throws SQLException {
+        Loop(DataSource pool, String table, String owner, Duration lease, int batch)
+                throws SQLException {
             this.connection = pool.getConnection();
             connection.setAutoCommit(true);
             this.claim = connection.prepareStatement(claimSql(table));
@@ -111,9 +127,17 @@ final class HandWritten {
             List<Row> rows = new ArrayList<>(batch);
             try (ResultSet rs = claim.executeQuery()) {
                 while (rs.next()) {
-                    rows.add(new Row(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4),
-                            rs.getString(5), rs.getBytes(6), rs.getString(7), rs.getObject(8, OffsetDateTime.class),
-                            rs.getInt(9)));
+                    rows.add(
+                            new Row(
+                                    rs.getString(1),
+                                    rs.getString(2),
+                                    rs.getString(3),
+                                    rs.getString(4),
+                                    rs.getString(5),
+                                    rs.getBytes(6),
+                                    rs.getString(7),
+                                    rs.getObject(8, OffsetDateTime.class),
+                                    rs.getInt(9)));
                 }
             }
             claims.add(System.nanoTime() - t0);
@@ -125,7 +149,8 @@ final class HandWritten {
          *
          * @param rows rows of the last claim
          * @throws SQLException if the statement fails
-         * @throws IllegalStateException if a row was no longer leased (nothing else claims in a benchmark)
+         * @throws IllegalStateException if a row was no longer leased (nothing else claims in a
+         *     benchmark)
          */
         void delete(List<Row> rows) throws SQLException {
             long t0 = System.nanoTime();
@@ -141,7 +166,8 @@ final class HandWritten {
             array.free();
             deletes.add(System.nanoTime() - t0);
             if (n != rows.size()) {
-                throw new IllegalStateException("deleted " + n + " of " + rows.size() + " claimed rows");
+                throw new IllegalStateException(
+                        "deleted " + n + " of " + rows.size() + " claimed rows");
             }
         }
 

@@ -23,10 +23,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 
-/** The probes the scenarios attach to the relay: a no-op publisher, a counting observer, a timing store. */
+/**
+ * The probes the scenarios attach to the relay: a no-op publisher, a counting observer, a timing
+ * store.
+ */
 final class Instruments {
-    private Instruments() {
-    }
+    private Instruments() {}
 
     /** Publishes nothing and reports every message as published: the relay's ceiling. */
     static final class NoopPublisher implements Publisher {
@@ -37,8 +39,8 @@ final class Instruments {
     }
 
     /**
-     * Records, per message id, when the wrapped publisher returned it as published (the broker's ack), and times
-     * each publisher call.
+     * Records, per message id, when the wrapped publisher returned it as published (the broker's
+     * ack), and times each publisher call.
      */
     static final class AckClock implements Publisher {
         private final Publisher delegate;
@@ -74,9 +76,10 @@ final class Instruments {
     }
 
     /**
-     * Counts what became of each delivery and lets a scenario wait for a number of completions. The waiting
-     * thread sleeps on a latch (no polling: on a 2-core machine a polling waiter would steal CPU from the relay
-     * it measures); the time of the target completion is taken inside the observer call that reached it.
+     * Counts what became of each delivery and lets a scenario wait for a number of completions. The
+     * waiting thread sleeps on a latch (no polling: on a 2-core machine a polling waiter would
+     * steal CPU from the relay it measures); the time of the target completion is taken inside the
+     * observer call that reached it.
      */
     static final class Counter implements Observer {
         private final LongAdder completed = new LongAdder();
@@ -97,7 +100,8 @@ final class Instruments {
                 }
             } else {
                 other.increment();
-                firstProblem.compareAndSet(null, o.outcome() + " " + o.error().map(Throwable::toString).orElse(""));
+                firstProblem.compareAndSet(
+                        null, o.outcome() + " " + o.error().map(Throwable::toString).orElse(""));
                 if (other.sum() > 100) {
                     troubled.countDown();
                 }
@@ -136,19 +140,28 @@ final class Instruments {
          *
          * @param timeout the longest wait
          * @return the nanoTime when the expected completion was observed
-         * @throws IllegalStateException on timeout or when deliveries keep doing anything but complete
+         * @throws IllegalStateException on timeout or when deliveries keep doing anything but
+         *     complete
          */
         long await(Duration timeout) {
             long deadline = System.nanoTime() + timeout.toNanos();
             try {
                 while (!reached.await(100, TimeUnit.MILLISECONDS)) {
                     if (troubled.getCount() == 0) {
-                        throw new IllegalStateException("relay is not completing deliveries: " + firstProblem.get());
+                        throw new IllegalStateException(
+                                "relay is not completing deliveries: " + firstProblem.get());
                     }
                     if (System.nanoTime() > deadline) {
-                        throw new IllegalStateException("only " + completed.sum() + " of " + target
-                                + " deliveries completed within " + timeout
-                                + (firstProblem.get() == null ? "" : "; first problem: " + firstProblem.get()));
+                        throw new IllegalStateException(
+                                "only "
+                                        + completed.sum()
+                                        + " of "
+                                        + target
+                                        + " deliveries completed within "
+                                        + timeout
+                                        + (firstProblem.get() == null
+                                                ? ""
+                                                : "; first problem: " + firstProblem.get()));
                     }
                 }
             } catch (InterruptedException e) {
@@ -161,20 +174,28 @@ final class Instruments {
         String problems() {
             long o = other.sum();
             long e = storeErrors.sum();
-            return o + e == 0 ? null : o + " deliveries not completed, " + e + " store errors; first: " + firstProblem.get();
+            return o + e == 0
+                    ? null
+                    : o
+                            + " deliveries not completed, "
+                            + e
+                            + " store errors; first: "
+                            + firstProblem.get();
         }
     }
 
     /**
-     * Wraps a store and times each claim and complete call (one SQL statement each for a good store); optionally
-     * notes, per message id, when the claim that returned it started and ended.
+     * Wraps a store and times each claim and complete call (one SQL statement each for a good
+     * store); optionally notes, per message id, when the claim that returned it started and ended.
      */
     static final class TimedStore implements OutboxStore {
         private final OutboxStore delegate;
         final Timings claims = new Timings();
         final Timings completes = new Timings();
+
         /** id → {claim started, claim returned} (nanoTime), when {@link #perMessage} is set. */
         final Map<String, long[]> claimedAt = new ConcurrentHashMap<>();
+
         private final boolean perMessage;
 
         TimedStore(OutboxStore delegate) {

@@ -4,16 +4,18 @@ import java.util.Collection;
 import java.util.Locale;
 import java.util.Map;
 
-/** Writes the few JSON shapes the results need (objects, arrays, strings, numbers, booleans) on one line. */
+/**
+ * Writes the few JSON shapes the results need (objects, arrays, strings, numbers, booleans) on one
+ * line.
+ */
 final class Json {
-    private Json() {
-    }
+    private Json() {}
 
     /**
      * Renders a value.
      *
-     * @param value a {@link Map} with string keys, a {@link Collection}, a {@link CharSequence}, a {@link Number},
-     *     a {@link Boolean} or {@code null}
+     * @param value a {@link Map} with string keys, a {@link Collection}, a {@link CharSequence}, a
+     *     {@link Number}, a {@link Boolean} or {@code null}
      * @return its JSON text
      */
     static String write(Object value) {

@@ -17,18 +17,18 @@ import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
 
 /**
- * Commit-to-publish latency: business transactions that each enqueue one event are committed at a fixed rate
- * (scheduled, not closed-loop), the application calls {@code relay.wakeUp()} after each commit, and a running
- * relay publishes to Kafka. Latency is from the commit returning to the Kafka publisher returning the message
- * as acknowledged by the broker. Warm-up first; then one window per round; median of the window percentiles.
+ * Commit-to-publish latency: business transactions that each enqueue one event are committed at a
+ * fixed rate (scheduled, not closed-loop), the application calls {@code relay.wakeUp()} after each
+ * commit, and a running relay publishes to Kafka. Latency is from the commit returning to the Kafka
+ * publisher returning the message as acknowledged by the broker. Warm-up first; then one window per
+ * round; median of the window percentiles.
  */
 final class LatencyScenario {
     static final String SUBJECT = "latency_outbox";
     static final String KAFKA_TOPIC = "bench-latency";
     private static final int SENDERS = 4;
 
-    private LatencyScenario() {
-    }
+    private LatencyScenario() {}
 
     static Result run(Env env) {
         Options o = env.options;
@@ -38,12 +38,22 @@ final class LatencyScenario {
         int rounds = o.size("rounds");
         int batch = o.size("latency-batch");
         byte[] payload = WriteScenario.payload(o.size("payload"));
-        Result r = new Result("latency", "Commit-to-publish latency at a fixed rate, wakeUp() after commit, Kafka")
-                .config("rate_per_s", rate).config("seconds_per_window", seconds).config("windows", rounds)
-                .config("warmup_seconds", warmupSeconds).config("payload_bytes", payload.length)
-                .config("relay", "batch " + batch + (batch == 16 ? " (default)" : "")
-                        + ", workers 4, poll 1 s (default), wakeUp() after each commit")
-                .config("kafka_topic_partitions", 1);
+        Result r =
+                new Result(
+                                "latency",
+                                "Commit-to-publish latency at a fixed rate, wakeUp() after commit, Kafka")
+                        .config("rate_per_s", rate)
+                        .config("seconds_per_window", seconds)
+                        .config("windows", rounds)
+                        .config("warmup_seconds", warmupSeconds)
+                        .config("payload_bytes", payload.length)
+                        .config(
+                                "relay",
+                                "batch "
+                                        + batch
+                                        + (batch == 16 ? " (default)" : "")
+                                        + ", workers 4, poll 1 s (default), wakeUp() after each commit")
+                        .config("kafka_topic_partitions", 1);
         WriteScenario.createOrders(env);
         JdbiOutboxStore store = env.store(SUBJECT);
         env.kafka().createTopic(KAFKA_TOPIC, 1, Map.of());
@@ -55,11 +65,19 @@ final class LatencyScenario {
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Instruments.Counter counter = new Instruments.Counter().expect(total);
         Instruments.TimedStore timed = new Instruments.TimedStore(store, true);
-        try (KafkaPublisher kafka = KafkaPublisher.builder().bootstrapServers(env.kafka().bootstrapServers())
-                .topicMapper(m -> KAFKA_TOPIC).build()) {
+        try (KafkaPublisher kafka =
+                KafkaPublisher.builder()
+                        .bootstrapServers(env.kafka().bootstrapServers())
+                        .topicMapper(m -> KAFKA_TOPIC)
+                        .build()) {
             Instruments.AckClock acks = new Instruments.AckClock(kafka);
-            Relay relay = Relay.builder(timed, acks).owner("bench-latency").deliveryTimeout(Drains.DELIVERY_TIMEOUT)
-                    .batchSize(batch).observer(counter).build();
+            Relay relay =
+                    Relay.builder(timed, acks)
+                            .owner("bench-latency")
+                            .deliveryTimeout(Drains.DELIVERY_TIMEOUT)
+                            .batchSize(batch)
+                            .observer(counter)
+                            .build();
             relay.start();
             ExecutorService senders = Executors.newFixedThreadPool(SENDERS);
             DataSource pool = env.pool();
@@ -79,21 +97,29 @@ final class LatencyScenario {
                     maxLag = Math.max(maxLag, lag);
                     lags.add(lag);
                     int seq = i;
-                    senders.execute(() -> {
-                        try (Connection c = pool.getConnection()) {
-                            c.setAutoCommit(false);
-                            String key = WriteScenario.insertOrder(c);
-                            store.jdbc().enqueue(c, WriteScenario.message(id(seq), key, payload));
-                            c.commit();
-                            committedAt.put(seq, System.nanoTime());
-                            relay.wakeUp();
-                        } catch (Exception | Error e) {
-                            failure.compareAndSet(null, e);
-                        }
-                    });
+                    senders.execute(
+                            () -> {
+                                try (Connection c = pool.getConnection()) {
+                                    c.setAutoCommit(false);
+                                    String key = WriteScenario.insertOrder(c);
+                                    store.jdbc()
+                                            .enqueue(
+                                                    c,
+                                                    WriteScenario.message(id(seq), key, payload));
+                                    c.commit();
+                                    committedAt.put(seq, System.nanoTime());
+                                    relay.wakeUp();
+                                } catch (Exception | Error e) {
+                                    failure.compareAndSet(null, e);
+                                }
+                            });
                 }
-                // the load generator's own lateness: how long this machine leaves a runnable thread waiting
-                r.figure("pacer_p99_lag_ms", "pacer: start delay p99 (the machine's own stalls)", lags.percentileMs(99),
+                // the load generator's own lateness: how long this machine leaves a runnable thread
+                // waiting
+                r.figure(
+                        "pacer_p99_lag_ms",
+                        "pacer: start delay p99 (the machine's own stalls)",
+                        lags.percentileMs(99),
                         "ms");
                 r.figure("pacer_max_lag_ms", "pacer: worst start delay", Stats.ms(maxLag), "ms");
                 senders.shutdown();
@@ -101,7 +127,8 @@ final class LatencyScenario {
                     throw new IllegalStateException("senders did not finish");
                 }
                 if (failure.get() != null) {
-                    throw new IllegalStateException("a committed enqueue failed: " + failure.get(), failure.get());
+                    throw new IllegalStateException(
+                            "a committed enqueue failed: " + failure.get(), failure.get());
                 }
                 counter.await(Duration.ofSeconds(120));
             } catch (InterruptedException e) {
@@ -125,13 +152,18 @@ final class LatencyScenario {
                     Long acked = acks.ackedAt.get(id(i));
                     Long committed = committedAt.get(i);
                     if (acked == null || committed == null) {
-                        throw new IllegalStateException("message " + id(i) + " has no " + (acked == null ? "ack" : "commit"));
+                        throw new IllegalStateException(
+                                "message "
+                                        + id(i)
+                                        + " has no "
+                                        + (acked == null ? "ack" : "commit"));
                     }
                     long latency = Math.max(0, acked - committed);
                     long[] claimed = timed.claimedAt.get(id(i));
                     Long published = acks.publishStartedAt.get(id(i));
                     if (claimed != null && published != null) {
-                        // commit → the claim that returned it started → it returned → publish started → acked
+                        // commit → the claim that returned it started → it returned → publish
+                        // started → acked
                         toClaimStart.add(Math.max(0, claimed[0] - committed));
                         claimCall.add(claimed[1] - claimed[0]);
                         toPublishStart.add(Math.max(0, published - claimed[1]));
@@ -143,8 +175,13 @@ final class LatencyScenario {
                 }
                 p50s.add(window.percentileMs(50));
                 p99s.add(window.percentileMs(99));
-                env.log(String.format("latency window %d: p50 %.1f ms, p99 %.1f ms, max %.1f ms", w + 1,
-                        window.percentileMs(50), window.percentileMs(99), window.percentileMs(100)));
+                env.log(
+                        String.format(
+                                "latency window %d: p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+                                w + 1,
+                                window.percentileMs(50),
+                                window.percentileMs(99),
+                                window.percentileMs(100)));
             }
             double p50 = Stats.median(p50s);
             double p99 = Stats.median(p99s);
@@ -153,22 +190,61 @@ final class LatencyScenario {
                     .figure("p90_ms", "p90 (all windows)", all.percentileMs(90), "ms")
                     .figure("p99_ms", "p99 commit -> broker ack (median of windows)", p99, "ms")
                     .figure("max_ms", "max (all windows)", Stats.ms(worst), "ms")
-                    .figure("wait_claim_p50_ms", "commit -> claim start p50", toClaimStart.percentileMs(50), "ms")
-                    .figure("wait_claim_p99_ms", "commit -> claim start p99", toClaimStart.percentileMs(99), "ms")
+                    .figure(
+                            "wait_claim_p50_ms",
+                            "commit -> claim start p50",
+                            toClaimStart.percentileMs(50),
+                            "ms")
+                    .figure(
+                            "wait_claim_p99_ms",
+                            "commit -> claim start p99",
+                            toClaimStart.percentileMs(99),
+                            "ms")
                     .figure("claim_p50_ms", "claim statement p50", claimCall.percentileMs(50), "ms")
                     .figure("claim_p99_ms", "claim statement p99", claimCall.percentileMs(99), "ms")
-                    .figure("claimed_to_publish_p99_ms", "claim returned -> publish call p99",
-                            toPublishStart.percentileMs(99), "ms")
-                    .figure("publish_p50_ms", "publish call -> broker ack p50", publishCall.percentileMs(50), "ms")
-                    .figure("publish_p99_ms", "publish call -> broker ack p99", publishCall.percentileMs(99), "ms")
-                    .figure("complete_p50_ms", "complete() p50", timed.completes.percentileMs(50), "ms")
-                    .figure("complete_p99_ms", "complete() p99", timed.completes.percentileMs(99), "ms")
-                    .figure("batch_mean", "messages per claim (mean, empty claims included)",
-                            timed.claimedAt.size() / (double) Math.max(1, timed.claims.size()), "")
+                    .figure(
+                            "claimed_to_publish_p99_ms",
+                            "claim returned -> publish call p99",
+                            toPublishStart.percentileMs(99),
+                            "ms")
+                    .figure(
+                            "publish_p50_ms",
+                            "publish call -> broker ack p50",
+                            publishCall.percentileMs(50),
+                            "ms")
+                    .figure(
+                            "publish_p99_ms",
+                            "publish call -> broker ack p99",
+                            publishCall.percentileMs(99),
+                            "ms")
+                    .figure(
+                            "complete_p50_ms",
+                            "complete() p50",
+                            timed.completes.percentileMs(50),
+                            "ms")
+                    .figure(
+                            "complete_p99_ms",
+                            "complete() p99",
+                            timed.completes.percentileMs(99),
+                            "ms")
+                    .figure(
+                            "batch_mean",
+                            "messages per claim (mean, empty claims included)",
+                            timed.claimedAt.size() / (double) Math.max(1, timed.claims.size()),
+                            "")
                     .check("p99 latency (ms)", p99, "<=", 25);
             r.config("p99_per_window_ms", p99s).config("p50_per_window_ms", p50s);
-            r.headline("p50 " + Result.fmt(p50) + " / p99 " + Result.fmt(p99) + " / max " + Result.fmt(Stats.ms(worst))
-                    + " ms at " + rate + " msg/s", "—");
+            r.headline(
+                    "p50 "
+                            + Result.fmt(p50)
+                            + " / p99 "
+                            + Result.fmt(p99)
+                            + " / max "
+                            + Result.fmt(Stats.ms(worst))
+                            + " ms at "
+                            + rate
+                            + " msg/s",
+                    "—");
         }
         env.execute("DROP TABLE " + WriteScenario.ORDERS + ", " + Env.q(SUBJECT));
         return r;

@@ -11,28 +11,44 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Command-line options: which scenarios to run, their sizes ({@code --quick} for small ones), how many rounds,
- * and where the JSON lines go. Every size has a full and a quick default and can be overridden with
- * {@code --<name> <value>} or {@code --<name>=<value>}.
+ * Command-line options: which scenarios to run, their sizes ({@code --quick} for small ones), how
+ * many rounds, and where the JSON lines go. Every size has a full and a quick default and can be
+ * overridden with {@code --<name> <value>} or {@code --<name>=<value>}.
  */
 final class Options {
-    /** The scenarios in the order {@code all} runs them: Kafka-free ones first, memory before Kafka starts. */
-    static final List<String> SCENARIOS = List.of("drain", "write", "backlog", "memory", "latency", "e2e");
+    /**
+     * The scenarios in the order {@code all} runs them: Kafka-free ones first, memory before Kafka
+     * starts.
+     */
+    static final List<String> SCENARIOS =
+            List.of("drain", "write", "backlog", "memory", "latency", "e2e");
 
     /** name → {full default, quick default, description}. */
     private static final Map<String, String[]> SIZES = new LinkedHashMap<>();
 
     static {
         size("rounds", "3", "1", "measured rounds per scenario (median reported)");
-        size("batch", "100", "50", "claim batch size of relay and hand-written loops (drain, backlog, e2e)");
+        size(
+                "batch",
+                "100",
+                "50",
+                "claim batch size of relay and hand-written loops (drain, backlog, e2e)");
         size("payload", "200", "200", "payload bytes (drain, write, backlog, latency, e2e)");
         size("drain-messages", "200000", "2000", "messages preloaded for each drain run");
         size("write-threads", "8", "4", "business-transaction threads");
         size("write-seconds", "8", "1", "measured seconds per write variant and round");
         size("write-warmup-seconds", "3", "1", "warm-up seconds per write variant");
         size("latency-rate", "500", "200", "committed enqueues per second");
-        size("latency-seconds", "10", "2", "seconds per measured latency window (one window per round)");
-        size("latency-batch", "16", "16", "relay batch size in the latency scenario (16 is the engine's default)");
+        size(
+                "latency-seconds",
+                "10",
+                "2",
+                "seconds per measured latency window (one window per round)");
+        size(
+                "latency-batch",
+                "16",
+                "16",
+                "relay batch size in the latency scenario (16 is the engine's default)");
         size("latency-warmup-seconds", "3", "1", "warm-up seconds before the first latency window");
         size("backlog-small", "10000", "1000", "pending rows of the small backlog");
         size("backlog-large", "1000000", "10000", "pending rows of the large backlog");
@@ -43,7 +59,11 @@ final class Options {
         size("memory-large", "1000000", "20000", "rows of the large memory drain");
         size("memory-payload", "1024", "1024", "payload bytes of the memory drains");
         size("memory-batch", "500", "500", "relay batch size of the memory drains");
-        size("warmup-messages", "20000", "200", "messages drained by each side before measuring (drain, e2e)");
+        size(
+                "warmup-messages",
+                "20000",
+                "200",
+                "messages drained by each side before measuring (drain, e2e)");
     }
 
     private static void size(String name, String full, String quick, String description) {
@@ -56,7 +76,8 @@ final class Options {
     final Path docs;
     private final Map<String, String> given;
 
-    private Options(Set<String> scenarios, boolean quick, Path out, Path docs, Map<String, String> given) {
+    private Options(
+            Set<String> scenarios, boolean quick, Path out, Path docs, Map<String, String> given) {
         this.scenarios = scenarios;
         this.quick = quick;
         this.out = out;
@@ -65,7 +86,8 @@ final class Options {
     }
 
     /**
-     * Parses the arguments. A single argument holding blanks (as Maven passes {@code -Dbenchmarks.args}) is split.
+     * Parses the arguments. A single argument holding blanks (as Maven passes {@code
+     * -Dbenchmarks.args}) is split.
      *
      * @param args the command line
      * @return the options
@@ -85,7 +107,8 @@ final class Options {
         for (int i = 0; i < words.size(); i++) {
             String w = words.get(i);
             if (!w.startsWith("--")) {
-                throw new IllegalArgumentException("expected an option starting with --, but was '" + w + "'\n" + usage());
+                throw new IllegalArgumentException(
+                        "expected an option starting with --, but was '" + w + "'\n" + usage());
             }
             String name = w.substring(2);
             String value = null;
@@ -115,8 +138,12 @@ final class Options {
                         } else if (SCENARIOS.contains(s)) {
                             scenarios.add(s);
                         } else {
-                            throw new IllegalArgumentException("--scenario must be one of " + SCENARIOS
-                                    + " or all, but was '" + s + "'");
+                            throw new IllegalArgumentException(
+                                    "--scenario must be one of "
+                                            + SCENARIOS
+                                            + " or all, but was '"
+                                            + s
+                                            + "'");
                         }
                     }
                     break;
@@ -128,15 +155,20 @@ final class Options {
                     break;
                 default:
                     if (!SIZES.containsKey(name)) {
-                        throw new IllegalArgumentException("unknown option --" + name + "\n" + usage());
+                        throw new IllegalArgumentException(
+                                "unknown option --" + name + "\n" + usage());
                     }
                     try {
                         if (Integer.parseInt(value) < 1) {
                             throw new NumberFormatException();
                         }
                     } catch (NumberFormatException e) {
-                        throw new IllegalArgumentException("--" + name + " must be a positive integer, but was '"
-                                + value + "'");
+                        throw new IllegalArgumentException(
+                                "--"
+                                        + name
+                                        + " must be a positive integer, but was '"
+                                        + value
+                                        + "'");
                     }
                     given.put(name, value);
             }
@@ -169,11 +201,22 @@ final class Options {
     }
 
     static String usage() {
-        StringBuilder b = new StringBuilder("usage: Benchmarks [--scenario drain|write|latency|backlog|e2e|memory|all[,...]]"
-                + " [--quick] [--out results/results.jsonl] [--docs ../docs/benchmarks.md] [--<size> N]...\n"
-                + "A run without --quick refreshes results/latest/<scenario>.md and the results table in --docs.\n"
-                + "sizes (full / quick default):\n");
-        SIZES.forEach((k, v) -> b.append(String.format(Locale.ROOT, "  --%-24s %9s / %-7s %s%n", k, v[0], v[1], v[2])));
+        StringBuilder b =
+                new StringBuilder(
+                        "usage: Benchmarks [--scenario drain|write|latency|backlog|e2e|memory|all[,...]]"
+                                + " [--quick] [--out results/results.jsonl] [--docs ../docs/benchmarks.md] [--<size> N]...\n"
+                                + "A run without --quick refreshes results/latest/<scenario>.md and the results table in --docs.\n"
+                                + "sizes (full / quick default):\n");
+        SIZES.forEach(
+                (k, v) ->
+                        b.append(
+                                String.format(
+                                        Locale.ROOT,
+                                        "  --%-24s %9s / %-7s %s%n",
+                                        k,
+                                        v[0],
+                                        v[1],
+                                        v[2])));
         return b.toString();
     }
 }

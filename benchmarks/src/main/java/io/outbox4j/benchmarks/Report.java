@@ -18,24 +18,28 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * Writes the results: one JSON line per scenario appended to the results file, and, for full-size runs, the
- * latest Markdown fragment of each scenario ({@code results/latest/<scenario>.md}) from which the results
- * table of {@code docs/benchmarks.md} is regenerated between its markers.
+ * Writes the results: one JSON line per scenario appended to the results file, and, for full-size
+ * runs, the latest Markdown fragment of each scenario ({@code results/latest/<scenario>.md}) from
+ * which the results table of {@code docs/benchmarks.md} is regenerated between its markers.
  */
 final class Report {
     static final String START = "<!-- benchmarks:results:start -->";
     static final String END = "<!-- benchmarks:results:end -->";
-    private static final String HEADER = "| scenario | outbox4j | baseline | measured | target | verdict |\n"
-            + "|---|---|---|---|---|---|\n";
+    private static final String HEADER =
+            "| scenario | outbox4j | baseline | measured | target | verdict |\n"
+                    + "|---|---|---|---|---|---|\n";
 
-    private Report() {
-    }
+    private Report() {}
 
     static void appendJson(Path file, String json) {
         try {
             Path parent = file.toAbsolutePath().getParent();
             Files.createDirectories(parent);
-            Files.writeString(file, json + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+            Files.writeString(
+                    file,
+                    json + "\n",
+                    StandardCharsets.UTF_8,
+                    StandardOpenOption.CREATE,
                     StandardOpenOption.APPEND);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot append to " + file, e);
@@ -43,28 +47,67 @@ final class Report {
     }
 
     static String machineLine(Map<String, Object> m) {
-        return m.get("cores") + " cores (" + m.get("cpu") + "), " + m.get("memory_gib") + " GiB RAM, "
-                + m.get("jvm") + " (max heap " + m.get("max_heap_mib") + " MiB), PostgreSQL " + m.get("postgresql")
-                + " (" + m.get("postgresql_settings") + ")";
+        return m.get("cores")
+                + " cores ("
+                + m.get("cpu")
+                + "), "
+                + m.get("memory_gib")
+                + " GiB RAM, "
+                + m.get("jvm")
+                + " (max heap "
+                + m.get("max_heap_mib")
+                + " MiB), PostgreSQL "
+                + m.get("postgresql")
+                + " ("
+                + m.get("postgresql_settings")
+                + ")";
     }
 
     static String runLine(Map<String, Object> m, Result r) {
-        return Instant.now().truncatedTo(ChronoUnit.MINUTES) + ", commit " + m.get("commit") + ", "
-                + r.config.get("seconds") + " s, load average " + m.get("load_average_at_start") + " at the start of the"
-                + " run, " + r.config.get("load_average_at_end") + " at the end of the scenario"
-                + ("not started".equals(m.get("kafka")) ? ""
-                        : "; Kafka: " + String.valueOf(m.get("kafka")).replaceAll(" at \\S+ \\(data in [^)]*\\)", ""));
+        return Instant.now().truncatedTo(ChronoUnit.MINUTES)
+                + ", commit "
+                + m.get("commit")
+                + ", "
+                + r.config.get("seconds")
+                + " s, load average "
+                + m.get("load_average_at_start")
+                + " at the start of the"
+                + " run, "
+                + r.config.get("load_average_at_end")
+                + " at the end of the scenario"
+                + ("not started".equals(m.get("kafka"))
+                        ? ""
+                        : "; Kafka: "
+                                + String.valueOf(m.get("kafka"))
+                                        .replaceAll(" at \\S+ \\(data in [^)]*\\)", ""));
     }
 
     static String row(Result r) {
-        String measured = r.checks.stream().map(c -> c.name() + " = " + Result.fmt(c.value()))
-                .collect(Collectors.joining("<br>"));
-        String target = r.checks.stream().map(c -> c.target().replace(">=", "≥").replace("<=", "≤"))
-                .collect(Collectors.joining("<br>"));
-        String verdict = r.checks.stream().map(c -> c.pass() ? "met" : "**missed**")
-                .collect(Collectors.joining("<br>"));
-        return "| " + r.scenario + " | " + r.subjectHeadline + " | " + r.referenceHeadline + " | " + measured + " | "
-                + target + " | " + verdict + " |";
+        String measured =
+                r.checks.stream()
+                        .map(c -> c.name() + " = " + Result.fmt(c.value()))
+                        .collect(Collectors.joining("<br>"));
+        String target =
+                r.checks.stream()
+                        .map(c -> c.target().replace(">=", "≥").replace("<=", "≤"))
+                        .collect(Collectors.joining("<br>"));
+        String verdict =
+                r.checks.stream()
+                        .map(c -> c.pass() ? "met" : "**missed**")
+                        .collect(Collectors.joining("<br>"));
+        return "| "
+                + r.scenario
+                + " | "
+                + r.subjectHeadline
+                + " | "
+                + r.referenceHeadline
+                + " | "
+                + measured
+                + " | "
+                + target
+                + " | "
+                + verdict
+                + " |";
     }
 
     static String details(Result r) {
@@ -72,11 +115,24 @@ final class Report {
         b.append("Configuration: `").append(Json.write(r.config)).append("`\n\n");
         b.append("| figure | value | unit |\n|---|---:|---|\n");
         for (String[] f : r.figureRows()) {
-            b.append("| ").append(f[1]).append(" | ").append(f[2]).append(" | ").append(f[3]).append(" |\n");
+            b.append("| ")
+                    .append(f[1])
+                    .append(" | ")
+                    .append(f[2])
+                    .append(" | ")
+                    .append(f[3])
+                    .append(" |\n");
         }
         for (Result.Check c : r.checks) {
-            b.append("| **").append(c.name()).append("** (target ").append(c.target()).append(") | ")
-                    .append(Result.fmt(c.value())).append(" | ").append(c.pass() ? "met" : "**missed**").append(" |\n");
+            b.append("| **")
+                    .append(c.name())
+                    .append("** (target ")
+                    .append(c.target())
+                    .append(") | ")
+                    .append(Result.fmt(c.value()))
+                    .append(" | ")
+                    .append(c.pass() ? "met" : "**missed**")
+                    .append(" |\n");
         }
         for (String note : r.notes) {
             b.append("\n- ").append(note.replace("|", "\\|"));
@@ -87,10 +143,20 @@ final class Report {
         return b.toString();
     }
 
-    /** Writes {@code latest/<scenario>.md} beside the results file: the table row, machine, run, the details. */
+    /**
+     * Writes {@code latest/<scenario>.md} beside the results file: the table row, machine, run, the
+     * details.
+     */
     static void writeFragment(Path resultsFile, Result r, Map<String, Object> machine) {
         Path dir = resultsFile.toAbsolutePath().getParent().resolve("latest");
-        String text = row(r) + "\n" + machineLine(machine) + "\n" + runLine(machine, r) + "\n" + details(r);
+        String text =
+                row(r)
+                        + "\n"
+                        + machineLine(machine)
+                        + "\n"
+                        + runLine(machine, r)
+                        + "\n"
+                        + details(r);
         try {
             Files.createDirectories(dir);
             Files.writeString(dir.resolve(r.scenario + ".md"), text, StandardCharsets.UTF_8);
@@ -115,11 +181,14 @@ final class Report {
             rows.add(lines.get(0));
             machines.add(lines.get(1));
             runs.add(s + ": " + lines.get(2));
-            details.append('\n').append(String.join("\n", lines.subList(3, lines.size()))).append('\n');
+            details.append('\n')
+                    .append(String.join("\n", lines.subList(3, lines.size())))
+                    .append('\n');
         }
         StringBuilder b = new StringBuilder();
-        b.append("_Generated by `Benchmarks` from the latest full-size run of each scenario"
-                + " (`benchmarks/results/latest/`); do not edit by hand._\n\n");
+        b.append(
+                "_Generated by `Benchmarks` from the latest full-size run of each scenario"
+                        + " (`benchmarks/results/latest/`); do not edit by hand._\n\n");
         b.append(HEADER);
         rows.forEach(r -> b.append(r).append('\n'));
         b.append("\nMachine: ");
@@ -147,11 +216,16 @@ final class Report {
             int start = text.indexOf(START);
             int end = text.indexOf(END);
             if (start < 0 || end < start) {
-                out.println("(" + docs + " has no " + START + " ... " + END + " markers; not updated)");
+                out.println(
+                        "(" + docs + " has no " + START + " ... " + END + " markers; not updated)");
                 return;
             }
-            String updated = text.substring(0, start + START.length()) + "\n" + section(resultsFile) + "\n"
-                    + text.substring(end);
+            String updated =
+                    text.substring(0, start + START.length())
+                            + "\n"
+                            + section(resultsFile)
+                            + "\n"
+                            + text.substring(end);
             Files.writeString(docs, updated, StandardCharsets.UTF_8);
             out.println("updated the results table in " + docs.toAbsolutePath().normalize());
         } catch (IOException e) {
@@ -162,11 +236,24 @@ final class Report {
     static void summary(List<Result> results, PrintStream out) {
         out.println();
         out.println("== summary ==");
-        out.printf(Locale.ROOT, "%-9s %-44s %-12s %-10s %s%n", "scenario", "check", "measured", "target", "verdict");
+        out.printf(
+                Locale.ROOT,
+                "%-9s %-44s %-12s %-10s %s%n",
+                "scenario",
+                "check",
+                "measured",
+                "target",
+                "verdict");
         for (Result r : results) {
             for (Result.Check c : r.checks) {
-                out.printf(Locale.ROOT, "%-9s %-44s %-12s %-10s %s%n", r.scenario, c.name(), Result.fmt(c.value()),
-                        c.target(), c.pass() ? "PASS" : "MISS");
+                out.printf(
+                        Locale.ROOT,
+                        "%-9s %-44s %-12s %-10s %s%n",
+                        r.scenario,
+                        c.name(),
+                        Result.fmt(c.value()),
+                        c.target(),
+                        c.pass() ? "PASS" : "MISS");
             }
         }
     }

@@ -10,8 +10,8 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * What one scenario measured: its configuration, its figures, the target checks (the first is the headline
- * ratio) and notes. Printed as a human table and written as one JSON line.
+ * What one scenario measured: its configuration, its figures, the target checks (the first is the
+ * headline ratio) and notes. Printed as a human table and written as one JSON line.
  */
 final class Result {
     /** One target: {@code value op threshold}, e.g. {@code 0.86 >= 0.8}. */
@@ -25,8 +25,7 @@ final class Result {
         }
     }
 
-    private record Figure(String key, String label, double value, String unit) {
-    }
+    private record Figure(String key, String label, double value, String unit) {}
 
     final String scenario;
     final String title;
@@ -141,7 +140,12 @@ final class Result {
             out.printf(Locale.ROOT, "   %-48s %14s %s%n", f.label(), fmt(f.value()), f.unit());
         }
         for (Check c : checks) {
-            out.printf(Locale.ROOT, "   %-48s %14s   target %-8s %s%n", c.name(), fmt(c.value()), c.target(),
+            out.printf(
+                    Locale.ROOT,
+                    "   %-48s %14s   target %-8s %s%n",
+                    c.name(),
+                    fmt(c.value()),
+                    c.target(),
                     c.pass() ? "PASS" : "MISS");
         }
         for (String n : notes) {

@@ -5,8 +5,7 @@ import java.util.Collection;
 
 /** Order statistics over measured samples. */
 final class Stats {
-    private Stats() {
-    }
+    private Stats() {}
 
     /**
      * Returns the median (the mean of the two middle values for an even count).
@@ -24,8 +23,8 @@ final class Stats {
     }
 
     /**
-     * Returns the median of the pairwise ratios {@code a[i] / b[i]}: each pair was measured back to back, so a
-     * change of the machine's load between rounds cancels out of each ratio.
+     * Returns the median of the pairwise ratios {@code a[i] / b[i]}: each pair was measured back to
+     * back, so a change of the machine's load between rounds cancels out of each ratio.
      *
      * @param a the subject's values, one per round
      * @param b the reference's values, same rounds
@@ -33,8 +32,11 @@ final class Stats {
      */
     static double medianRatio(java.util.List<Double> a, java.util.List<Double> b) {
         if (a.size() != b.size() || a.isEmpty()) {
-            throw new IllegalArgumentException("need as many subject as reference rounds, but had " + a.size()
-                    + " and " + b.size());
+            throw new IllegalArgumentException(
+                    "need as many subject as reference rounds, but had "
+                            + a.size()
+                            + " and "
+                            + b.size());
         }
         java.util.List<Double> ratios = new java.util.ArrayList<>();
         for (int i = 0; i < a.size(); i++) {

@@ -21,10 +21,11 @@ import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
 
 /**
- * Write-path cost: business transactions (insert one order) from N threads on the shared pool, in three
- * variants measured in the same run: no event, one outbox4j enqueue ({@code store.jdbc().enqueue(connection, m)}),
- * one hand-written INSERT into a table of the same shape. Each round runs every variant for the same time, in a
- * rotated order, after truncating every table.
+ * Write-path cost: business transactions (insert one order) from N threads on the shared pool, in
+ * three variants measured in the same run: no event, one outbox4j enqueue ({@code
+ * store.jdbc().enqueue(connection, m)}), one hand-written INSERT into a table of the same shape.
+ * Each round runs every variant for the same time, in a rotated order, after truncating every
+ * table.
  */
 final class WriteScenario {
     static final String ORDERS = "bench_order";
@@ -32,12 +33,19 @@ final class WriteScenario {
     static final String HAND = "write_hand";
     static final String HAND_CONFLICT = "write_hand_on_conflict";
     private static final long SLICE_MILLIS = 1000;
-    private static final java.lang.management.ThreadMXBean CPU = java.lang.management.ManagementFactory.getThreadMXBean();
-    private static final String INSERT_ORDER = "INSERT INTO " + ORDERS + " (customer, amount) VALUES (?, ?)";
+    private static final java.lang.management.ThreadMXBean CPU =
+            java.lang.management.ManagementFactory.getThreadMXBean();
+    private static final String INSERT_ORDER =
+            "INSERT INTO " + ORDERS + " (customer, amount) VALUES (?, ?)";
 
     enum Variant {
-        NO_EVENT("no event"), OUTBOX4J("outbox4j enqueue"), HAND_WRITTEN("hand-written INSERT"),
-        /** Not a baseline: tells how much of a gap is the store's ON CONFLICT clause rather than its Java code. */
+        NO_EVENT("no event"),
+        OUTBOX4J("outbox4j enqueue"),
+        HAND_WRITTEN("hand-written INSERT"),
+        /**
+         * Not a baseline: tells how much of a gap is the store's ON CONFLICT clause rather than its
+         * Java code.
+         */
         HAND_ON_CONFLICT("hand-written INSERT ... ON CONFLICT (id) DO NOTHING (diagnostic)");
 
         final String label;
@@ -47,14 +55,16 @@ final class WriteScenario {
         }
     }
 
-    private WriteScenario() {
-    }
+    private WriteScenario() {}
 
     static void createOrders(Env env) {
         env.execute("DROP TABLE IF EXISTS " + ORDERS);
-        env.execute("CREATE TABLE " + ORDERS + " (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
-                + " customer varchar(64) NOT NULL, amount numeric(12, 2) NOT NULL,"
-                + " created_at timestamptz NOT NULL DEFAULT now())");
+        env.execute(
+                "CREATE TABLE "
+                        + ORDERS
+                        + " (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+                        + " customer varchar(64) NOT NULL, amount numeric(12, 2) NOT NULL,"
+                        + " created_at timestamptz NOT NULL DEFAULT now())");
         env.execute("CREATE INDEX " + ORDERS + "_customer_idx ON " + ORDERS + " (customer)");
     }
 
@@ -93,8 +103,14 @@ final class WriteScenario {
     }
 
     static Message message(String id, String key, byte[] payload) {
-        return Message.builder().id(id).topic(Env.TOPIC).key(key).module(Env.MODULE).contentType("application/json")
-                .payload(payload).build();
+        return Message.builder()
+                .id(id)
+                .topic(Env.TOPIC)
+                .key(key)
+                .module(Env.MODULE)
+                .contentType("application/json")
+                .payload(payload)
+                .build();
     }
 
     static Result run(Env env) {
@@ -104,10 +120,16 @@ final class WriteScenario {
         int warmup = o.size("write-warmup-seconds");
         int rounds = o.size("rounds");
         byte[] payload = payload(o.size("payload"));
-        Result r = new Result("write", "Write-path cost: business transaction (insert an order) + 0 or 1 event")
-                .config("threads", threads).config("seconds_per_variant", seconds)
-                .config("slices", "1 s per variant in turn, order rotated each slice").config("rounds", rounds)
-                .config("payload_bytes", payload.length).config("pool", "HikariCP " + Env.POOL_SIZE);
+        Result r =
+                new Result(
+                                "write",
+                                "Write-path cost: business transaction (insert an order) + 0 or 1 event")
+                        .config("threads", threads)
+                        .config("seconds_per_variant", seconds)
+                        .config("slices", "1 s per variant in turn, order rotated each slice")
+                        .config("rounds", rounds)
+                        .config("payload_bytes", payload.length)
+                        .config("pool", "HikariCP " + Env.POOL_SIZE);
         createOrders(env);
         Outbox<Connection> outbox = env.store(SUBJECT).jdbc();
         env.handTable(HAND, SUBJECT);
@@ -124,9 +146,18 @@ final class WriteScenario {
         long[] dbCpu = new long[all.length];
         long[] transactions = new long[all.length];
         for (int round = 1; round <= rounds; round++) {
-            env.execute("TRUNCATE " + ORDERS + ", " + Env.q(SUBJECT) + ", " + Env.q(HAND) + ", " + Env.q(HAND_CONFLICT));
+            env.execute(
+                    "TRUNCATE "
+                            + ORDERS
+                            + ", "
+                            + Env.q(SUBJECT)
+                            + ", "
+                            + Env.q(HAND)
+                            + ", "
+                            + Env.q(HAND_CONFLICT));
             env.settle(ORDERS, SUBJECT, HAND, HAND_CONFLICT);
-            // one-second slices, the variants taking turns (rotated each slice), so a change of the machine's
+            // one-second slices, the variants taking turns (rotated each slice), so a change of the
+            // machine's
             // load during the round hits the three variants alike
             long[] count = new long[all.length];
             long[] nanos = new long[all.length];
@@ -143,7 +174,10 @@ final class WriteScenario {
                     nanos[v] += m[1];
                     cpuThisRound[v] += used.jvmNanos();
                     writerCpuThisRound[v] += m[2];
-                    dbThisRound[v] = dbThisRound[v] < 0 || used.dbNanos() < 0 ? -1 : dbThisRound[v] + used.dbNanos();
+                    dbThisRound[v] =
+                            dbThisRound[v] < 0 || used.dbNanos() < 0
+                                    ? -1
+                                    : dbThisRound[v] + used.dbNanos();
                 }
             }
             StringBuilder line = new StringBuilder("write round " + round + ":");
@@ -167,38 +201,80 @@ final class WriteScenario {
                 .figure("hand_tps", "one hand-written INSERT (median)", hand, "tx/s")
                 .figure("outbox4j_vs_no_event", "outbox4j / no event", enqueue / none, "")
                 .figure("hand_vs_no_event", "hand-written / no event", hand / none, "")
-                .figure("hand_on_conflict_tps", "hand-written INSERT ... ON CONFLICT DO NOTHING (diagnostic, median)",
-                        handConflict, "tx/s")
-                .figure("hand_on_conflict_vs_hand", "diagnostic: ON CONFLICT / plain hand-written INSERT (median of rounds)",
-                        Stats.medianRatio(tps.get(Variant.HAND_ON_CONFLICT), tps.get(Variant.HAND_WRITTEN)), "");
+                .figure(
+                        "hand_on_conflict_tps",
+                        "hand-written INSERT ... ON CONFLICT DO NOTHING (diagnostic, median)",
+                        handConflict,
+                        "tx/s")
+                .figure(
+                        "hand_on_conflict_vs_hand",
+                        "diagnostic: ON CONFLICT / plain hand-written INSERT (median of rounds)",
+                        Stats.medianRatio(
+                                tps.get(Variant.HAND_ON_CONFLICT), tps.get(Variant.HAND_WRITTEN)),
+                        "");
         for (int v = 0; v < all.length; v++) {
             String k = all[v].name().toLowerCase(Locale.ROOT);
-            r.figure(k + "_jvm_cpu_us_per_tx", all[v].label + ": JVM CPU per transaction",
-                    jvmCpu[v] / 1e3 / Math.max(1, transactions[v]), "µs");
-            r.figure(k + "_writer_cpu_us_per_tx", all[v].label + ": of which in the writer threads",
-                    writerCpu[v] / 1e3 / Math.max(1, transactions[v]), "µs");
+            r.figure(
+                    k + "_jvm_cpu_us_per_tx",
+                    all[v].label + ": JVM CPU per transaction",
+                    jvmCpu[v] / 1e3 / Math.max(1, transactions[v]),
+                    "µs");
+            r.figure(
+                    k + "_writer_cpu_us_per_tx",
+                    all[v].label + ": of which in the writer threads",
+                    writerCpu[v] / 1e3 / Math.max(1, transactions[v]),
+                    "µs");
             if (dbCpu[v] >= 0) {
-                r.figure(k + "_db_cpu_us_per_tx", all[v].label + ": PostgreSQL backend CPU per transaction",
-                        dbCpu[v] / 1e3 / Math.max(1, transactions[v]), "µs");
+                r.figure(
+                        k + "_db_cpu_us_per_tx",
+                        all[v].label + ": PostgreSQL backend CPU per transaction",
+                        dbCpu[v] / 1e3 / Math.max(1, transactions[v]),
+                        "µs");
             }
         }
-        r.check("outbox4j / hand-written (median of rounds)", Stats.medianRatio(tps.get(Variant.OUTBOX4J), tps.get(Variant.HAND_WRITTEN)), ">=", 0.95);
-        tps.forEach((v, l) -> r.config(v.name().toLowerCase(Locale.ROOT) + "_tps", DrainScenario.rounded(l)));
-        r.headline(Result.fmt(enqueue) + " tx/s", Result.fmt(hand) + " tx/s hand-written INSERT; "
-                + Result.fmt(none) + " tx/s no event");
-        env.execute("DROP TABLE " + ORDERS + ", " + Env.q(SUBJECT) + ", " + Env.q(HAND) + ", " + Env.q(HAND_CONFLICT));
+        r.check(
+                "outbox4j / hand-written (median of rounds)",
+                Stats.medianRatio(tps.get(Variant.OUTBOX4J), tps.get(Variant.HAND_WRITTEN)),
+                ">=",
+                0.95);
+        tps.forEach(
+                (v, l) ->
+                        r.config(
+                                v.name().toLowerCase(Locale.ROOT) + "_tps",
+                                DrainScenario.rounded(l)));
+        r.headline(
+                Result.fmt(enqueue) + " tx/s",
+                Result.fmt(hand)
+                        + " tx/s hand-written INSERT; "
+                        + Result.fmt(none)
+                        + " tx/s no event");
+        env.execute(
+                "DROP TABLE "
+                        + ORDERS
+                        + ", "
+                        + Env.q(SUBJECT)
+                        + ", "
+                        + Env.q(HAND)
+                        + ", "
+                        + Env.q(HAND_CONFLICT));
         return r;
     }
 
     /**
-     * Runs one variant on {@code threads} threads for {@code millis}; returns {committed transactions, nanoseconds,
-     * CPU nanoseconds of the writer threads}.
+     * Runs one variant on {@code threads} threads for {@code millis}; returns {committed
+     * transactions, nanoseconds, CPU nanoseconds of the writer threads}.
      */
-    private static long[] measure(Env env, Variant v, Outbox<Connection> outbox, byte[] payload, int threads,
+    private static long[] measure(
+            Env env,
+            Variant v,
+            Outbox<Connection> outbox,
+            byte[] payload,
+            int threads,
             long millis) {
         DataSource pool = env.pool();
-        String handInsert = HandWritten.insertSql(v == Variant.HAND_ON_CONFLICT ? HAND_CONFLICT : HAND)
-                + (v == Variant.HAND_ON_CONFLICT ? " ON CONFLICT (id) DO NOTHING" : "");
+        String handInsert =
+                HandWritten.insertSql(v == Variant.HAND_ON_CONFLICT ? HAND_CONFLICT : HAND)
+                        + (v == Variant.HAND_ON_CONFLICT ? " ON CONFLICT (id) DO NOTHING" : "");
         ExecutorService executor = Executors.newFixedThreadPool(threads);
         try {
             CountDownLatch ready = new CountDownLatch(threads);
@@ -206,31 +282,35 @@ final class WriteScenario {
             long[] window = new long[2];
             List<Future<long[]>> counts = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
-                counts.add(executor.submit(() -> {
-                    ready.countDown();
-                    go.await();
-                    long end = window[1];
-                    long n = 0;
-                    long cpu0 = CPU.getCurrentThreadCpuTime();
-                    while (System.nanoTime() < end) {
-                        try (Connection c = pool.getConnection()) {
-                            c.setAutoCommit(false);
-                            String key = insertOrder(c);
-                            String id = UUID.randomUUID().toString();
-                            if (v == Variant.OUTBOX4J) {
-                                outbox.enqueue(c, message(id, key, payload));
-                            } else if (v == Variant.HAND_WRITTEN || v == Variant.HAND_ON_CONFLICT) {
-                                try (PreparedStatement st = c.prepareStatement(handInsert)) {
-                                    HandWritten.bindInsert(st, id, key, payload);
-                                    st.executeUpdate();
-                                }
-                            }
-                            c.commit();
-                        }
-                        n++;
-                    }
-                    return new long[] {n, CPU.getCurrentThreadCpuTime() - cpu0};
-                }));
+                counts.add(
+                        executor.submit(
+                                () -> {
+                                    ready.countDown();
+                                    go.await();
+                                    long end = window[1];
+                                    long n = 0;
+                                    long cpu0 = CPU.getCurrentThreadCpuTime();
+                                    while (System.nanoTime() < end) {
+                                        try (Connection c = pool.getConnection()) {
+                                            c.setAutoCommit(false);
+                                            String key = insertOrder(c);
+                                            String id = UUID.randomUUID().toString();
+                                            if (v == Variant.OUTBOX4J) {
+                                                outbox.enqueue(c, message(id, key, payload));
+                                            } else if (v == Variant.HAND_WRITTEN
+                                                    || v == Variant.HAND_ON_CONFLICT) {
+                                                try (PreparedStatement st =
+                                                        c.prepareStatement(handInsert)) {
+                                                    HandWritten.bindInsert(st, id, key, payload);
+                                                    st.executeUpdate();
+                                                }
+                                            }
+                                            c.commit();
+                                        }
+                                        n++;
+                                    }
+                                    return new long[] {n, CPU.getCurrentThreadCpuTime() - cpu0};
+                                }));
             }
             ready.await();
             window[0] = System.nanoTime();
@@ -248,7 +328,8 @@ final class WriteScenario {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);
         } catch (java.util.concurrent.ExecutionException e) {
-            throw new IllegalStateException("write variant " + v.label + " failed: " + e.getCause(), e.getCause());
+            throw new IllegalStateException(
+                    "write variant " + v.label + " failed: " + e.getCause(), e.getCause());
         } finally {
             executor.shutdownNow();
         }

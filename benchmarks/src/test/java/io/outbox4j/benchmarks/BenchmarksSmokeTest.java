@@ -15,27 +15,49 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Keeps the instrument working: every scenario runs with tiny sizes against the real PostgreSQL and Kafka of
- * {@code test-services} and must produce figures, its checks, a table and one JSON line. The figures themselves
- * are not judged here (tiny runs are noise); the full run is {@code benchmarks/run}.
+ * Keeps the instrument working: every scenario runs with tiny sizes against the real PostgreSQL and
+ * Kafka of {@code test-services} and must produce figures, its checks, a table and one JSON line.
+ * The figures themselves are not judged here (tiny runs are noise); the full run is {@code
+ * benchmarks/run}.
  */
 class BenchmarksSmokeTest {
-    @TempDir
-    Path dir;
+    @TempDir Path dir;
 
     @Test
-    void everyScenario_withQuickTinySizes_printsFiguresAndAppendsOneJsonLineEach() throws Exception {
+    void everyScenario_withQuickTinySizes_printsFiguresAndAppendsOneJsonLineEach()
+            throws Exception {
         Path out = dir.resolve("results.jsonl");
         Path docs = dir.resolve("benchmarks.md");
         Files.writeString(docs, "before\n" + Report.START + "\nold\n" + Report.END + "\nafter\n");
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         List<Result> results;
         try (PrintStream ps = new PrintStream(printed, true, StandardCharsets.UTF_8)) {
-            results = Benchmarks.run(new String[] {"--scenario all --quick --rounds 1 --out " + out + " --docs " + docs,
-                "--drain-messages", "600", "--warmup-messages", "100", "--write-seconds=1", "--write-warmup-seconds=1",
-                "--write-threads=2", "--latency-rate=100", "--latency-seconds=1", "--latency-warmup-seconds=1",
-                "--backlog-small=500", "--backlog-large=3000", "--backlog-dead=500", "--backlog-drain=500",
-                "--e2e-messages=300", "--memory-small=500", "--memory-large=3000"}, ps);
+            results =
+                    Benchmarks.run(
+                            new String[] {
+                                "--scenario all --quick --rounds 1 --out "
+                                        + out
+                                        + " --docs "
+                                        + docs,
+                                "--drain-messages",
+                                "600",
+                                "--warmup-messages",
+                                "100",
+                                "--write-seconds=1",
+                                "--write-warmup-seconds=1",
+                                "--write-threads=2",
+                                "--latency-rate=100",
+                                "--latency-seconds=1",
+                                "--latency-warmup-seconds=1",
+                                "--backlog-small=500",
+                                "--backlog-large=3000",
+                                "--backlog-dead=500",
+                                "--backlog-drain=500",
+                                "--e2e-messages=300",
+                                "--memory-small=500",
+                                "--memory-large=3000"
+                            },
+                            ps);
         }
         String text = printed.toString(StandardCharsets.UTF_8);
         System.out.println(text);
@@ -44,31 +66,48 @@ class BenchmarksSmokeTest {
         for (Result r : results) {
             Map<String, Double> figures = r.figures();
             assertFalse(figures.isEmpty(), r.scenario + " produced no figures");
-            figures.forEach((k, v) -> assertTrue(Double.isFinite(v) && v >= 0,
-                    r.scenario + "." + k + " is not a measurement: " + v));
+            figures.forEach(
+                    (k, v) ->
+                            assertTrue(
+                                    Double.isFinite(v) && v >= 0,
+                                    r.scenario + "." + k + " is not a measurement: " + v));
             assertFalse(r.checks.isEmpty(), r.scenario + " has no target check");
-            assertTrue(text.contains("== " + r.title + " =="), "no table printed for " + r.scenario);
+            assertTrue(
+                    text.contains("== " + r.title + " =="), "no table printed for " + r.scenario);
         }
         List<String> lines = Files.readAllLines(out);
         assertEquals(Options.SCENARIOS.size(), lines.size(), String.join("\n", lines));
         for (int i = 0; i < lines.size(); i++) {
             String line = lines.get(i);
             assertTrue(line.startsWith("{\"scenario\":\"" + Options.SCENARIOS.get(i) + "\""), line);
-            for (String field : List.of("\"figures\":{", "\"ratio\":", "\"target\":", "\"pass\":", "\"timestamp\":",
-                    "\"cores\":", "\"jvm\":", "\"postgresql\":")) {
+            for (String field :
+                    List.of(
+                            "\"figures\":{",
+                            "\"ratio\":",
+                            "\"target\":",
+                            "\"pass\":",
+                            "\"timestamp\":",
+                            "\"cores\":",
+                            "\"jvm\":",
+                            "\"postgresql\":")) {
                 assertTrue(line.contains(field), "JSON line lacks " + field + ": " + line);
             }
         }
-        assertTrue(Files.readString(docs).contains("\nold\n"), "a quick run must not rewrite the docs table");
+        assertTrue(
+                Files.readString(docs).contains("\nold\n"),
+                "a quick run must not rewrite the docs table");
     }
 
     @Test
     void badArguments_areRejectedWithTheReason() {
-        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-                () -> Options.parse("--scenario", "nope"));
+        IllegalArgumentException e =
+                org.junit.jupiter.api.Assertions.assertThrows(
+                        IllegalArgumentException.class, () -> Options.parse("--scenario", "nope"));
         assertTrue(e.getMessage().contains("'nope'"), e.getMessage());
-        e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-                () -> Options.parse("--drain-messages", "0"));
+        e =
+                org.junit.jupiter.api.Assertions.assertThrows(
+                        IllegalArgumentException.class,
+                        () -> Options.parse("--drain-messages", "0"));
         assertTrue(e.getMessage().contains("positive"), e.getMessage());
         Options o = Options.parse("--scenario e2e,drain --quick --batch=7");
         assertEquals(List.of("drain", "e2e"), List.copyOf(o.scenarios));

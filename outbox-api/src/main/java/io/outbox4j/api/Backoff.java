@@ -3,8 +3,8 @@ package io.outbox4j.api;
 import java.time.Duration;
 
 /**
- * Maps a failed attempt to the minimum delay before the next one. It must be deterministic: the relay adds
- * its own random spread of 0–50 % on top, never less.
+ * Maps a failed attempt to the minimum delay before the next one. It must be deterministic: the
+ * relay adds its own random spread of 0–50 % on top, never less.
  */
 @FunctionalInterface
 public interface Backoff {
@@ -20,8 +20,8 @@ public interface Backoff {
     Duration delay(int attempt);
 
     /**
-     * Doubles the delay after each attempt: {@code base}, {@code 2×base}, {@code 4×base}… up to {@code max}.
-     * The computation cannot overflow, whatever the attempt.
+     * Doubles the delay after each attempt: {@code base}, {@code 2×base}, {@code 4×base}… up to
+     * {@code max}. The computation cannot overflow, whatever the attempt.
      *
      * @param base the delay after the first attempt, positive
      * @param max the largest delay, at least {@code base}
@@ -31,7 +31,8 @@ public interface Backoff {
         Checks.positive(base, "base");
         Checks.positive(max, "max");
         if (max.compareTo(base) < 0) {
-            throw new IllegalArgumentException("max must be >= base (" + base + "), but was " + max);
+            throw new IllegalArgumentException(
+                    "max must be >= base (" + base + "), but was " + max);
         }
         return attempt -> {
             Checks.atLeast(attempt, 1, "attempt");

@@ -6,8 +6,7 @@ import java.time.temporal.ChronoUnit;
 
 /** Argument checks shared by the value types; every message names the field and the problem. */
 final class Checks {
-    private Checks() {
-    }
+    private Checks() {}
 
     static <T> T notNull(T value, String field) {
         if (value == null) {
@@ -16,11 +15,15 @@ final class Checks {
         return value;
     }
 
-    /** A non-blank text of at most {@code max} characters, without control characters or outer spaces. */
+    /**
+     * A non-blank text of at most {@code max} characters, without control characters or outer
+     * spaces.
+     */
     static String text(String value, String field, int max) {
         notNull(value, field);
         if (value.isBlank()) {
-            throw new IllegalArgumentException(field + " must not be blank, but was '" + value + "'");
+            throw new IllegalArgumentException(
+                    field + " must not be blank, but was '" + value + "'");
         }
         if (value.length() > max) {
             throw new IllegalArgumentException(
@@ -32,8 +35,13 @@ final class Checks {
         }
         for (int i = 0; i < value.length(); i++) {
             if (Character.isISOControl(value.charAt(i))) {
-                throw new IllegalArgumentException(field + " must not contain control characters (found U+"
-                        + String.format("%04X", (int) value.charAt(i)) + " at index " + i + ")");
+                throw new IllegalArgumentException(
+                        field
+                                + " must not contain control characters (found U+"
+                                + String.format("%04X", (int) value.charAt(i))
+                                + " at index "
+                                + i
+                                + ")");
             }
         }
         return value;

@@ -4,10 +4,12 @@ import java.time.Duration;
 import java.time.Instant;
 
 /**
- * Asks a store to lease up to {@code limit} available messages for {@code owner} until {@code now + lease}.
+ * Asks a store to lease up to {@code limit} available messages for {@code owner} until {@code now +
+ * lease}.
  *
  * @param owner the claiming relay's identity; every later write must name the same owner
- * @param now the current time by the relay's clock; stores use it, never their own clock, for every lease decision
+ * @param now the current time by the relay's clock; stores use it, never their own clock, for every
+ *     lease decision
  * @param lease how long the claimed messages stay invisible to other claimers
  * @param limit the maximum number of messages to claim, 1 to {@value #MAX_LIMIT}
  */
@@ -30,7 +32,8 @@ public record ClaimRequest(String owner, Instant now, Duration lease, int limit)
         Checks.positive(lease, "lease");
         Checks.atLeast(limit, 1, "limit");
         if (limit > MAX_LIMIT) {
-            throw new IllegalArgumentException("limit must be <= " + MAX_LIMIT + ", but was " + limit);
+            throw new IllegalArgumentException(
+                    "limit must be <= " + MAX_LIMIT + ", but was " + limit);
         }
     }
 

@@ -3,12 +3,13 @@ package io.outbox4j.api;
 import java.time.Instant;
 
 /**
- * Parks a leased message that must not be retried: it is never claimed again, and the store keeps the
- * reason and the attempt count for operators.
+ * Parks a leased message that must not be retried: it is never claimed again, and the store keeps
+ * the reason and the attempt count for operators.
  *
  * @param owner the owner that claimed the message
  * @param receipt the receipt of that claim
- * @param reason why the message was given up (at most {@value Release#MAX_ERROR_LENGTH} characters; longer text is cut)
+ * @param reason why the message was given up (at most {@value Release#MAX_ERROR_LENGTH} characters;
+ *     longer text is cut)
  * @param at when the message was given up
  */
 public record DeadLetter(String owner, String receipt, String reason, Instant at) {

@@ -1,9 +1,9 @@
 package io.outbox4j.api;
 
 /**
- * A leased message, as returned by {@link OutboxStore#claim}: the message, the store-owned receipt that
- * proves the lease, and the 1-based attempt number (1 on the first claim, 2 after one lease expired or
- * was released, and so on).
+ * A leased message, as returned by {@link OutboxStore#claim}: the message, the store-owned receipt
+ * that proves the lease, and the 1-based attempt number (1 on the first claim, 2 after one lease
+ * expired or was released, and so on).
  *
  * @param message the leased message
  * @param receipt an opaque, store-owned token identifying this lease; never shown to observers
@@ -16,7 +16,8 @@ public record Delivery(Message message, String receipt, int attempt) {
      * @param message the message
      * @param receipt the receipt
      * @param attempt the attempt
-     * @throws IllegalArgumentException if the message or receipt is missing or the attempt is below 1
+     * @throws IllegalArgumentException if the message or receipt is missing or the attempt is below
+     *     1
      */
     public Delivery {
         Checks.notNull(message, "message");

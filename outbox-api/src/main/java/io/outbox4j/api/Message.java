@@ -15,30 +15,37 @@ import java.util.regex.Pattern;
  * An immutable, validated event ready to be stored in an outbox and published to a broker.
  *
  * <ul>
- *   <li>{@code id} — caller-owned idempotency key, unique per outbox; downstream consumers deduplicate on it.</li>
- *   <li>{@code topic} — the stable identity of the event contract and the default destination.</li>
- *   <li>{@code key} — optional ordering and partition key.</li>
- *   <li>{@code module} — the identity of the module that published the event.</li>
- *   <li>{@code contentType} — the payload's media type, normalised (lower-case type and parameter names).</li>
- *   <li>{@code payload} — the serialized event; copied on the way in and on the way out.</li>
- *   <li>{@code headers} — user headers in insertion order; names may not use the reserved {@code outbox-}
- *       prefix nor contain CR or LF.</li>
- *   <li>{@code occurredAt} — when the event happened (UTC, microsecond precision).</li>
- *   <li>{@code notBefore} — optional earliest publication time, for delayed delivery.</li>
+ *   <li>{@code id} — caller-owned idempotency key, unique per outbox; downstream consumers
+ *       deduplicate on it.
+ *   <li>{@code topic} — the stable identity of the event contract and the default destination.
+ *   <li>{@code key} — optional ordering and partition key.
+ *   <li>{@code module} — the identity of the module that published the event.
+ *   <li>{@code contentType} — the payload's media type, normalised (lower-case type and parameter
+ *       names).
+ *   <li>{@code payload} — the serialized event; copied on the way in and on the way out.
+ *   <li>{@code headers} — user headers in insertion order; names may not use the reserved {@code
+ *       outbox-} prefix nor contain CR or LF.
+ *   <li>{@code occurredAt} — when the event happened (UTC, microsecond precision).
+ *   <li>{@code notBefore} — optional earliest publication time, for delayed delivery.
  * </ul>
  *
- * <p>Build one with {@link #builder()}. Every check runs in {@link Builder#build()}, and a bad value fails
- * there with an {@link IllegalArgumentException} naming the field, before anything touches the outbox.
+ * <p>Build one with {@link #builder()}. Every check runs in {@link Builder#build()}, and a bad
+ * value fails there with an {@link IllegalArgumentException} naming the field, before anything
+ * touches the outbox.
  */
 public final class Message {
-    /** Header names starting with this prefix (in any case) are reserved for outbox4j's own headers. */
+    /**
+     * Header names starting with this prefix (in any case) are reserved for outbox4j's own headers.
+     */
     public static final String RESERVED_HEADER_PREFIX = "outbox-";
+
     /** The content type used when none is given. */
     public static final String DEFAULT_CONTENT_TYPE = "application/octet-stream";
 
     private static final String TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
     private static final Pattern MEDIA_TYPE = Pattern.compile("(" + TOKEN + ")/(" + TOKEN + ")");
-    private static final Pattern PARAMETER = Pattern.compile("(" + TOKEN + ")=(" + TOKEN + "|\"[^\"\\\\\\r\\n]*\")");
+    private static final Pattern PARAMETER =
+            Pattern.compile("(" + TOKEN + ")=(" + TOKEN + "|\"[^\"\\\\\\r\\n]*\")");
 
     private final String id;
     private final String topic;
@@ -55,26 +62,37 @@ public final class Message {
         this.id = Checks.text(b.id, "id", limits.maxIdLength());
         this.topic = Checks.text(b.topic, "topic", limits.maxTopicLength());
         if (topic.chars().anyMatch(Character::isWhitespace)) {
-            throw new IllegalArgumentException("topic must not contain whitespace, but was '" + topic + "'");
+            throw new IllegalArgumentException(
+                    "topic must not contain whitespace, but was '" + topic + "'");
         }
         this.key = b.key == null ? null : Checks.text(b.key, "key", limits.maxKeyLength());
         this.module = Checks.text(b.module, "module", limits.maxModuleLength());
         this.contentType = normaliseContentType(b.contentType);
         Checks.notNull(b.payload, "payload");
         if (b.payload.length > limits.maxPayloadBytes()) {
-            throw new IllegalArgumentException("payload is " + b.payload.length + " bytes, over the "
-                    + limits.maxPayloadBytes() + " limit");
+            throw new IllegalArgumentException(
+                    "payload is "
+                            + b.payload.length
+                            + " bytes, over the "
+                            + limits.maxPayloadBytes()
+                            + " limit");
         }
         this.payload = b.payload.clone();
         this.headers = checkHeaders(b.headers, limits);
-        this.occurredAt = Checks.micros(b.occurredAt == null ? Instant.now() : b.occurredAt, "occurredAt");
+        this.occurredAt =
+                Checks.micros(b.occurredAt == null ? Instant.now() : b.occurredAt, "occurredAt");
         this.notBefore = b.notBefore == null ? null : Checks.micros(b.notBefore, "notBefore");
     }
 
-    private static Map<String, String> checkHeaders(Map<String, String> given, MessageLimits limits) {
+    private static Map<String, String> checkHeaders(
+            Map<String, String> given, MessageLimits limits) {
         if (given.size() > limits.maxHeaders()) {
             throw new IllegalArgumentException(
-                    "headers has " + given.size() + " entries, over the " + limits.maxHeaders() + " limit");
+                    "headers has "
+                            + given.size()
+                            + " entries, over the "
+                            + limits.maxHeaders()
+                            + " limit");
         }
         Map<String, String> copy = new LinkedHashMap<>();
         for (Map.Entry<String, String> e : given.entrySet()) {
@@ -83,21 +101,34 @@ public final class Message {
                 throw new IllegalArgumentException("header name must not be empty");
             }
             if (name.indexOf('\r') >= 0 || name.indexOf('\n') >= 0) {
-                throw new IllegalArgumentException("header name must not contain CR or LF, but was '"
-                        + name.replace("\r", "\\r").replace("\n", "\\n") + "'");
+                throw new IllegalArgumentException(
+                        "header name must not contain CR or LF, but was '"
+                                + name.replace("\r", "\\r").replace("\n", "\\n")
+                                + "'");
             }
             Checks.text(name, "header name", limits.maxHeaderNameLength());
             if (name.toLowerCase(Locale.ROOT).startsWith(RESERVED_HEADER_PREFIX)) {
-                throw new IllegalArgumentException("header name '" + name + "' uses the reserved prefix '"
-                        + RESERVED_HEADER_PREFIX + "'");
+                throw new IllegalArgumentException(
+                        "header name '"
+                                + name
+                                + "' uses the reserved prefix '"
+                                + RESERVED_HEADER_PREFIX
+                                + "'");
             }
             String value = e.getValue();
             if (value == null) {
-                throw new IllegalArgumentException("header '" + name + "' must not have a null value");
+                throw new IllegalArgumentException(
+                        "header '" + name + "' must not have a null value");
             }
             if (value.length() > limits.maxHeaderValueLength()) {
-                throw new IllegalArgumentException("header '" + name + "' value is " + value.length()
-                        + " characters, over the " + limits.maxHeaderValueLength() + " limit");
+                throw new IllegalArgumentException(
+                        "header '"
+                                + name
+                                + "' value is "
+                                + value.length()
+                                + " characters, over the "
+                                + limits.maxHeaderValueLength()
+                                + " limit");
             }
             copy.put(name, value);
         }
@@ -110,19 +141,28 @@ public final class Message {
         var type = MEDIA_TYPE.matcher(parts[0].strip());
         if (!type.matches()) {
             throw new IllegalArgumentException(
-                    "contentType must be a media type like 'application/json', but was '" + given + "'");
+                    "contentType must be a media type like 'application/json', but was '"
+                            + given
+                            + "'");
         }
-        StringBuilder out = new StringBuilder()
-                .append(type.group(1).toLowerCase(Locale.ROOT)).append('/')
-                .append(type.group(2).toLowerCase(Locale.ROOT));
+        StringBuilder out =
+                new StringBuilder()
+                        .append(type.group(1).toLowerCase(Locale.ROOT))
+                        .append('/')
+                        .append(type.group(2).toLowerCase(Locale.ROOT));
         for (int i = 1; i < parts.length; i++) {
             var p = PARAMETER.matcher(parts[i].strip());
             if (!p.matches()) {
-                throw new IllegalArgumentException("contentType has a malformed parameter '" + parts[i].strip()
-                        + "' in '" + given + "'");
+                throw new IllegalArgumentException(
+                        "contentType has a malformed parameter '"
+                                + parts[i].strip()
+                                + "' in '"
+                                + given
+                                + "'");
             }
             String name = p.group(1).toLowerCase(Locale.ROOT);
-            String value = name.equals("charset") ? p.group(2).toLowerCase(Locale.ROOT) : p.group(2);
+            String value =
+                    name.equals("charset") ? p.group(2).toLowerCase(Locale.ROOT) : p.group(2);
             out.append("; ").append(name).append('=').append(value);
         }
         return out.toString();
@@ -131,7 +171,8 @@ public final class Message {
     /**
      * Starts a message.
      *
-     * @return a new builder with the default limits, content type {@value #DEFAULT_CONTENT_TYPE} and no headers
+     * @return a new builder with the default limits, content type {@value #DEFAULT_CONTENT_TYPE}
+     *     and no headers
      */
     public static Builder builder() {
         return new Builder();
@@ -143,8 +184,15 @@ public final class Message {
      * @return a builder initialised from this message
      */
     public Builder toBuilder() {
-        Builder b = new Builder().id(id).topic(topic).module(module).contentType(contentType).payload(payload)
-                .headers(headers).occurredAt(occurredAt);
+        Builder b =
+                new Builder()
+                        .id(id)
+                        .topic(topic)
+                        .module(module)
+                        .contentType(contentType)
+                        .payload(payload)
+                        .headers(headers)
+                        .occurredAt(occurredAt);
         b.key = key;
         b.notBefore = notBefore;
         return b;
@@ -243,7 +291,8 @@ public final class Message {
     /**
      * Returns the earliest time the message may be published, if delayed.
      *
-     * @return the not-before instant (truncated to microseconds), or empty to publish as soon as possible
+     * @return the not-before instant (truncated to microseconds), or empty to publish as soon as
+     *     possible
      */
     public Optional<Instant> notBefore() {
         return Optional.ofNullable(notBefore);
@@ -259,24 +308,52 @@ public final class Message {
             return false;
         }
         Message m = (Message) o;
-        return id.equals(m.id) && topic.equals(m.topic) && Objects.equals(key, m.key) && module.equals(m.module)
-                && contentType.equals(m.contentType) && Arrays.equals(payload, m.payload)
-                && headers.equals(m.headers) && occurredAt.equals(m.occurredAt)
+        return id.equals(m.id)
+                && topic.equals(m.topic)
+                && Objects.equals(key, m.key)
+                && module.equals(m.module)
+                && contentType.equals(m.contentType)
+                && Arrays.equals(payload, m.payload)
+                && headers.equals(m.headers)
+                && occurredAt.equals(m.occurredAt)
                 && Objects.equals(notBefore, m.notBefore);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(id, topic, key, module, contentType, Arrays.hashCode(payload), headers, occurredAt,
+        return Objects.hash(
+                id,
+                topic,
+                key,
+                module,
+                contentType,
+                Arrays.hashCode(payload),
+                headers,
+                occurredAt,
                 notBefore);
     }
 
     /** Describes the message without its payload or header values, so it is safe to log. */
     @Override
     public String toString() {
-        return "Message[id=" + id + ", topic=" + topic + ", key=" + key + ", module=" + module + ", contentType="
-                + contentType + ", payload=" + payload.length + " bytes, headers=" + headers.keySet()
-                + ", occurredAt=" + occurredAt + (notBefore == null ? "" : ", notBefore=" + notBefore) + "]";
+        return "Message[id="
+                + id
+                + ", topic="
+                + topic
+                + ", key="
+                + key
+                + ", module="
+                + module
+                + ", contentType="
+                + contentType
+                + ", payload="
+                + payload.length
+                + " bytes, headers="
+                + headers.keySet()
+                + ", occurredAt="
+                + occurredAt
+                + (notBefore == null ? "" : ", notBefore=" + notBefore)
+                + "]";
     }
 
     /** Collects the fields of a {@link Message}; {@link #build()} validates them all. */
@@ -292,8 +369,7 @@ public final class Message {
         private Instant notBefore;
         private MessageLimits limits = MessageLimits.DEFAULTS;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * Sets the idempotency key (required, unique per outbox).

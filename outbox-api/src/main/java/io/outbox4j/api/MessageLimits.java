@@ -27,7 +27,10 @@ public record MessageLimits(
     /** The default payload limit: 1 MiB. */
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
 
-    /** The defaults: 255 characters for ids, topics, keys, modules and header names; 1 MiB of payload; 64 headers of 4096 characters. */
+    /**
+     * The defaults: 255 characters for ids, topics, keys, modules and header names; 1 MiB of
+     * payload; 64 headers of 4096 characters.
+     */
     public static final MessageLimits DEFAULTS =
             new MessageLimits(255, 255, 255, 255, DEFAULT_MAX_PAYLOAD_BYTES, 64, 255, 4096);
 
@@ -62,7 +65,14 @@ public record MessageLimits(
      * @return a copy with the new payload limit
      */
     public MessageLimits withMaxPayloadBytes(int bytes) {
-        return new MessageLimits(maxIdLength, maxTopicLength, maxKeyLength, maxModuleLength, bytes,
-                maxHeaders, maxHeaderNameLength, maxHeaderValueLength);
+        return new MessageLimits(
+                maxIdLength,
+                maxTopicLength,
+                maxKeyLength,
+                maxModuleLength,
+                bytes,
+                maxHeaders,
+                maxHeaderNameLength,
+                maxHeaderValueLength);
     }
 }

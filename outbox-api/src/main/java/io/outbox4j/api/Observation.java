@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.Optional;
 
 /**
- * Bounded metadata about one delivery attempt, for metrics and logs. It never carries the payload, the
- * headers or the receipt.
+ * Bounded metadata about one delivery attempt, for metrics and logs. It never carries the payload,
+ * the headers or the receipt.
  *
  * @param topic the message topic
  * @param module the message module
@@ -13,7 +13,8 @@ import java.util.Optional;
  * @param duration how long publishing took
  * @param outcome what became of the attempt
  * @param error why the attempt failed, if it did
- * @param publisherThrewError whether the publisher threw a {@link java.lang.Error} (it is rethrown after the lease is released)
+ * @param publisherThrewError whether the publisher threw a {@link java.lang.Error} (it is rethrown
+ *     after the lease is released)
  */
 public record Observation(
         String topic,
@@ -47,7 +48,9 @@ public record Observation(
 
     /** What became of a delivery attempt. */
     public enum Outcome {
-        /** Published, but the completion could not be recorded: the message will be delivered again. */
+        /**
+         * Published, but the completion could not be recorded: the message will be delivered again.
+         */
         PUBLISHED,
         /** Published and completed: the message is gone from the outbox. */
         COMPLETED,
@@ -55,7 +58,9 @@ public record Observation(
         RELEASED,
         /** Not published and given up: parked in the dead letter. */
         DEAD_LETTERED,
-        /** The outcome could not be recorded because the lease had expired and was claimed again. */
+        /**
+         * The outcome could not be recorded because the lease had expired and was claimed again.
+         */
         STALE
     }
 }

@@ -6,8 +6,8 @@ import java.util.List;
  * The write side of an outbox: inserts events through the caller's own transaction, so the business
  * change and its events commit or roll back together.
  *
- * @param <T> the store's transaction handle type (a Jdbi {@code Handle}, a JDBC {@code Connection}, a
- *     MongoDB {@code ClientSession}…); the caller owns it and decides when to commit
+ * @param <T> the store's transaction handle type (a Jdbi {@code Handle}, a JDBC {@code Connection},
+ *     a MongoDB {@code ClientSession}…); the caller owns it and decides when to commit
  */
 public interface Outbox<T> {
     /**
@@ -25,7 +25,8 @@ public interface Outbox<T> {
      *
      * @param transaction the caller's open transaction handle
      * @param messages the messages to insert, in order
-     * @throws DuplicateMessageException if one id is already in the outbox or appears twice in the list
+     * @throws DuplicateMessageException if one id is already in the outbox or appears twice in the
+     *     list
      */
     void enqueueAll(T transaction, List<Message> messages);
 }

@@ -1,8 +1,8 @@
 package io.outbox4j.api;
 
 /**
- * The one unchecked root of every exception outbox4j throws on purpose. Catch it to handle any outbox
- * failure; catch a subtype where a specific reaction makes sense.
+ * The one unchecked root of every exception outbox4j throws on purpose. Catch it to handle any
+ * outbox failure; catch a subtype where a specific reaction makes sense.
  */
 public class OutboxException extends RuntimeException {
     private static final long serialVersionUID = 1L;

@@ -4,21 +4,24 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The dispatch side of a store: what a relay calls to lease, finish and retry messages. A store also
- * implements {@link Outbox} for its own transaction handle type.
+ * The dispatch side of a store: what a relay calls to lease, finish and retry messages. A store
+ * also implements {@link Outbox} for its own transaction handle type.
  *
  * <h2>Contract</h2>
+ *
  * <ul>
- *   <li>A message is <em>available</em> when it is not dead-lettered and its availability time has come:
- *       its {@code notBefore} (or enqueue time), the end of its last lease, or the {@code availableAt}
- *       of its last release.</li>
- *   <li>{@link #claim} atomically leases up to {@code limit} available messages to one owner, in order
- *       of availability and then of enqueue; concurrent claimers never receive the same message while
- *       its lease is live. Each claim issues a fresh receipt and counts one more attempt.</li>
- *   <li>Every write ({@link #complete}, {@link #release}, {@link #deadLetter}) is a compare-and-set on
- *       owner and receipt. A stale receipt (the lease expired and the message was claimed again, or it
- *       was already finished) or a foreign owner changes nothing and is reported as stale, never thrown.</li>
- *   <li>Failures of the store itself (connection lost, timeout) are thrown as unchecked exceptions.</li>
+ *   <li>A message is <em>available</em> when it is not dead-lettered and its availability time has
+ *       come: its {@code notBefore} (or enqueue time), the end of its last lease, or the {@code
+ *       availableAt} of its last release.
+ *   <li>{@link #claim} atomically leases up to {@code limit} available messages to one owner, in
+ *       order of availability and then of enqueue; concurrent claimers never receive the same
+ *       message while its lease is live. Each claim issues a fresh receipt and counts one more
+ *       attempt.
+ *   <li>Every write ({@link #complete}, {@link #release}, {@link #deadLetter}) is a compare-and-set
+ *       on owner and receipt. A stale receipt (the lease expired and the message was claimed again,
+ *       or it was already finished) or a foreign owner changes nothing and is reported as stale,
+ *       never thrown.
+ *   <li>Failures of the store itself (connection lost, timeout) are thrown as unchecked exceptions.
  * </ul>
  *
  * <p>Implementations must be safe for use by several threads and several processes at once. The
@@ -37,7 +40,8 @@ public interface OutboxStore {
      * Removes published messages for good, in one write where the store can.
      *
      * @param completion the owner and the receipts of the published leases
-     * @return the receipts that were stale (nothing was changed for them); empty when all were completed
+     * @return the receipts that were stale (nothing was changed for them); empty when all were
+     *     completed
      */
     Set<String> complete(Completion completion);
 

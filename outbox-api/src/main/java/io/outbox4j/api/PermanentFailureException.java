@@ -2,8 +2,9 @@ package io.outbox4j.api;
 
 /**
  * A publish failure that must not be retried: the message goes straight to the dead letter. A
- * {@link Publisher} reports it (directly or as the cause of another exception) for errors that no retry
- * can fix, such as a record too large for the broker, an invalid destination or a refused authorization.
+ * {@link Publisher} reports it (directly or as the cause of another exception) for errors that no
+ * retry can fix, such as a record too large for the broker, an invalid destination or a refused
+ * authorization.
  */
 public class PermanentFailureException extends OutboxException {
     private static final long serialVersionUID = 1L;

@@ -4,9 +4,10 @@ import java.time.Duration;
 import java.util.Optional;
 
 /**
- * The result of publishing one message: published (the broker has taken durable responsibility for it) or
- * failed with a cause. A failure is retryable unless its cause chain holds a {@link PermanentFailureException};
- * a {@link RetryAfterException} in the chain sets the minimum delay before the retry.
+ * The result of publishing one message: published (the broker has taken durable responsibility for
+ * it) or failed with a cause. A failure is retryable unless its cause chain holds a {@link
+ * PermanentFailureException}; a {@link RetryAfterException} in the chain sets the minimum delay
+ * before the retry.
  */
 public final class PublishOutcome {
     private static final PublishOutcome PUBLISHED = new PublishOutcome(null);
@@ -29,7 +30,8 @@ public final class PublishOutcome {
     /**
      * The outcome of a message that was not published.
      *
-     * @param cause why it failed; wrap it in (or make it) a {@link PermanentFailureException} to stop retries
+     * @param cause why it failed; wrap it in (or make it) a {@link PermanentFailureException} to
+     *     stop retries
      * @return a failed outcome
      */
     public static PublishOutcome failed(Throwable cause) {
@@ -84,6 +86,8 @@ public final class PublishOutcome {
 
     @Override
     public String toString() {
-        return failure == null ? "PublishOutcome[published]" : "PublishOutcome[failed: " + failure + "]";
+        return failure == null
+                ? "PublishOutcome[published]"
+                : "PublishOutcome[failed: " + failure + "]";
     }
 }

@@ -5,19 +5,23 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Publishes messages to one external transport. It is handed messages in batches so that an adapter can
- * pipeline them (Kafka futures, RabbitMQ confirms, SQS batches) and reports one outcome per message.
+ * Publishes messages to one external transport. It is handed messages in batches so that an adapter
+ * can pipeline them (Kafka futures, RabbitMQ confirms, SQS batches) and reports one outcome per
+ * message.
  *
  * <p>Rules an implementation follows:
+ *
  * <ul>
- *   <li>{@link PublishOutcome#published()} only once the broker has taken durable responsibility.</li>
- *   <li>The message id is the downstream idempotency key: it travels with the published message.</li>
- *   <li>The call returns within {@code timeout}; anything not acknowledged by then is a failure.</li>
- *   <li>Messages sharing a key arrive in their order; a relay never hands two of them to concurrent calls.</li>
+ *   <li>{@link PublishOutcome#published()} only once the broker has taken durable responsibility.
+ *   <li>The message id is the downstream idempotency key: it travels with the published message.
+ *   <li>The call returns within {@code timeout}; anything not acknowledged by then is a failure.
+ *   <li>Messages sharing a key arrive in their order; a relay never hands two of them to concurrent
+ *       calls.
  *   <li>A failure is retryable unless it is (or is caused by) a {@link PermanentFailureException};
- *       a {@link RetryAfterException} sets a minimum retry delay.</li>
- *   <li>Calls may come from several threads at once.</li>
+ *       a {@link RetryAfterException} sets a minimum retry delay.
+ *   <li>Calls may come from several threads at once.
  * </ul>
+ *
  * A publisher that throws instead of returning outcomes fails every message of the call.
  */
 public interface Publisher extends AutoCloseable {
@@ -32,12 +36,11 @@ public interface Publisher extends AutoCloseable {
 
     /** Releases the transport's resources. The default does nothing. */
     @Override
-    default void close() {
-    }
+    default void close() {}
 
     /**
-     * Adapts a function that sends one message at a time into a publisher: messages of a batch are sent
-     * one after the other, each outcome taken from whether the send returned or threw.
+     * Adapts a function that sends one message at a time into a publisher: messages of a batch are
+     * sent one after the other, each outcome taken from whether the send returned or threw.
      *
      * @param sender sends one message and returns once the broker accepted it, or throws
      * @return a publisher calling {@code sender} for each message

@@ -9,7 +9,8 @@ import java.time.Instant;
  * @param owner the owner that claimed the message
  * @param receipt the receipt of that claim
  * @param availableAt the earliest instant the message may be claimed again
- * @param error a short description of the failure, kept by the store for operators (at most {@value #MAX_ERROR_LENGTH} characters; longer text is cut)
+ * @param error a short description of the failure, kept by the store for operators (at most {@value
+ *     #MAX_ERROR_LENGTH} characters; longer text is cut)
  */
 public record Release(String owner, String receipt, Instant availableAt, String error) {
     /** The longest error text a store has to keep. */

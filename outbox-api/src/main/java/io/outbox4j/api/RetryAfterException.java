@@ -5,8 +5,8 @@ import java.util.Objects;
 
 /**
  * A retryable publish failure that carries the minimum delay before the next attempt, for example a
- * broker's throttling hint. The relay retries no earlier than this delay (it takes precedence over the
- * configured {@link Backoff}, but not over a permanent failure or exhausted attempts).
+ * broker's throttling hint. The relay retries no earlier than this delay (it takes precedence over
+ * the configured {@link Backoff}, but not over a permanent failure or exhausted attempts).
  */
 public class RetryAfterException extends OutboxException {
     private static final long serialVersionUID = 1L;

@@ -1,13 +1,13 @@
 /**
  * The ports of outbox4j: the values that travel through an outbox ({@link io.outbox4j.api.Message},
  * {@link io.outbox4j.api.Delivery}), the write side an application calls inside its own transaction
- * ({@link io.outbox4j.api.Outbox}), the dispatch side a relay drives ({@link io.outbox4j.api.OutboxStore}),
- * the transport side ({@link io.outbox4j.api.Publisher}) and the hooks around them
- * ({@link io.outbox4j.api.Observer}, {@link io.outbox4j.api.Backoff}).
+ * ({@link io.outbox4j.api.Outbox}), the dispatch side a relay drives ({@link
+ * io.outbox4j.api.OutboxStore}), the transport side ({@link io.outbox4j.api.Publisher}) and the
+ * hooks around them ({@link io.outbox4j.api.Observer}, {@link io.outbox4j.api.Backoff}).
  *
- * <p>Nulls are decided once for the whole package: no method accepts or returns {@code null}; values
- * that may be absent are {@link java.util.Optional}. Value types are immutable and validated when they
- * are built; a bad value is rejected with an {@link java.lang.IllegalArgumentException} whose message
- * names the field and what was wrong with it.
+ * <p>Nulls are decided once for the whole package: no method accepts or returns {@code null};
+ * values that may be absent are {@link java.util.Optional}. Value types are immutable and validated
+ * when they are built; a bad value is rejected with an {@link java.lang.IllegalArgumentException}
+ * whose message names the field and what was wrong with it.
  */
 package io.outbox4j.api;

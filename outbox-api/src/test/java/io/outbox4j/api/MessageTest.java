@@ -12,15 +12,24 @@ import org.junit.jupiter.api.Test;
 class MessageTest {
 
     private static Message.Builder valid() {
-        return Message.builder().id("order-1").topic("orders.created").module("orders").payload("{}");
+        return Message.builder()
+                .id("order-1")
+                .topic("orders.created")
+                .module("orders")
+                .payload("{}");
     }
 
     @Test
     void build_keepsEveryField() {
         Instant at = Instant.parse("2026-12-02T10:15:30.123456789Z");
-        Message m = valid().key("customer-7").contentType("Application/JSON; Charset=UTF-8")
-                .header("trace", "abc").header("tenant", "t1").occurredAt(at)
-                .notBefore(at.plusSeconds(60)).build();
+        Message m =
+                valid().key("customer-7")
+                        .contentType("Application/JSON; Charset=UTF-8")
+                        .header("trace", "abc")
+                        .header("tenant", "t1")
+                        .occurredAt(at)
+                        .notBefore(at.plusSeconds(60))
+                        .build();
 
         assertThat(m.id()).isEqualTo("order-1");
         assertThat(m.topic()).isEqualTo("orders.created");
@@ -28,7 +37,8 @@ class MessageTest {
         assertThat(m.module()).isEqualTo("orders");
         assertThat(m.contentType()).isEqualTo("application/json; charset=utf-8");
         assertThat(m.payloadAsString()).isEqualTo("{}");
-        assertThat(m.headers()).containsExactly(Map.entry("trace", "abc"), Map.entry("tenant", "t1"));
+        assertThat(m.headers())
+                .containsExactly(Map.entry("trace", "abc"), Map.entry("tenant", "t1"));
         assertThat(m.occurredAt()).isEqualTo(Instant.parse("2026-12-02T10:15:30.123456Z"));
         assertThat(m.notBefore()).contains(Instant.parse("2026-12-02T10:16:30.123456Z"));
     }
@@ -50,15 +60,19 @@ class MessageTest {
         Message m = valid().headers(given).build();
         given.put("late", "3");
         assertThat(m.headers()).containsExactly(Map.entry("z", "1"), Map.entry("a", "2"));
-        assertThatThrownBy(() -> m.headers().put("x", "y")).isInstanceOf(UnsupportedOperationException.class);
+        assertThatThrownBy(() -> m.headers().put("x", "y"))
+                .isInstanceOf(UnsupportedOperationException.class);
     }
 
     @Test
     void missingOrBlankRequiredFields_areRejectedByName() {
         assertThatThrownBy(() -> valid().id(null).build()).hasMessage("id must not be null");
-        assertThatThrownBy(() -> valid().topic(" ").build()).hasMessage("topic must not be blank, but was ' '");
-        assertThatThrownBy(() -> valid().module(null).build()).hasMessage("module must not be null");
-        assertThatThrownBy(() -> valid().payload((byte[]) null).build()).hasMessage("payload must not be null");
+        assertThatThrownBy(() -> valid().topic(" ").build())
+                .hasMessage("topic must not be blank, but was ' '");
+        assertThatThrownBy(() -> valid().module(null).build())
+                .hasMessage("module must not be null");
+        assertThatThrownBy(() -> valid().payload((byte[]) null).build())
+                .hasMessage("payload must not be null");
     }
 
     @Test
@@ -86,7 +100,8 @@ class MessageTest {
         MessageLimits sqs = MessageLimits.DEFAULTS.withMaxPayloadBytes(256 * 1024);
         assertThatThrownBy(() -> valid().limits(sqs).payload(new byte[256 * 1024 + 1]).build())
                 .hasMessage("payload is 262145 bytes, over the 262144 limit");
-        assertThat(valid().limits(sqs).payload(new byte[256 * 1024]).build().payloadSize()).isEqualTo(262144);
+        assertThat(valid().limits(sqs).payload(new byte[256 * 1024]).build().payloadSize())
+                .isEqualTo(262144);
     }
 
     @Test
@@ -113,9 +128,11 @@ class MessageTest {
     @Test
     void malformedContentType_isRejected() {
         assertThatThrownBy(() -> valid().contentType("json").build())
-                .hasMessage("contentType must be a media type like 'application/json', but was 'json'");
+                .hasMessage(
+                        "contentType must be a media type like 'application/json', but was 'json'");
         assertThatThrownBy(() -> valid().contentType("text/plain; charset").build())
-                .hasMessage("contentType has a malformed parameter 'charset' in 'text/plain; charset'");
+                .hasMessage(
+                        "contentType has a malformed parameter 'charset' in 'text/plain; charset'");
     }
 
     @Test

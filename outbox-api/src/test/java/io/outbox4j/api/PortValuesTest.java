@@ -31,8 +31,10 @@ class PortValuesTest {
 
     @Test
     void delivery_rejectsAttemptBelowOne_andHidesReceipt() {
-        assertThatThrownBy(() -> new Delivery(message, "r", 0)).hasMessage("attempt must be >= 1, but was 0");
-        assertThat(new Delivery(message, "secret-receipt", 1).toString()).doesNotContain("secret-receipt");
+        assertThatThrownBy(() -> new Delivery(message, "r", 0))
+                .hasMessage("attempt must be >= 1, but was 0");
+        assertThat(new Delivery(message, "secret-receipt", 1).toString())
+                .doesNotContain("secret-receipt");
     }
 
     @Test
@@ -41,23 +43,29 @@ class PortValuesTest {
         Completion c = new Completion("o", receipts);
         receipts.add("c");
         assertThat(c.receipts()).containsExactly("a", "b");
-        assertThatThrownBy(() -> new Completion("o", List.of())).hasMessage("receipts must not be empty");
+        assertThatThrownBy(() -> new Completion("o", List.of()))
+                .hasMessage("receipts must not be empty");
     }
 
     @Test
     void releaseAndDeadLetter_cutOverlongText() {
         String longText = "x".repeat(5000);
         assertThat(new Release("o", "r", NOW, longText).error()).hasSize(Release.MAX_ERROR_LENGTH);
-        assertThat(new DeadLetter("o", "r", longText, NOW).reason()).hasSize(Release.MAX_ERROR_LENGTH);
-        assertThatThrownBy(() -> new DeadLetter("o", "r", " ", NOW)).hasMessage("reason must not be blank");
+        assertThat(new DeadLetter("o", "r", longText, NOW).reason())
+                .hasSize(Release.MAX_ERROR_LENGTH);
+        assertThatThrownBy(() -> new DeadLetter("o", "r", " ", NOW))
+                .hasMessage("reason must not be blank");
     }
 
     @Test
     void publishOutcome_classifiesThroughTheCauseChain() {
-        PublishOutcome permanent = PublishOutcome.failed(
-                new RuntimeException("wrapped", new PermanentFailureException("too large")));
-        PublishOutcome throttled = PublishOutcome.failed(
-                new RetryAfterException("slow down", Duration.ofSeconds(7), null));
+        PublishOutcome permanent =
+                PublishOutcome.failed(
+                        new RuntimeException(
+                                "wrapped", new PermanentFailureException("too large")));
+        PublishOutcome throttled =
+                PublishOutcome.failed(
+                        new RetryAfterException("slow down", Duration.ofSeconds(7), null));
         PublishOutcome plain = PublishOutcome.failed(new IllegalStateException("boom"));
 
         assertThat(PublishOutcome.published().isPublished()).isTrue();
@@ -71,14 +79,19 @@ class PortValuesTest {
 
     @Test
     void perMessagePublisher_reportsEachOutcomeInOrder() {
-        Publisher p = Publisher.perMessage(m -> {
-            if (m.id().equals("bad")) {
-                throw new PermanentFailureException("rejected");
-            }
-        });
+        Publisher p =
+                Publisher.perMessage(
+                        m -> {
+                            if (m.id().equals("bad")) {
+                                throw new PermanentFailureException("rejected");
+                            }
+                        });
         Message bad = message.toBuilder().id("bad").build();
-        List<PublishOutcome> outcomes = p.publish(List.of(message, bad, message), Duration.ofSeconds(1));
-        assertThat(outcomes).extracting(PublishOutcome::isPublished).containsExactly(true, false, true);
+        List<PublishOutcome> outcomes =
+                p.publish(List.of(message, bad, message), Duration.ofSeconds(1));
+        assertThat(outcomes)
+                .extracting(PublishOutcome::isPublished)
+                .containsExactly(true, false, true);
         assertThat(outcomes.get(1).isPermanent()).isTrue();
     }
 
@@ -94,13 +107,17 @@ class PortValuesTest {
         assertThat(Backoff.DEFAULT.delay(100)).isEqualTo(Duration.ofMinutes(10));
         assertThatThrownBy(() -> Backoff.exponential(Duration.ofSeconds(5), Duration.ofSeconds(1)))
                 .hasMessage("max must be >= base (PT5S), but was PT1S");
-        Backoff huge = Backoff.exponential(Duration.ofSeconds(1), Duration.ofSeconds(Long.MAX_VALUE / 2));
+        Backoff huge =
+                Backoff.exponential(Duration.ofSeconds(1), Duration.ofSeconds(Long.MAX_VALUE / 2));
         assertThat(huge.delay(200)).isEqualTo(Duration.ofSeconds(Long.MAX_VALUE / 2));
     }
 
     @Test
     void observation_rejectsMissingFields() {
-        assertThatThrownBy(() -> new Observation("t", "m", 1, Duration.ZERO, null, Optional.empty(), false))
+        assertThatThrownBy(
+                        () ->
+                                new Observation(
+                                        "t", "m", 1, Duration.ZERO, null, Optional.empty(), false))
                 .hasMessage("outcome must not be null");
     }
 }

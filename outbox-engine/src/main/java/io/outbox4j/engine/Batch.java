@@ -33,9 +33,10 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 
 /**
- * One claim batch: claim, publish lane by lane with bounded concurrency, record the outcomes, observe.
- * Everything here runs on the calling thread except the publisher calls (on the publish pool, so that each
- * can be abandoned at its deadline) and the outcome writes (on the write pool, see {@link StoreWrites}).
+ * One claim batch: claim, publish lane by lane with bounded concurrency, record the outcomes,
+ * observe. Everything here runs on the calling thread except the publisher calls (on the publish
+ * pool, so that each can be abandoned at its deadline) and the outcome writes (on the write pool,
+ * see {@link StoreWrites}).
  */
 final class Batch {
     private final Settings settings;
@@ -43,24 +44,43 @@ final class Batch {
     private final Publisher publisher;
     private final BooleanSupplier closing;
     private final CompletionService<List<PublishOutcome>> calls;
-    /** Where finished calls arrive; {@link #abort()} drops {@link #ABORT} in it to wake the batch. */
-    private final BlockingQueue<Future<List<PublishOutcome>>> finished = new LinkedBlockingQueue<>();
-    private static final Future<List<PublishOutcome>> ABORT = CompletableFuture.completedFuture(List.of());
+
+    /**
+     * Where finished calls arrive; {@link #abort()} drops {@link #ABORT} in it to wake the batch.
+     */
+    private final BlockingQueue<Future<List<PublishOutcome>>> finished =
+            new LinkedBlockingQueue<>();
+
+    private static final Future<List<PublishOutcome>> ABORT =
+            CompletableFuture.completedFuture(List.of());
     private volatile boolean aborted;
     private final StoreWrites writes;
     private final Map<Future<List<PublishOutcome>>, Call> inFlight = new HashMap<>();
 
-    /** The latest instant (by the relay's clock) a publisher call may start and still end inside the lease. */
+    /**
+     * The latest instant (by the relay's clock) a publisher call may start and still end inside the
+     * lease.
+     */
     private Instant lastStart;
+
     private boolean interrupted;
     private Error publisherError;
 
     /** One publisher call: the heads of some lanes of one group. */
-    private record Call(Lanes.Group group, List<Lanes.Lane> lanes, List<Tracked> heads, long startNanos, long deadlineNanos) {
-    }
+    private record Call(
+            Lanes.Group group,
+            List<Lanes.Lane> lanes,
+            List<Tracked> heads,
+            long startNanos,
+            long deadlineNanos) {}
 
-    Batch(Settings settings, OutboxStore store, Publisher publisher, ExecutorService publishPool,
-            ExecutorService writePool, BooleanSupplier closing) {
+    Batch(
+            Settings settings,
+            OutboxStore store,
+            Publisher publisher,
+            ExecutorService publishPool,
+            ExecutorService writePool,
+            BooleanSupplier closing) {
         this.settings = settings;
         this.store = store;
         this.publisher = publisher;
@@ -70,8 +90,8 @@ final class Batch {
     }
 
     /**
-     * Called from another thread by {@link Relay#close()} when the shutdown timeout has passed: the batch
-     * cancels its calls in flight, releases what was not published and records the outcomes.
+     * Called from another thread by {@link Relay#close()} when the shutdown timeout has passed: the
+     * batch cancels its calls in flight, releases what was not published and records the outcomes.
      */
     void abort() {
         aborted = true;
@@ -82,7 +102,13 @@ final class Batch {
         Instant claimTime = settings.clock().instant();
         List<Delivery> deliveries;
         try {
-            deliveries = store.claim(new ClaimRequest(settings.owner(), claimTime, settings.lease(), settings.batchSize()));
+            deliveries =
+                    store.claim(
+                            new ClaimRequest(
+                                    settings.owner(),
+                                    claimTime,
+                                    settings.lease(),
+                                    settings.batchSize()));
         } catch (RuntimeException e) {
             settings.observer().storeError(e);
             throw e;
@@ -150,7 +176,8 @@ final class Batch {
                 continue;
             }
             long at = System.nanoTime();
-            for (Map.Entry<Future<List<PublishOutcome>>, Call> e : new ArrayList<>(inFlight.entrySet())) {
+            for (Map.Entry<Future<List<PublishOutcome>>, Call> e :
+                    new ArrayList<>(inFlight.entrySet())) {
                 Call call = e.getValue();
                 if (call.deadlineNanos() - at <= 0) {
                     inFlight.remove(e.getKey());
@@ -158,23 +185,33 @@ final class Batch {
                         finish(call, e.getKey());
                     } else {
                         e.getKey().cancel(true);
-                        failAll(call, new TimeoutException("publish did not finish within "
-                                + Durations.format(settings.deliveryTimeout())));
+                        failAll(
+                                call,
+                                new TimeoutException(
+                                        "publish did not finish within "
+                                                + Durations.format(settings.deliveryTimeout())));
                     }
                     startNext(call.group());
                 }
             }
         }
-        // Safety net: nothing may leave the batch undecided (it would wait for its lease to expire).
+        // Safety net: nothing may leave the batch undecided (it would wait for its lease to
+        // expire).
         Instant now = settings.clock().instant();
         for (Tracked t : tracked) {
             if (!t.decided()) {
-                t.release(now, new OutboxException("not published in this batch; released for an immediate retry"));
+                t.release(
+                        now,
+                        new OutboxException(
+                                "not published in this batch; released for an immediate retry"));
             }
         }
     }
 
-    /** Starts the group's next publisher call, or releases its remaining deliveries if none may start. */
+    /**
+     * Starts the group's next publisher call, or releases its remaining deliveries if none may
+     * start.
+     */
     private void startNext(Lanes.Group group) {
         List<Lanes.Lane> open = group.open();
         if (open.isEmpty()) {
@@ -195,9 +232,16 @@ final class Batch {
             List<Message> batch = List.copyOf(messages);
             long start = System.nanoTime();
             try {
-                Future<List<PublishOutcome>> future = calls.submit(() -> publisher.publish(batch, settings.deliveryTimeout()));
-                inFlight.put(future, new Call(group, open, heads, start,
-                        start + Durations.nanos(settings.deliveryTimeout())));
+                Future<List<PublishOutcome>> future =
+                        calls.submit(() -> publisher.publish(batch, settings.deliveryTimeout()));
+                inFlight.put(
+                        future,
+                        new Call(
+                                group,
+                                open,
+                                heads,
+                                start,
+                                start + Durations.nanos(settings.deliveryTimeout())));
                 return;
             } catch (RejectedExecutionException closed) {
                 stop = "not started: the relay is closed";
@@ -223,7 +267,10 @@ final class Batch {
         return null;
     }
 
-    /** Interrupted or aborted: records the calls that are done, cancels the others, releases everything not published. */
+    /**
+     * Interrupted or aborted: records the calls that are done, cancels the others, releases
+     * everything not published.
+     */
     private void abandon(List<Lanes.Group> groups, String reason) {
         Future<List<PublishOutcome>> done;
         while ((done = calls.poll()) != null) {
@@ -243,7 +290,11 @@ final class Batch {
         }
         inFlight.clear();
         for (Lanes.Group group : groups) {
-            releaseRest(group, now, new OutboxException("not started: " + reason + "; released for an immediate retry"));
+            releaseRest(
+                    group,
+                    now,
+                    new OutboxException(
+                            "not started: " + reason + "; released for an immediate retry"));
         }
     }
 
@@ -276,8 +327,14 @@ final class Batch {
             return;
         }
         if (outcomes == null || outcomes.size() != call.heads().size()) {
-            failAll(call, new OutboxException("publisher returned " + (outcomes == null ? "null" : outcomes.size()
-                    + " outcomes") + " for " + call.heads().size() + " messages"));
+            failAll(
+                    call,
+                    new OutboxException(
+                            "publisher returned "
+                                    + (outcomes == null ? "null" : outcomes.size() + " outcomes")
+                                    + " for "
+                                    + call.heads().size()
+                                    + " messages"));
             return;
         }
         Duration took = tookSince(call);
@@ -290,8 +347,14 @@ final class Batch {
                 t.complete(took);
             } else {
                 t.duration = took;
-                fail(t, lane, outcome != null ? outcome
-                        : PublishOutcome.failed(new OutboxException("publisher returned no outcome for this message")));
+                fail(
+                        t,
+                        lane,
+                        outcome != null
+                                ? outcome
+                                : PublishOutcome.failed(
+                                        new OutboxException(
+                                                "publisher returned no outcome for this message")));
             }
         }
     }
@@ -311,7 +374,13 @@ final class Batch {
     private void fail(Tracked t, Lanes.Lane lane, PublishOutcome failure) {
         Instant now = settings.clock().instant();
         Throwable cause = failure.failure().orElseThrow();
-        Verdicts.Verdict verdict = Verdicts.decide(failure, t.delivery.attempt(), settings.maxAttempts(), settings.backoff(), now);
+        Verdicts.Verdict verdict =
+                Verdicts.decide(
+                        failure,
+                        t.delivery.attempt(),
+                        settings.maxAttempts(),
+                        settings.backoff(),
+                        now);
         if (verdict.deadLetter()) {
             t.deadLetter(verdict.reason(), cause);
             holdBack(lane, now);
@@ -321,7 +390,10 @@ final class Batch {
         }
     }
 
-    /** An Error: the call's deliveries are released (after the backoff), no further call starts, the Error is rethrown later. */
+    /**
+     * An Error: the call's deliveries are released (after the backoff), no further call starts, the
+     * Error is rethrown later.
+     */
     private void publisherThrew(Call call, Error error) {
         if (publisherError == null) {
             publisherError = error;
@@ -334,7 +406,12 @@ final class Batch {
             Tracked t = call.heads().get(i);
             Lanes.Lane lane = call.lanes().get(i);
             lane.advance();
-            Instant at = Verdicts.retryAt(now, Verdicts.spread(Verdicts.backoffDelay(settings.backoff(), t.delivery.attempt())));
+            Instant at =
+                    Verdicts.retryAt(
+                            now,
+                            Verdicts.spread(
+                                    Verdicts.backoffDelay(
+                                            settings.backoff(), t.delivery.attempt())));
             t.duration = took;
             t.publisherThrewError = true;
             t.release(at, error);
@@ -347,8 +424,9 @@ final class Batch {
         if (rest.isEmpty()) {
             return;
         }
-        OutboxException why = new OutboxException(
-                "held back: an earlier message with the same key failed in this batch; released to stay behind it");
+        OutboxException why =
+                new OutboxException(
+                        "held back: an earlier message with the same key failed in this batch; released to stay behind it");
         for (Tracked t : rest) {
             t.release(until, why);
         }
@@ -393,9 +471,13 @@ final class Batch {
         for (Tracked t : tracked) {
             String receipt = t.delivery.receipt();
             if (t.disposition == Tracked.Disposition.RELEASE) {
-                Release release = new Release(owner, receipt, t.availableAt, Verdicts.describe(t.error));
+                Release release =
+                        new Release(owner, receipt, t.availableAt, Verdicts.describe(t.error));
                 Boolean ok = writes.run(() -> store.release(release));
-                t.outcome = Boolean.FALSE.equals(ok) ? Observation.Outcome.STALE : Observation.Outcome.RELEASED;
+                t.outcome =
+                        Boolean.FALSE.equals(ok)
+                                ? Observation.Outcome.STALE
+                                : Observation.Outcome.RELEASED;
                 released += Boolean.TRUE.equals(ok) ? 1 : 0;
             } else if (t.disposition == Tracked.Disposition.DEAD_LETTER) {
                 DeadLetter deadLetter = new DeadLetter(owner, receipt, t.deadLetterReason, now);
@@ -409,14 +491,23 @@ final class Batch {
                 }
             }
         }
-        return new Relay.Result(tracked.size(), published.size(), completed, released, deadLettered);
+        return new Relay.Result(
+                tracked.size(), published.size(), completed, released, deadLettered);
     }
 
     private void observe(List<Tracked> tracked) {
         for (Tracked t : tracked) {
             Message m = t.delivery.message();
-            settings.observer().delivery(new Observation(m.topic(), m.module(), t.delivery.attempt(), t.duration,
-                    t.outcome, Optional.ofNullable(t.error), t.publisherThrewError));
+            settings.observer()
+                    .delivery(
+                            new Observation(
+                                    m.topic(),
+                                    m.module(),
+                                    t.delivery.attempt(),
+                                    t.duration,
+                                    t.outcome,
+                                    Optional.ofNullable(t.error),
+                                    t.publisherThrewError));
         }
     }
 }

@@ -4,11 +4,13 @@ import java.time.Duration;
 
 /** Duration helpers: human-readable text for messages, saturated nanoseconds for waits. */
 final class Durations {
-    /** Longer waits are cut to this (about 73 years), so that adding to {@code System.nanoTime()} is safe. */
+    /**
+     * Longer waits are cut to this (about 73 years), so that adding to {@code System.nanoTime()} is
+     * safe.
+     */
     static final long MAX_WAIT_NANOS = Long.MAX_VALUE / 4;
 
-    private Durations() {
-    }
+    private Durations() {}
 
     /** Nanoseconds of {@code d}, at least 0 and at most {@link #MAX_WAIT_NANOS}. */
     static long nanos(Duration d) {
@@ -21,7 +23,10 @@ final class Durations {
         return d.toNanos();
     }
 
-    /** Short text such as {@code 30s}, {@code 63m}, {@code 2m30s}, {@code 250ms}; the ISO form when finer. */
+    /**
+     * Short text such as {@code 30s}, {@code 63m}, {@code 2m30s}, {@code 250ms}; the ISO form when
+     * finer.
+     */
     static String format(Duration d) {
         if (d.isNegative()) {
             return "-" + format(d.negated());

@@ -7,14 +7,13 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Splits a claimed batch into lanes (the messages sharing a key, in claim order; a message without a key is
- * a lane of its own) and deals the lanes to at most {@code workers} groups, balanced by message count. A
- * group publishes the heads of its lanes together, so a key never appears twice in one call nor in two
- * groups.
+ * Splits a claimed batch into lanes (the messages sharing a key, in claim order; a message without
+ * a key is a lane of its own) and deals the lanes to at most {@code workers} groups, balanced by
+ * message count. A group publishes the heads of its lanes together, so a key never appears twice in
+ * one call nor in two groups.
  */
 final class Lanes {
-    private Lanes() {
-    }
+    private Lanes() {}
 
     /** A sequence of same-key deliveries, published one after the other. */
     static final class Lane {
@@ -31,7 +30,8 @@ final class Lanes {
 
         /** The deliveries not yet handed to the publisher, then marks the lane finished. */
         List<Tracked> takeRest() {
-            List<Tracked> rest = new ArrayList<>(items.subList(Math.min(next, items.size()), items.size()));
+            List<Tracked> rest =
+                    new ArrayList<>(items.subList(Math.min(next, items.size()), items.size()));
             next = items.size();
             return rest;
         }

@@ -5,8 +5,7 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /** The default owner name: {@code <host>-<pid>-<random>}. */
 final class Owners {
-    private Owners() {
-    }
+    private Owners() {}
 
     static String defaultOwner() {
         String host = System.getenv("HOSTNAME");

@@ -17,8 +17,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Moves messages from an outbox to a broker, at least once: claims a batch of leased messages from an
- * {@link OutboxStore}, publishes them through a {@link Publisher}, and records each outcome in the store.
+ * Moves messages from an outbox to a broker, at least once: claims a batch of leased messages from
+ * an {@link OutboxStore}, publishes them through a {@link Publisher}, and records each outcome in
+ * the store.
  *
  * <pre>{@code
  * Relay relay = Relay.builder(store, publisher)
@@ -31,60 +32,72 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <h2>One batch ({@link #runOnce()})</h2>
+ *
  * <ol>
- *   <li><b>Claim</b> up to {@code batchSize} messages for {@link #lease()}.</li>
- *   <li><b>Publish</b> with at most {@code workers} publisher calls at a time. Messages sharing a key form a
- *       <em>lane</em> (a message without a key is a lane of its own); each worker owns whole lanes and hands
- *       the current head of each of its lanes to the publisher in one call, so an adapter can pipeline them.
- *       Two messages with the same key are therefore never in the same call nor in concurrent calls, and
- *       go out in claim order. When a message fails, the later messages of its lane are not published in
- *       this batch: they are released with the failed message's retry time, so they stay behind it.</li>
- *   <li>Each publisher call is bounded by {@code deliveryTimeout}: a call that has not answered by then is
- *       cancelled (its thread interrupted) and its messages failed with a
- *       {@link java.util.concurrent.TimeoutException}. A call that would start later than
- *       {@code claimTime + lease - deliveryTimeout} (by the relay's clock) is not started: the batch must
- *       not outlive its lease, so its messages are released for an immediate retry.</li>
- *   <li><b>Verdict</b> for a failed message, in this order: a permanent failure is dead-lettered; a message
- *       at its {@code maxAttempts}-th attempt is dead-lettered ("gave up after N attempts: …"); a
- *       {@link io.outbox4j.api.RetryAfterException} sets the retry delay; otherwise the {@link Backoff}
- *       does. The delay is a floor: the relay adds a random spread of 0–50 %, never less.</li>
- *   <li><b>Record</b>: all published messages are completed in one {@link OutboxStore#complete} call,
- *       failures are released or dead-lettered one by one. These writes ignore the caller's interrupt and
- *       {@link #close()}, each bounded by 5 seconds of its own: a message published during shutdown is
- *       still recorded. A stale receipt (the lease ran out and someone else claimed the message) is
- *       observed as {@link io.outbox4j.api.Observation.Outcome#STALE} and never retried.</li>
- *   <li><b>Observe</b>: one {@link io.outbox4j.api.Observation} per claimed message, after its outcome
- *       was recorded (or could not be). An observer that throws is ignored.</li>
+ *   <li><b>Claim</b> up to {@code batchSize} messages for {@link #lease()}.
+ *   <li><b>Publish</b> with at most {@code workers} publisher calls at a time. Messages sharing a
+ *       key form a <em>lane</em> (a message without a key is a lane of its own); each worker owns
+ *       whole lanes and hands the current head of each of its lanes to the publisher in one call,
+ *       so an adapter can pipeline them. Two messages with the same key are therefore never in the
+ *       same call nor in concurrent calls, and go out in claim order. When a message fails, the
+ *       later messages of its lane are not published in this batch: they are released with the
+ *       failed message's retry time, so they stay behind it.
+ *   <li>Each publisher call is bounded by {@code deliveryTimeout}: a call that has not answered by
+ *       then is cancelled (its thread interrupted) and its messages failed with a {@link
+ *       java.util.concurrent.TimeoutException}. A call that would start later than {@code claimTime
+ *       + lease - deliveryTimeout} (by the relay's clock) is not started: the batch must not
+ *       outlive its lease, so its messages are released for an immediate retry.
+ *   <li><b>Verdict</b> for a failed message, in this order: a permanent failure is dead-lettered; a
+ *       message at its {@code maxAttempts}-th attempt is dead-lettered ("gave up after N attempts:
+ *       …"); a {@link io.outbox4j.api.RetryAfterException} sets the retry delay; otherwise the
+ *       {@link Backoff} does. The delay is a floor: the relay adds a random spread of 0–50 %, never
+ *       less.
+ *   <li><b>Record</b>: all published messages are completed in one {@link OutboxStore#complete}
+ *       call, failures are released or dead-lettered one by one. These writes ignore the caller's
+ *       interrupt and {@link #close()}, each bounded by 5 seconds of its own: a message published
+ *       during shutdown is still recorded. A stale receipt (the lease ran out and someone else
+ *       claimed the message) is observed as {@link io.outbox4j.api.Observation.Outcome#STALE} and
+ *       never retried.
+ *   <li><b>Observe</b>: one {@link io.outbox4j.api.Observation} per claimed message, after its
+ *       outcome was recorded (or could not be). An observer that throws is ignored.
  * </ol>
  *
- * <p>If the publisher throws an {@link Error}, the messages of that call are observed with
- * {@code publisherThrewError}, released (with the backoff delay), the rest of the batch that was not
- * published is released at once, the outcomes of the other calls are recorded, and the {@code Error} is
- * rethrown: by {@link #runOnce()}, or on the relay thread, which ends the loop (the error is logged and
- * reaches the thread's uncaught-exception handler). An exception thrown by the publisher fails every
- * message of that call.
+ * <p>If the publisher throws an {@link Error}, the messages of that call are observed with {@code
+ * publisherThrewError}, released (with the backoff delay), the rest of the batch that was not
+ * published is released at once, the outcomes of the other calls are recorded, and the {@code
+ * Error} is rethrown: by {@link #runOnce()}, or on the relay thread, which ends the loop (the error
+ * is logged and reaches the thread's uncaught-exception handler). An exception thrown by the
+ * publisher fails every message of that call.
  *
- * <p>If the thread running a batch is interrupted (or {@link #close()} runs out of time), no further
- * publisher call is started, calls in flight are cancelled, every message not published is released for
- * an immediate retry, and the outcomes are still recorded; an interrupt status is kept.
+ * <p>If the thread running a batch is interrupted (or {@link #close()} runs out of time), no
+ * further publisher call is started, calls in flight are cancelled, every message not published is
+ * released for an immediate retry, and the outcomes are still recorded; an interrupt status is
+ * kept.
  *
  * <h2>The loop ({@link #start()})</h2>
- * A daemon thread runs batch after batch. After a full batch it claims again at once; after a partial or
- * empty batch it waits {@code pollInterval}, or less if {@link #wakeUp()} is called (a wake-up during a
- * batch is remembered, never lost). A store failure while claiming is reported to
- * {@link Observer#onStoreError} and retried after a pause that starts at {@code pollInterval} and doubles
- * up to {@code max(pollInterval, 30s)}.
  *
- * <p>A relay is safe for use by several threads; batches of one relay never overlap (a {@link #runOnce()}
- * call waits for a running batch). The relay never closes the store or the publisher: they belong to the
- * caller.
+ * A daemon thread runs batch after batch. After a full batch it claims again at once; after a
+ * partial or empty batch it waits {@code pollInterval}, or less if {@link #wakeUp()} is called (a
+ * wake-up during a batch is remembered, never lost). A store failure while claiming is reported to
+ * {@link Observer#onStoreError} and retried after a pause that starts at {@code pollInterval} and
+ * doubles up to {@code max(pollInterval, 30s)}.
+ *
+ * <p>A relay is safe for use by several threads; batches of one relay never overlap (a {@link
+ * #runOnce()} call waits for a running batch). The relay never closes the store or the publisher:
+ * they belong to the caller.
  */
 public final class Relay implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Relay.class);
-    /** Nothing a relay needs takes longer: a bigger lease is nearly always a batch-size or worker mistake. */
+
+    /**
+     * Nothing a relay needs takes longer: a bigger lease is nearly always a batch-size or worker
+     * mistake.
+     */
     static final Duration MAX_LEASE = Duration.ofMinutes(30);
+
     /** Each outcome write gets this long, whatever the caller's state. */
     static final Duration STORE_WRITE_TIMEOUT = Duration.ofSeconds(5);
+
     /** The longest pause after repeated store failures (unless the poll interval is longer). */
     static final Duration MAX_ERROR_PAUSE = Duration.ofSeconds(30);
 
@@ -96,6 +109,7 @@ public final class Relay implements AutoCloseable {
 
     /** Held while a batch runs: batches of one relay never overlap. */
     private final ReentrantLock batchLock = new ReentrantLock();
+
     private volatile Batch currentBatch;
 
     private final ReentrantLock waitLock = new ReentrantLock();
@@ -109,7 +123,8 @@ public final class Relay implements AutoCloseable {
         this.settings = settings;
         this.store = store;
         this.publisher = publisher;
-        this.publishPool = DaemonThreads.cachedPool("outbox4j-relay-" + settings.owner() + "-publish");
+        this.publishPool =
+                DaemonThreads.cachedPool("outbox4j-relay-" + settings.owner() + "-publish");
         this.writePool = DaemonThreads.cachedPool("outbox4j-relay-" + settings.owner() + "-store");
     }
 
@@ -125,7 +140,8 @@ public final class Relay implements AutoCloseable {
     }
 
     /**
-     * Returns the lease every claim asks for: {@code (ceil(batchSize / workers) + 1) × deliveryTimeout}.
+     * Returns the lease every claim asks for: {@code (ceil(batchSize / workers) + 1) ×
+     * deliveryTimeout}.
      *
      * @return the derived lease, at most 30 minutes
      */
@@ -134,12 +150,14 @@ public final class Relay implements AutoCloseable {
     }
 
     /**
-     * Runs one batch: claims, publishes, records the outcomes and returns what happened. Works with or
-     * without {@link #start()}; if the loop is running a batch, this call waits for it to finish first.
+     * Runs one batch: claims, publishes, records the outcomes and returns what happened. Works with
+     * or without {@link #start()}; if the loop is running a batch, this call waits for it to finish
+     * first.
      *
      * @return how many messages were claimed, published, completed, released and dead-lettered
      * @throws IllegalStateException if the relay is closed
-     * @throws RuntimeException the store's own failure if the claim failed (it is also reported to the observer)
+     * @throws RuntimeException the store's own failure if the claim failed (it is also reported to
+     *     the observer)
      * @throws Error the error a publisher threw, after the batch's outcomes were recorded
      */
     public Result runOnce() {
@@ -170,10 +188,10 @@ public final class Relay implements AutoCloseable {
     }
 
     /**
-     * Asks the loop to claim now instead of at the end of its poll interval. Call it after committing a
-     * transaction that enqueued messages. Cheap, never blocks for long, and never lost: a wake-up that
-     * arrives while a batch runs makes the loop claim again right after it. Does nothing before
-     * {@link #start()} or after {@link #close()}.
+     * Asks the loop to claim now instead of at the end of its poll interval. Call it after
+     * committing a transaction that enqueued messages. Cheap, never blocks for long, and never
+     * lost: a wake-up that arrives while a batch runs makes the loop claim again right after it.
+     * Does nothing before {@link #start()} or after {@link #close()}.
      */
     public void wakeUp() {
         waitLock.lock();
@@ -186,11 +204,12 @@ public final class Relay implements AutoCloseable {
     }
 
     /**
-     * Stops the relay: no new batch is claimed and the running batch starts no new publisher call. Waits up
-     * to {@code shutdownTimeout} for the running batch to finish; past that, aborts it (its publisher calls
-     * in flight are cancelled, their threads interrupted) and waits for its outcome writes. Messages of the
-     * batch that were not published are released for an immediate retry. The thread running the batch is
-     * not interrupted. Idempotent; the store and the publisher are left open.
+     * Stops the relay: no new batch is claimed and the running batch starts no new publisher call.
+     * Waits up to {@code shutdownTimeout} for the running batch to finish; past that, aborts it
+     * (its publisher calls in flight are cancelled, their threads interrupted) and waits for its
+     * outcome writes. Messages of the batch that were not published are released for an immediate
+     * retry. The thread running the batch is not interrupted. Idempotent; the store and the
+     * publisher are left open.
      */
     @Override
     public void close() {
@@ -204,14 +223,17 @@ public final class Relay implements AutoCloseable {
             waitLock.unlock();
         }
         if (batchLock.isHeldByCurrentThread()) {
-            // Called from inside a batch (an observer, a publisher): the batch sees `closed` and winds down;
+            // Called from inside a batch (an observer, a publisher): the batch sees `closed` and
+            // winds down;
             // the idle pools let their threads expire on their own.
             return;
         }
         boolean interrupted = false;
         boolean locked = false;
         try {
-            locked = batchLock.tryLock(Durations.nanos(settings.shutdownTimeout()), TimeUnit.NANOSECONDS);
+            locked =
+                    batchLock.tryLock(
+                            Durations.nanos(settings.shutdownTimeout()), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             interrupted = true;
         }
@@ -220,7 +242,8 @@ public final class Relay implements AutoCloseable {
             if (running != null) {
                 running.abort();
             }
-            long waitNanos = Durations.nanos(settings.storeWriteTimeout()) + TimeUnit.SECONDS.toNanos(1);
+            long waitNanos =
+                    Durations.nanos(settings.storeWriteTimeout()) + TimeUnit.SECONDS.toNanos(1);
             long deadline = System.nanoTime() + waitNanos;
             while (!locked && System.nanoTime() - deadline < 0) {
                 try {
@@ -230,7 +253,9 @@ public final class Relay implements AutoCloseable {
                 }
             }
             if (!locked) {
-                LOG.warn("relay '{}' closed while a batch was still recording its outcomes", settings.owner());
+                LOG.warn(
+                        "relay '{}' closed while a batch was still recording its outcomes",
+                        settings.owner());
             }
         }
         try {
@@ -259,7 +284,8 @@ public final class Relay implements AutoCloseable {
 
     private void ensureOpen() {
         if (closed.get()) {
-            throw new IllegalStateException("relay '" + settings.owner() + "' is closed; build a new Relay");
+            throw new IllegalStateException(
+                    "relay '" + settings.owner() + "' is closed; build a new Relay");
         }
     }
 
@@ -289,15 +315,20 @@ public final class Relay implements AutoCloseable {
             } catch (RuntimeException e) {
                 failure = e;
             } catch (Error e) {
-                LOG.error("relay '{}' stops: the publisher threw {}", settings.owner(), e.toString());
+                LOG.error(
+                        "relay '{}' stops: the publisher threw {}", settings.owner(), e.toString());
                 throw e;
             } finally {
                 batchLock.unlock();
             }
             if (failure != null) {
-                // A failed claim, already reported to the observer by the batch; retry after a pause.
+                // A failed claim, already reported to the observer by the batch; retry after a
+                // pause.
                 storeErrors++;
-                LOG.warn("relay '{}': claim failed ({} in a row), pausing: {}", settings.owner(), storeErrors,
+                LOG.warn(
+                        "relay '{}': claim failed ({} in a row), pausing: {}",
+                        settings.owner(),
+                        storeErrors,
                         failure.toString());
                 if (!pause(errorPause(storeErrors), false)) {
                     return;
@@ -312,7 +343,10 @@ public final class Relay implements AutoCloseable {
     }
 
     private Duration errorPause(int errorsInARow) {
-        Duration cap = settings.pollInterval().compareTo(MAX_ERROR_PAUSE) > 0 ? settings.pollInterval() : MAX_ERROR_PAUSE;
+        Duration cap =
+                settings.pollInterval().compareTo(MAX_ERROR_PAUSE) > 0
+                        ? settings.pollInterval()
+                        : MAX_ERROR_PAUSE;
         Duration pause = settings.pollInterval();
         for (int i = 1; i < errorsInARow && pause.compareTo(cap) < 0; i++) {
             pause = pause.multipliedBy(2);
@@ -356,17 +390,18 @@ public final class Relay implements AutoCloseable {
      * @param claimed messages claimed from the store
      * @param published messages the broker accepted
      * @param completed published messages whose completion was recorded
-     * @param released messages released for a later retry (failed, held back behind a failed message of the
-     *     same key, or not started)
+     * @param released messages released for a later retry (failed, held back behind a failed
+     *     message of the same key, or not started)
      * @param deadLettered messages given up and parked in the dead letter
      */
-    public record Result(int claimed, int published, int completed, int released, int deadLettered) {
+    public record Result(
+            int claimed, int published, int completed, int released, int deadLettered) {
         static final Result EMPTY = new Result(0, 0, 0, 0, 0);
     }
 
     /**
-     * Configures a {@link Relay}. Setters only record values; {@link #build()} checks them all and fails
-     * with a message naming the setting and what to change.
+     * Configures a {@link Relay}. Setters only record values; {@link #build()} checks them all and
+     * fails with a message naming the setting and what to change.
      */
     public static final class Builder {
         private final OutboxStore store;
@@ -389,8 +424,8 @@ public final class Relay implements AutoCloseable {
         }
 
         /**
-         * Sets the identity this relay claims under; every outcome write names it. Default:
-         * {@code <host>-<pid>-<random>}, unique per relay.
+         * Sets the identity this relay claims under; every outcome write names it. Default: {@code
+         * <host>-<pid>-<random>}, unique per relay.
          *
          * @param owner a non-blank name of at most 255 characters, without control characters
          * @return this builder
@@ -423,9 +458,9 @@ public final class Relay implements AutoCloseable {
         }
 
         /**
-         * Sets how long one publisher call may take before its messages count as failed. Default 30 seconds.
-         * The lease is derived from it: {@code (ceil(batchSize / workers) + 1) × deliveryTimeout}, at most
-         * 30 minutes.
+         * Sets how long one publisher call may take before its messages count as failed. Default 30
+         * seconds. The lease is derived from it: {@code (ceil(batchSize / workers) + 1) ×
+         * deliveryTimeout}, at most 30 minutes.
          *
          * @param deliveryTimeout a positive duration
          * @return this builder
@@ -447,8 +482,8 @@ public final class Relay implements AutoCloseable {
         }
 
         /**
-         * Sets the minimum delay before a failed message is retried; the relay adds 0–50 % on top. Default
-         * {@link Backoff#DEFAULT} (exponential, 1 second to 10 minutes).
+         * Sets the minimum delay before a failed message is retried; the relay adds 0–50 % on top.
+         * Default {@link Backoff#DEFAULT} (exponential, 1 second to 10 minutes).
          *
          * @param backoff a deterministic backoff
          * @return this builder
@@ -459,8 +494,8 @@ public final class Relay implements AutoCloseable {
         }
 
         /**
-         * Sets how long the loop waits after a partial or empty batch when no {@link Relay#wakeUp()} comes.
-         * Default 1 second.
+         * Sets how long the loop waits after a partial or empty batch when no {@link
+         * Relay#wakeUp()} comes. Default 1 second.
          *
          * @param pollInterval a positive duration
          * @return this builder
@@ -471,8 +506,8 @@ public final class Relay implements AutoCloseable {
         }
 
         /**
-         * Sets the clock for every lease and retry time. Default {@link Clock#systemUTC()}; tests pass a
-         * clock they move by hand.
+         * Sets the clock for every lease and retry time. Default {@link Clock#systemUTC()}; tests
+         * pass a clock they move by hand.
          *
          * @param clock the clock
          * @return this builder
@@ -483,7 +518,8 @@ public final class Relay implements AutoCloseable {
         }
 
         /**
-         * Sets the hook told about each delivery attempt and each store failure. Default {@link Observer#NOOP}.
+         * Sets the hook told about each delivery attempt and each store failure. Default {@link
+         * Observer#NOOP}.
          *
          * @param observer the observer
          * @return this builder
@@ -494,8 +530,8 @@ public final class Relay implements AutoCloseable {
         }
 
         /**
-         * Sets how long {@link Relay#close()} waits for the running batch before interrupting it. Default 30
-         * seconds.
+         * Sets how long {@link Relay#close()} waits for the running batch before interrupting it.
+         * Default 30 seconds.
          *
          * @param shutdownTimeout zero or positive
          * @return this builder
@@ -521,31 +557,55 @@ public final class Relay implements AutoCloseable {
             require(store != null, "store must not be null");
             require(publisher != null, "publisher must not be null");
             require(batchSize >= 1, "batchSize must be >= 1, but was " + batchSize);
-            require(batchSize <= ClaimRequest.MAX_LIMIT,
-                    "batchSize must be <= " + ClaimRequest.MAX_LIMIT + " (the largest claim), but was " + batchSize);
+            require(
+                    batchSize <= ClaimRequest.MAX_LIMIT,
+                    "batchSize must be <= "
+                            + ClaimRequest.MAX_LIMIT
+                            + " (the largest claim), but was "
+                            + batchSize);
             require(workers >= 1, "workers must be >= 1, but was " + workers);
             positive(deliveryTimeout, "deliveryTimeout");
             require(maxAttempts >= 1, "maxAttempts must be >= 1, but was " + maxAttempts);
-            require(backoff != null, "backoff must not be null; use Backoff.DEFAULT or Backoff.exponential(base, max)");
+            require(
+                    backoff != null,
+                    "backoff must not be null; use Backoff.DEFAULT or Backoff.exponential(base, max)");
             positive(pollInterval, "pollInterval");
             require(clock != null, "clock must not be null; use Clock.systemUTC()");
-            require(observer != null, "observer must not be null; use Observer.NOOP to observe nothing");
+            require(
+                    observer != null,
+                    "observer must not be null; use Observer.NOOP to observe nothing");
             require(shutdownTimeout != null, "shutdownTimeout must not be null");
-            require(!shutdownTimeout.isNegative(),
-                    "shutdownTimeout must not be negative, but was " + Durations.format(shutdownTimeout));
+            require(
+                    !shutdownTimeout.isNegative(),
+                    "shutdownTimeout must not be negative, but was "
+                            + Durations.format(shutdownTimeout));
             positive(storeWriteTimeout, "storeWriteTimeout");
             String who = owner == null ? Owners.defaultOwner() : owner;
-            // The claim request's own check (non-blank, at most 255 characters, no control characters).
+            // The claim request's own check (non-blank, at most 255 characters, no control
+            // characters).
             new ClaimRequest(who, Instant.EPOCH, Duration.ofSeconds(1), 1);
             Duration lease = deriveLease(batchSize, workers, deliveryTimeout);
-            Settings settings = new Settings(who, batchSize, workers, deliveryTimeout, maxAttempts, backoff,
-                    pollInterval, clock, new SafeObserver(observer), shutdownTimeout, storeWriteTimeout, lease);
+            Settings settings =
+                    new Settings(
+                            who,
+                            batchSize,
+                            workers,
+                            deliveryTimeout,
+                            maxAttempts,
+                            backoff,
+                            pollInterval,
+                            clock,
+                            new SafeObserver(observer),
+                            shutdownTimeout,
+                            storeWriteTimeout,
+                            lease);
             return new Relay(settings, store, publisher);
         }
 
         /**
-         * {@code (ceil(batch / workers) + 1) × timeout} in 64-bit arithmetic, rejected above {@link #MAX_LEASE}:
-         * the batch's publisher calls can run to their deadline one after another and still end inside the lease.
+         * {@code (ceil(batch / workers) + 1) × timeout} in 64-bit arithmetic, rejected above {@link
+         * #MAX_LEASE}: the batch's publisher calls can run to their deadline one after another and
+         * still end inside the lease.
          */
         static Duration deriveLease(int batch, int workers, Duration timeout) {
             long rounds = ((long) batch + workers - 1) / workers + 1;
@@ -556,17 +616,30 @@ public final class Relay implements AutoCloseable {
                 lease = null;
             }
             if (lease == null || lease.compareTo(MAX_LEASE) > 0) {
-                String size = lease == null ? "(" + rounds + " × " + Durations.format(timeout) + ")" : Durations.format(lease);
-                throw new IllegalArgumentException("derived lease " + size + " is over the "
-                        + Durations.format(MAX_LEASE) + " limit: lower batchSize (" + batch + ") or deliveryTimeout ("
-                        + Durations.format(timeout) + "), or raise workers (" + workers + ")");
+                String size =
+                        lease == null
+                                ? "(" + rounds + " × " + Durations.format(timeout) + ")"
+                                : Durations.format(lease);
+                throw new IllegalArgumentException(
+                        "derived lease "
+                                + size
+                                + " is over the "
+                                + Durations.format(MAX_LEASE)
+                                + " limit: lower batchSize ("
+                                + batch
+                                + ") or deliveryTimeout ("
+                                + Durations.format(timeout)
+                                + "), or raise workers ("
+                                + workers
+                                + ")");
             }
             return lease;
         }
 
         private static void positive(Duration value, String field) {
             require(value != null, field + " must not be null");
-            require(!value.isNegative() && !value.isZero(),
+            require(
+                    !value.isNegative() && !value.isZero(),
                     field + " must be positive, but was " + Durations.format(value));
         }
 

@@ -5,7 +5,9 @@ import io.outbox4j.api.Observer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Calls the user's observer and swallows what it throws, so an observer can never break delivery. */
+/**
+ * Calls the user's observer and swallows what it throws, so an observer can never break delivery.
+ */
 final class SafeObserver {
     private static final Logger LOG = LoggerFactory.getLogger(SafeObserver.class);
     private final Observer delegate;

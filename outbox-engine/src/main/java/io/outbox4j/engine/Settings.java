@@ -17,5 +17,4 @@ record Settings(
         SafeObserver observer,
         Duration shutdownTimeout,
         Duration storeWriteTimeout,
-        Duration lease) {
-}
+        Duration lease) {}

@@ -10,10 +10,11 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
- * Runs a batch's outcome writes on a pool of their own, each bounded by its own timeout and deaf to the
- * caller's interrupt: the caller may be shutting down, the outcome of a delivery must still be recorded.
- * A failure is reported to the observer and turned into {@code null}; after one write timed out the store
- * is taken to be hanging and the batch's remaining writes are skipped (their leases expire instead).
+ * Runs a batch's outcome writes on a pool of their own, each bounded by its own timeout and deaf to
+ * the caller's interrupt: the caller may be shutting down, the outcome of a delivery must still be
+ * recorded. A failure is reported to the observer and turned into {@code null}; after one write
+ * timed out the store is taken to be hanging and the batch's remaining writes are skipped (their
+ * leases expire instead).
  */
 final class StoreWrites {
     private final ExecutorService pool;
@@ -27,7 +28,10 @@ final class StoreWrites {
         this.observer = observer;
     }
 
-    /** Runs {@code write}; returns its result, or {@code null} if it failed, timed out or was skipped. */
+    /**
+     * Runs {@code write}; returns its result, or {@code null} if it failed, timed out or was
+     * skipped.
+     */
     <T> T run(Supplier<T> write) {
         if (hanging) {
             return null;
@@ -36,7 +40,8 @@ final class StoreWrites {
         try {
             future = pool.submit(write::get);
         } catch (RejectedExecutionException closedPool) {
-            // The relay's pools are shut down (close() ran out of time): write on this thread instead.
+            // The relay's pools are shut down (close() ran out of time): write on this thread
+            // instead.
             try {
                 return write.get();
             } catch (RuntimeException e) {
@@ -55,9 +60,12 @@ final class StoreWrites {
                 } catch (TimeoutException e) {
                     future.cancel(true);
                     hanging = true;
-                    observer.storeError(new TimeoutException("outcome write did not finish within "
-                            + Durations.format(timeout) + "; the batch's remaining writes are skipped and "
-                            + "their leases left to expire"));
+                    observer.storeError(
+                            new TimeoutException(
+                                    "outcome write did not finish within "
+                                            + Durations.format(timeout)
+                                            + "; the batch's remaining writes are skipped and "
+                                            + "their leases left to expire"));
                     return null;
                 } catch (ExecutionException e) {
                     if (e.getCause() instanceof Error error) {

@@ -8,20 +8,31 @@ import java.time.Instant;
 /** One claimed delivery as it moves through a batch; confined to the batch's thread. */
 final class Tracked {
     /** What the batch will write for this delivery. */
-    enum Disposition { COMPLETE, RELEASE, DEAD_LETTER }
+    enum Disposition {
+        COMPLETE,
+        RELEASE,
+        DEAD_LETTER
+    }
 
     final Delivery delivery;
+
     /** Position in the claim. */
     final int index;
 
     Duration duration = Duration.ZERO;
-    /** Why it was not published (the publisher's failure, a timeout, a held-back reason…), or null. */
+
+    /**
+     * Why it was not published (the publisher's failure, a timeout, a held-back reason…), or null.
+     */
     Throwable error;
+
     boolean publisherThrewError;
 
     Disposition disposition;
+
     /** For RELEASE: when it may be claimed again. */
     Instant availableAt;
+
     /** For DEAD_LETTER: the reason kept by the store. */
     String deadLetterReason;
 

@@ -12,16 +12,19 @@ import org.slf4j.LoggerFactory;
 /** What becomes of a failed delivery, and when it may be retried. */
 final class Verdicts {
     private static final Logger LOG = LoggerFactory.getLogger(Verdicts.class);
+
     /**
-     * The latest retry time the relay asks for. Later instants are legal in Java but not in most databases;
-     * a delay that would reach past it is capped here.
+     * The latest retry time the relay asks for. Later instants are legal in Java but not in most
+     * databases; a delay that would reach past it is capped here.
      */
     static final Instant MAX_AVAILABLE_AT = Instant.parse("9999-12-31T23:59:59Z");
 
-    private Verdicts() {
-    }
+    private Verdicts() {}
 
-    /** A verdict: dead-letter with {@code reason}, or (when {@code reason} is null) retry at {@code retryAt}. */
+    /**
+     * A verdict: dead-letter with {@code reason}, or (when {@code reason} is null) retry at {@code
+     * retryAt}.
+     */
     record Verdict(Instant retryAt, String reason) {
         boolean deadLetter() {
             return reason != null;
@@ -29,11 +32,12 @@ final class Verdicts {
     }
 
     /**
-     * Decides, in this order: a permanent failure is dead-lettered; so is a message at its last attempt;
-     * else it is retried after the {@code RetryAfter} delay if the failure carries one, or after the backoff,
-     * plus a random 0–50 % spread.
+     * Decides, in this order: a permanent failure is dead-lettered; so is a message at its last
+     * attempt; else it is retried after the {@code RetryAfter} delay if the failure carries one, or
+     * after the backoff, plus a random 0–50 % spread.
      */
-    static Verdict decide(PublishOutcome failure, int attempt, int maxAttempts, Backoff backoff, Instant now) {
+    static Verdict decide(
+            PublishOutcome failure, int attempt, int maxAttempts, Backoff backoff, Instant now) {
         String error = describe(failure.failure().orElseThrow());
         if (failure.isPermanent()) {
             return new Verdict(null, "permanent failure: " + error);
@@ -46,15 +50,18 @@ final class Verdicts {
     }
 
     /**
-     * The backoff's delay after {@code attempt}, treating a missing or negative delay as none. A backoff that
-     * throws must not strand the batch's leases: the default backoff stands in for it.
+     * The backoff's delay after {@code attempt}, treating a missing or negative delay as none. A
+     * backoff that throws must not strand the batch's leases: the default backoff stands in for it.
      */
     static Duration backoffDelay(Backoff backoff, int attempt) {
         Duration d;
         try {
             d = backoff.delay(attempt);
         } catch (RuntimeException e) {
-            LOG.warn("backoff failed for attempt {}; using the default backoff: {}", attempt, e.toString());
+            LOG.warn(
+                    "backoff failed for attempt {}; using the default backoff: {}",
+                    attempt,
+                    e.toString());
             d = Backoff.DEFAULT.delay(attempt);
         }
         return d == null || d.isNegative() ? Duration.ZERO : d;
@@ -62,7 +69,8 @@ final class Verdicts {
 
     /** {@code now + delay}, capped at {@link #MAX_AVAILABLE_AT} instead of overflowing. */
     static Instant retryAt(Instant now, Duration delay) {
-        if (!now.isBefore(MAX_AVAILABLE_AT) || delay.compareTo(Duration.between(now, MAX_AVAILABLE_AT)) >= 0) {
+        if (!now.isBefore(MAX_AVAILABLE_AT)
+                || delay.compareTo(Duration.between(now, MAX_AVAILABLE_AT)) >= 0) {
             return MAX_AVAILABLE_AT;
         }
         return now.plus(delay);
@@ -74,9 +82,9 @@ final class Verdicts {
     }
 
     /**
-     * {@code delay} plus {@code randomBelow(half + 1)} nanoseconds, where {@code half} is half the delay. The
-     * result is never below {@code delay}: a delay too big for nanoseconds (about 292 years) is returned as
-     * it is, and a sum that would overflow saturates.
+     * {@code delay} plus {@code randomBelow(half + 1)} nanoseconds, where {@code half} is half the
+     * delay. The result is never below {@code delay}: a delay too big for nanoseconds (about 292
+     * years) is returned as it is, and a sum that would overflow saturates.
      *
      * @param randomBelow given a positive bound, returns a value in {@code [0, bound)}
      */

@@ -1,10 +1,11 @@
 /**
  * The dispatch engine of outbox4j: {@link io.outbox4j.engine.Relay} claims leased messages from an
- * {@link io.outbox4j.api.OutboxStore}, hands them to a {@link io.outbox4j.api.Publisher} with bounded
- * concurrency and per-key order, and records each outcome (complete, release or dead letter) in the store.
+ * {@link io.outbox4j.api.OutboxStore}, hands them to a {@link io.outbox4j.api.Publisher} with
+ * bounded concurrency and per-key order, and records each outcome (complete, release or dead
+ * letter) in the store.
  *
- * <p>{@code Relay} (with its {@code Builder} and {@code Result}) is the whole public API of this package;
- * every other class is package-private. Nulls are decided once: no public method accepts or returns
- * {@code null}.
+ * <p>{@code Relay} (with its {@code Builder} and {@code Result}) is the whole public API of this
+ * package; every other class is package-private. Nulls are decided once: no public method accepts
+ * or returns {@code null}.
  */
 package io.outbox4j.engine;

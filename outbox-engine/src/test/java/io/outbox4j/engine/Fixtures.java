@@ -18,15 +18,19 @@ import java.util.function.Function;
 
 /** Small helpers shared by the engine tests. */
 final class Fixtures {
-    private Fixtures() {
-    }
+    private Fixtures() {}
 
     static Message message(String id) {
         return message(id, null);
     }
 
     static Message message(String id, String key) {
-        Message.Builder b = Message.builder().id(id).topic("orders.created").module("orders").payload("payload-" + id);
+        Message.Builder b =
+                Message.builder()
+                        .id(id)
+                        .topic("orders.created")
+                        .module("orders")
+                        .payload("payload-" + id);
         if (key != null) {
             b.key(key);
         }
@@ -41,7 +45,10 @@ final class Fixtures {
         return list;
     }
 
-    /** Polls {@code condition} every few milliseconds; fails with {@code what} if it is not true within {@code within}. */
+    /**
+     * Polls {@code condition} every few milliseconds; fails with {@code what} if it is not true
+     * within {@code within}.
+     */
     static void await(String what, Duration within, BooleanSupplier condition) {
         long deadline = System.nanoTime() + within.toNanos();
         while (!condition.getAsBoolean()) {
@@ -56,24 +63,38 @@ final class Fixtures {
     static Thread relayThread(String owner) {
         String name = "outbox4j-relay-" + owner;
         Thread[] found = new Thread[1];
-        await("thread " + name + " exists", Duration.ofSeconds(5), () -> {
-            for (Thread t : Thread.getAllStackTraces().keySet()) {
-                if (t.getName().equals(name)) {
-                    found[0] = t;
-                    return true;
-                }
-            }
-            return false;
-        });
+        await(
+                "thread " + name + " exists",
+                Duration.ofSeconds(5),
+                () -> {
+                    for (Thread t : Thread.getAllStackTraces().keySet()) {
+                        if (t.getName().equals(name)) {
+                            found[0] = t;
+                            return true;
+                        }
+                    }
+                    return false;
+                });
         return found[0];
     }
 
     /** Waits until the relay loop is idle (waiting for its poll interval or a wake-up). */
     static void awaitIdle(String owner) {
         Thread t = relayThread(owner);
-        await("relay " + owner + " is idle", Duration.ofSeconds(5), () -> t.getState() == Thread.State.TIMED_WAITING
-                && java.util.Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getClassName().equals(Relay.class.getName())
-                        && f.getMethodName().equals("pause")));
+        await(
+                "relay " + owner + " is idle",
+                Duration.ofSeconds(5),
+                () ->
+                        t.getState() == Thread.State.TIMED_WAITING
+                                && java.util.Arrays.stream(t.getStackTrace())
+                                        .anyMatch(
+                                                f ->
+                                                        f.getClassName()
+                                                                        .equals(
+                                                                                Relay.class
+                                                                                        .getName())
+                                                                && f.getMethodName()
+                                                                        .equals("pause")));
     }
 
     static List<String> ids(List<Message> messages) {
@@ -105,9 +126,9 @@ final class Fixtures {
     }
 
     /**
-     * A publisher whose calls hang for 30 seconds unless interrupted (then it answers "published", as a
-     * careless adapter would). {@code entered} opens on the first call; {@code interrupted} tells whether a
-     * call was interrupted.
+     * A publisher whose calls hang for 30 seconds unless interrupted (then it answers "published",
+     * as a careless adapter would). {@code entered} opens on the first call; {@code interrupted}
+     * tells whether a call was interrupted.
      */
     static final class HangingPublisher implements Publisher {
         final CountDownLatch entered = new CountDownLatch(1);

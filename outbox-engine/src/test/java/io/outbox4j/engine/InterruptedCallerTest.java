@@ -26,43 +26,51 @@ class InterruptedCallerTest {
     private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
 
     /** Like a JDBC driver: a write on an interrupted thread fails. */
-    private final RecordingStore interruptSensitive = new RecordingStore(memory) {
-        private void check() {
-            if (Thread.currentThread().isInterrupted()) {
-                throw new IllegalStateException("write aborted: thread interrupted");
-            }
-        }
+    private final RecordingStore interruptSensitive =
+            new RecordingStore(memory) {
+                private void check() {
+                    if (Thread.currentThread().isInterrupted()) {
+                        throw new IllegalStateException("write aborted: thread interrupted");
+                    }
+                }
 
-        @Override
-        public Set<String> complete(Completion completion) {
-            check();
-            return super.complete(completion);
-        }
+                @Override
+                public Set<String> complete(Completion completion) {
+                    check();
+                    return super.complete(completion);
+                }
 
-        @Override
-        public boolean release(Release release) {
-            check();
-            return super.release(release);
-        }
+                @Override
+                public boolean release(Release release) {
+                    check();
+                    return super.release(release);
+                }
 
-        @Override
-        public boolean deadLetter(DeadLetter deadLetter) {
-            check();
-            return super.deadLetter(deadLetter);
-        }
-    };
+                @Override
+                public boolean deadLetter(DeadLetter deadLetter) {
+                    check();
+                    return super.deadLetter(deadLetter);
+                }
+            };
 
     @Test
     void aCompletion_isRecorded_whenTheCallerIsInterruptedAfterThePublish() {
         memory.enqueueCommitted(Fixtures.messages("m", 2));
         Thread caller = Thread.currentThread();
-        Publisher publisher = (messages, timeout) -> {
-            // The engine's next clock read (on the caller's thread, after this answer) interrupts it.
-            clock.onNextInstant(caller::interrupt);
-            return messages.stream().map(m -> PublishOutcome.published()).toList();
-        };
+        Publisher publisher =
+                (messages, timeout) -> {
+                    // The engine's next clock read (on the caller's thread, after this answer)
+                    // interrupts it.
+                    clock.onNextInstant(caller::interrupt);
+                    return messages.stream().map(m -> PublishOutcome.published()).toList();
+                };
         Relay.Result result;
-        try (Relay relay = Relay.builder(interruptSensitive, publisher).clock(clock).observer(observer).workers(1).build()) {
+        try (Relay relay =
+                Relay.builder(interruptSensitive, publisher)
+                        .clock(clock)
+                        .observer(observer)
+                        .workers(1)
+                        .build()) {
             result = relay.runOnce();
         } finally {
             assertThat(Thread.interrupted()).as("the caller's interrupt is kept").isTrue();
@@ -77,7 +85,11 @@ class InterruptedCallerTest {
         memory.enqueueCommitted(Fixtures.messages("m", 3));
         Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
         Relay.Result result;
-        try (Relay relay = Relay.builder(interruptSensitive, publisher).clock(clock).observer(observer).build()) {
+        try (Relay relay =
+                Relay.builder(interruptSensitive, publisher)
+                        .clock(clock)
+                        .observer(observer)
+                        .build()) {
             Thread.currentThread().interrupt();
             result = relay.runOnce();
         } finally {
@@ -86,20 +98,29 @@ class InterruptedCallerTest {
         assertThat(result).isEqualTo(new Relay.Result(3, 0, 0, 3, 0));
         assertThat(publisher.calls).isEmpty();
         assertThat(observer.storeErrors).isEmpty();
-        assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10))).hasSize(3);
+        assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10)))
+                .hasSize(3);
     }
 
     @Test
-    void aCallerInterruptedDuringAPublish_cancelsIt_releasesAtOnce_andStillRecords() throws Exception {
+    void aCallerInterruptedDuringAPublish_cancelsIt_releasesAtOnce_andStillRecords()
+            throws Exception {
         memory.enqueueCommitted(Fixtures.messages("m", 2));
         Fixtures.HangingPublisher hanging = new Fixtures.HangingPublisher();
         AtomicReference<Relay.Result> result = new AtomicReference<>();
         AtomicBoolean keptInterrupt = new AtomicBoolean();
-        try (Relay relay = Relay.builder(interruptSensitive, hanging).clock(clock).observer(observer).workers(1).build()) {
-            Thread caller = new Thread(() -> {
-                result.set(relay.runOnce());
-                keptInterrupt.set(Thread.currentThread().isInterrupted());
-            });
+        try (Relay relay =
+                Relay.builder(interruptSensitive, hanging)
+                        .clock(clock)
+                        .observer(observer)
+                        .workers(1)
+                        .build()) {
+            Thread caller =
+                    new Thread(
+                            () -> {
+                                result.set(relay.runOnce());
+                                keptInterrupt.set(Thread.currentThread().isInterrupted());
+                            });
             caller.start();
             hanging.awaitEntered();
             caller.interrupt();
@@ -111,37 +132,54 @@ class InterruptedCallerTest {
         Fixtures.await("the call is cancelled", Duration.ofSeconds(5), hanging.interrupted::get);
         assertThat(observer.outcomes()).containsExactly(Outcome.RELEASED, Outcome.RELEASED);
         assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10)))
-                .as("released for an immediate retry").hasSize(2);
+                .as("released for an immediate retry")
+                .hasSize(2);
     }
 
     @Test
-    void aHangingOutcomeWrite_isAbandonedAtItsBound_andTheRestOfTheBatchIsNotWaitedFor() throws Exception {
+    void aHangingOutcomeWrite_isAbandonedAtItsBound_andTheRestOfTheBatchIsNotWaitedFor()
+            throws Exception {
         memory.enqueueCommitted(Fixtures.messages("m", 3));
         CountDownLatch never = new CountDownLatch(1);
-        RecordingStore hanging = new RecordingStore(memory) {
-            @Override
-            public Set<String> complete(Completion completion) {
-                try {
-                    never.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                return Set.of();
-            }
-        };
-        Publisher publisher = new Fixtures.ScriptedPublisher(m -> m.id().equals("m2")
-                ? PublishOutcome.failed(new IllegalStateException("nack")) : PublishOutcome.published());
+        RecordingStore hanging =
+                new RecordingStore(memory) {
+                    @Override
+                    public Set<String> complete(Completion completion) {
+                        try {
+                            never.await();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        return Set.of();
+                    }
+                };
+        Publisher publisher =
+                new Fixtures.ScriptedPublisher(
+                        m ->
+                                m.id().equals("m2")
+                                        ? PublishOutcome.failed(new IllegalStateException("nack"))
+                                        : PublishOutcome.published());
         long started = System.nanoTime();
         Relay.Result result;
-        try (Relay relay = Relay.builder(hanging, publisher).clock(clock).observer(observer)
-                .storeWriteTimeout(Duration.ofMillis(300)).build()) {
+        try (Relay relay =
+                Relay.builder(hanging, publisher)
+                        .clock(clock)
+                        .observer(observer)
+                        .storeWriteTimeout(Duration.ofMillis(300))
+                        .build()) {
             result = relay.runOnce();
         }
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isLessThan(3_000);
         assertThat(result).isEqualTo(new Relay.Result(3, 2, 0, 0, 0));
-        assertThat(observer.storeErrors).singleElement().satisfies(e -> assertThat(e)
-                .isInstanceOf(TimeoutException.class).hasMessageContaining("within 300ms"));
+        assertThat(observer.storeErrors)
+                .singleElement()
+                .satisfies(
+                        e ->
+                                assertThat(e)
+                                        .isInstanceOf(TimeoutException.class)
+                                        .hasMessageContaining("within 300ms"));
         assertThat(hanging.releases).as("skipped: the store is hanging").isEmpty();
-        assertThat(observer.outcomes()).containsExactly(Outcome.PUBLISHED, Outcome.PUBLISHED, Outcome.RELEASED);
+        assertThat(observer.outcomes())
+                .containsExactly(Outcome.PUBLISHED, Outcome.PUBLISHED, Outcome.RELEASED);
     }
 }

@@ -16,9 +16,9 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A publisher that records which keys are in flight and reports every overlap: a key handed to two
- * concurrent calls, or twice to one call. Several instances may share a {@code global} tracker to see
- * overlaps across relays. Each call takes {@code workNanos} and fails a message with probability
- * {@code failureRate} on its first attempt.
+ * concurrent calls, or twice to one call. Several instances may share a {@code global} tracker to
+ * see overlaps across relays. Each call takes {@code workNanos} and fails a message with
+ * probability {@code failureRate} on its first attempt.
  */
 final class KeyTrackingPublisher implements Publisher {
     final Map<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
@@ -32,7 +32,11 @@ final class KeyTrackingPublisher implements Publisher {
     private final double failureRate;
     private final Set<String> failedOnce = ConcurrentHashMap.newKeySet();
 
-    KeyTrackingPublisher(long workNanos, double failureRate, KeyTrackingPublisher global, Map<String, AtomicInteger> publishedPerId) {
+    KeyTrackingPublisher(
+            long workNanos,
+            double failureRate,
+            KeyTrackingPublisher global,
+            Map<String, AtomicInteger> publishedPerId) {
         this.workNanos = workNanos;
         this.failureRate = failureRate;
         this.global = global;
@@ -50,23 +54,33 @@ final class KeyTrackingPublisher implements Publisher {
         maxConcurrentCalls.accumulateAndGet(now, Math::max);
         Set<String> keys = new HashSet<>();
         for (Message m : messages) {
-            m.key().ifPresent(k -> {
-                if (!keys.add(k)) {
-                    overlaps.add(k + " twice in one call");
-                }
-            });
+            m.key()
+                    .ifPresent(
+                            k -> {
+                                if (!keys.add(k)) {
+                                    overlaps.add(k + " twice in one call");
+                                }
+                            });
         }
         enter(keys);
         try {
             LockSupport.parkNanos(workNanos);
-            return messages.stream().map(m -> {
-                if (failureRate > 0 && !failedOnce.contains(m.id()) && ThreadLocalRandom.current().nextDouble() < failureRate) {
-                    failedOnce.add(m.id());
-                    return PublishOutcome.failed(new IllegalStateException("injected failure"));
-                }
-                publishedPerId.computeIfAbsent(m.id(), id -> new AtomicInteger()).incrementAndGet();
-                return PublishOutcome.published();
-            }).toList();
+            return messages.stream()
+                    .map(
+                            m -> {
+                                if (failureRate > 0
+                                        && !failedOnce.contains(m.id())
+                                        && ThreadLocalRandom.current().nextDouble() < failureRate) {
+                                    failedOnce.add(m.id());
+                                    return PublishOutcome.failed(
+                                            new IllegalStateException("injected failure"));
+                                }
+                                publishedPerId
+                                        .computeIfAbsent(m.id(), id -> new AtomicInteger())
+                                        .incrementAndGet();
+                                return PublishOutcome.published();
+                            })
+                    .toList();
         } finally {
             leave(keys);
             concurrentCalls.decrementAndGet();

@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicReference;
 /** A clock the test moves by hand, so leases expire without sleeping. */
 final class MutableClock extends Clock {
     private final AtomicReference<Instant> now;
+
     /** Run (once) on the next call to {@link #instant()}, on the calling thread. */
     private final AtomicReference<Runnable> onNextInstant = new AtomicReference<>();
 

@@ -24,72 +24,101 @@ class PublisherErrorTest {
     private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
 
     /**
-     * Two workers: lane {a1} and lane {b1, b2}. The call with a1 throws an Error while b1's call is in flight;
-     * b1's call is let go only once the engine has seen the Error (the first clock read after it), so b2 is
-     * deterministically never started.
+     * Two workers: lane {a1} and lane {b1, b2}. The call with a1 throws an Error while b1's call is
+     * in flight; b1's call is let go only once the engine has seen the Error (the first clock read
+     * after it), so b2 is deterministically never started.
      */
     @Test
     void anError_isObserved_itsLeaseReleased_theRestReleased_thenRethrown() {
-        memory.enqueueCommitted(List.of(Fixtures.message("b1", "b"), Fixtures.message("a1", "a"), Fixtures.message("b2", "b")));
+        memory.enqueueCommitted(
+                List.of(
+                        Fixtures.message("b1", "b"),
+                        Fixtures.message("a1", "a"),
+                        Fixtures.message("b2", "b")));
         AssertionError boom = new AssertionError("publisher bug");
         CountDownLatch errorSeen = new CountDownLatch(1);
-        Publisher publisher = (messages, timeout) -> {
-            List<String> ids = Fixtures.ids(messages);
-            if (ids.contains("a1")) {
-                clock.onNextInstant(errorSeen::countDown);
-                throw boom;
-            }
-            try {
-                assertThat(errorSeen.await(5, TimeUnit.SECONDS)).isTrue();
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-            return messages.stream().map(m -> PublishOutcome.published()).toList();
-        };
-        try (Relay relay = Relay.builder(memory, publisher).clock(clock).observer(observer).workers(2)
-                .backoff(attempt -> Duration.ofMinutes(1)).build()) {
+        Publisher publisher =
+                (messages, timeout) -> {
+                    List<String> ids = Fixtures.ids(messages);
+                    if (ids.contains("a1")) {
+                        clock.onNextInstant(errorSeen::countDown);
+                        throw boom;
+                    }
+                    try {
+                        assertThat(errorSeen.await(5, TimeUnit.SECONDS)).isTrue();
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                    return messages.stream().map(m -> PublishOutcome.published()).toList();
+                };
+        try (Relay relay =
+                Relay.builder(memory, publisher)
+                        .clock(clock)
+                        .observer(observer)
+                        .workers(2)
+                        .backoff(attempt -> Duration.ofMinutes(1))
+                        .build()) {
             assertThatThrownBy(relay::runOnce).isSameAs(boom);
         }
-        assertThat(observer.deliveries).extracting(o -> o.outcome() + (o.publisherThrewError() ? "+error" : ""))
+        assertThat(observer.deliveries)
+                .extracting(o -> o.outcome() + (o.publisherThrewError() ? "+error" : ""))
                 .containsExactly("COMPLETED", "RELEASED+error", "RELEASED");
         Observation a1 = observer.deliveries.get(1);
         assertThat(a1.error()).containsSame(boom);
-        assertThat(observer.deliveries.get(2).error()).hasValueSatisfying(
-                e -> assertThat(e).hasMessageContaining("the publisher threw an Error"));
+        assertThat(observer.deliveries.get(2).error())
+                .hasValueSatisfying(
+                        e -> assertThat(e).hasMessageContaining("the publisher threw an Error"));
         assertThat(memory.size()).isEqualTo(2);
         assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofHours(1), 10)))
-                .extracting(d -> d.message().id()).as("b2 is released at once").containsExactly("b2");
+                .extracting(d -> d.message().id())
+                .as("b2 is released at once")
+                .containsExactly("b2");
         clock.advance(Duration.ofMinutes(2));
         assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10)))
-                .extracting(d -> d.message().id()).as("a1 after the backoff").containsExactly("a1");
+                .extracting(d -> d.message().id())
+                .as("a1 after the backoff")
+                .containsExactly("a1");
     }
 
     @Test
     void anError_inTheRelayLoop_isObserved_andEndsTheLoop() throws Exception {
         memory.enqueueCommitted(List.of(Fixtures.message("m1")));
         AssertionError boom = new AssertionError("publisher bug");
-        Publisher publisher = (messages, timeout) -> {
-            throw boom;
-        };
+        Publisher publisher =
+                (messages, timeout) -> {
+                    throw boom;
+                };
         AtomicReference<Throwable> uncaught = new AtomicReference<>();
         AtomicReference<Thread> died = new AtomicReference<>();
         Thread.UncaughtExceptionHandler previous = Thread.getDefaultUncaughtExceptionHandler();
-        Thread.setDefaultUncaughtExceptionHandler((t, e) -> {
-            uncaught.set(e);
-            died.set(t);
-        });
-        try (Relay relay = Relay.builder(memory, publisher).owner("error-loop").clock(clock).observer(observer)
-                .pollInterval(Duration.ofMillis(10)).build()) {
+        Thread.setDefaultUncaughtExceptionHandler(
+                (t, e) -> {
+                    uncaught.set(e);
+                    died.set(t);
+                });
+        try (Relay relay =
+                Relay.builder(memory, publisher)
+                        .owner("error-loop")
+                        .clock(clock)
+                        .observer(observer)
+                        .pollInterval(Duration.ofMillis(10))
+                        .build()) {
             relay.start();
-            Fixtures.await("the Error reaches the uncaught-exception handler", Duration.ofSeconds(5), () -> died.get() != null);
+            Fixtures.await(
+                    "the Error reaches the uncaught-exception handler",
+                    Duration.ofSeconds(5),
+                    () -> died.get() != null);
             died.get().join(5_000);
             assertThat(died.get().isAlive()).as("the loop ended").isFalse();
             assertThat(died.get().getName()).isEqualTo("outbox4j-relay-error-loop");
             assertThat(uncaught.get()).isSameAs(boom);
-            assertThat(observer.deliveries).singleElement().satisfies(o -> {
-                assertThat(o.publisherThrewError()).isTrue();
-                assertThat(o.outcome()).isEqualTo(Outcome.RELEASED);
-            });
+            assertThat(observer.deliveries)
+                    .singleElement()
+                    .satisfies(
+                            o -> {
+                                assertThat(o.publisherThrewError()).isTrue();
+                                assertThat(o.outcome()).isEqualTo(Outcome.RELEASED);
+                            });
         } finally {
             Thread.setDefaultUncaughtExceptionHandler(previous);
         }
@@ -100,18 +129,25 @@ class PublisherErrorTest {
     void messagesOfAnErrorCall_keepTheirOrderBehindIt() {
         List<Message> messages = List.of(Fixtures.message("k1", "k"), Fixtures.message("k2", "k"));
         memory.enqueueCommitted(messages);
-        Publisher publisher = (batch, timeout) -> {
-            throw new StackOverflowError();
-        };
-        try (Relay relay = Relay.builder(memory, publisher).clock(clock).observer(observer)
-                .backoff(attempt -> Duration.ofMinutes(1)).build()) {
+        Publisher publisher =
+                (batch, timeout) -> {
+                    throw new StackOverflowError();
+                };
+        try (Relay relay =
+                Relay.builder(memory, publisher)
+                        .clock(clock)
+                        .observer(observer)
+                        .backoff(attempt -> Duration.ofMinutes(1))
+                        .build()) {
             assertThatThrownBy(relay::runOnce).isInstanceOf(StackOverflowError.class);
         }
         assertThat(observer.outcomes()).containsExactly(Outcome.RELEASED, Outcome.RELEASED);
         assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10)))
-                .as("k2 waits behind k1").isEmpty();
+                .as("k2 waits behind k1")
+                .isEmpty();
         clock.advance(Duration.ofMinutes(2));
         assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10)))
-                .extracting(d -> d.message().id()).containsExactly("k1", "k2");
+                .extracting(d -> d.message().id())
+                .containsExactly("k1", "k2");
     }
 }

@@ -14,8 +14,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Wraps a store and records every call made through it: claim requests, completion calls, the ids each
- * successful completion removed, releases and dead letters. Subclass it to inject failures.
+ * Wraps a store and records every call made through it: claim requests, completion calls, the ids
+ * each successful completion removed, releases and dead letters. Subclass it to inject failures.
  */
 class RecordingStore implements OutboxStore {
     final OutboxStore delegate;
@@ -23,8 +23,10 @@ class RecordingStore implements OutboxStore {
     final List<Completion> completions = new CopyOnWriteArrayList<>();
     final List<Release> releases = new CopyOnWriteArrayList<>();
     final List<DeadLetter> deadLetters = new CopyOnWriteArrayList<>();
+
     /** Message id → how many times a completion of it succeeded. */
     final Map<String, AtomicInteger> completedPerId = new ConcurrentHashMap<>();
+
     private final Map<String, String> idByReceipt = new ConcurrentHashMap<>();
 
     RecordingStore(OutboxStore delegate) {
@@ -47,7 +49,9 @@ class RecordingStore implements OutboxStore {
         Set<String> stale = delegate.complete(completion);
         for (String receipt : completion.receipts()) {
             if (!stale.contains(receipt)) {
-                completedPerId.computeIfAbsent(idByReceipt.get(receipt), k -> new AtomicInteger()).incrementAndGet();
+                completedPerId
+                        .computeIfAbsent(idByReceipt.get(receipt), k -> new AtomicInteger())
+                        .incrementAndGet();
             }
         }
         return stale;

@@ -21,28 +21,61 @@ class RelayBuilderTest {
     static Stream<Arguments> invalidSettings() {
         return Stream.of(
                 bad("batchSize 0", b -> b.batchSize(0), "batchSize must be >= 1, but was 0"),
-                bad("batchSize negative", b -> b.batchSize(-5), "batchSize must be >= 1, but was -5"),
-                bad("batchSize over the claim limit", b -> b.batchSize(10_001),
+                bad(
+                        "batchSize negative",
+                        b -> b.batchSize(-5),
+                        "batchSize must be >= 1, but was -5"),
+                bad(
+                        "batchSize over the claim limit",
+                        b -> b.batchSize(10_001),
                         "batchSize must be <= 10000 (the largest claim), but was 10001"),
                 bad("workers 0", b -> b.workers(0), "workers must be >= 1, but was 0"),
-                bad("deliveryTimeout zero", b -> b.deliveryTimeout(Duration.ZERO), "deliveryTimeout must be positive, but was 0s"),
-                bad("deliveryTimeout negative", b -> b.deliveryTimeout(Duration.ofSeconds(-1)),
+                bad(
+                        "deliveryTimeout zero",
+                        b -> b.deliveryTimeout(Duration.ZERO),
+                        "deliveryTimeout must be positive, but was 0s"),
+                bad(
+                        "deliveryTimeout negative",
+                        b -> b.deliveryTimeout(Duration.ofSeconds(-1)),
                         "deliveryTimeout must be positive, but was -1s"),
-                bad("deliveryTimeout null", b -> b.deliveryTimeout(null), "deliveryTimeout must not be null"),
+                bad(
+                        "deliveryTimeout null",
+                        b -> b.deliveryTimeout(null),
+                        "deliveryTimeout must not be null"),
                 bad("maxAttempts 0", b -> b.maxAttempts(0), "maxAttempts must be >= 1, but was 0"),
-                bad("backoff null", b -> b.backoff(null),
+                bad(
+                        "backoff null",
+                        b -> b.backoff(null),
                         "backoff must not be null; use Backoff.DEFAULT or Backoff.exponential(base, max)"),
-                bad("clock null", b -> b.clock(null), "clock must not be null; use Clock.systemUTC()"),
-                bad("observer null", b -> b.observer(null),
+                bad(
+                        "clock null",
+                        b -> b.clock(null),
+                        "clock must not be null; use Clock.systemUTC()"),
+                bad(
+                        "observer null",
+                        b -> b.observer(null),
                         "observer must not be null; use Observer.NOOP to observe nothing"),
-                bad("pollInterval zero", b -> b.pollInterval(Duration.ZERO), "pollInterval must be positive, but was 0s"),
-                bad("pollInterval null", b -> b.pollInterval(null), "pollInterval must not be null"),
-                bad("shutdownTimeout negative", b -> b.shutdownTimeout(Duration.ofMillis(-1500)),
+                bad(
+                        "pollInterval zero",
+                        b -> b.pollInterval(Duration.ZERO),
+                        "pollInterval must be positive, but was 0s"),
+                bad(
+                        "pollInterval null",
+                        b -> b.pollInterval(null),
+                        "pollInterval must not be null"),
+                bad(
+                        "shutdownTimeout negative",
+                        b -> b.shutdownTimeout(Duration.ofMillis(-1500)),
                         "shutdownTimeout must not be negative, but was -1s500ms"),
                 bad("owner blank", b -> b.owner("  "), "owner must not be blank, but was '  '"),
-                bad("owner with a line break", b -> b.owner("relay\n1"),
+                bad(
+                        "owner with a line break",
+                        b -> b.owner("relay\n1"),
                         "owner must not contain control characters (found U+000A at index 5)"),
-                bad("owner too long", b -> b.owner("x".repeat(256)), "owner is 256 characters, over the 255 limit"));
+                bad(
+                        "owner too long",
+                        b -> b.owner("x".repeat(256)),
+                        "owner is 256 characters, over the 255 limit"));
     }
 
     private static Arguments bad(String name, UnaryOperator<Relay.Builder> change, String message) {
@@ -51,7 +84,8 @@ class RelayBuilderTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("invalidSettings")
-    void build_rejectsAnInvalidSetting_withAMessageSayingWhatToChange(String name, UnaryOperator<Relay.Builder> change, String message) {
+    void build_rejectsAnInvalidSetting_withAMessageSayingWhatToChange(
+            String name, UnaryOperator<Relay.Builder> change, String message) {
         assertThatThrownBy(() -> change.apply(builder()).build())
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage(message);
@@ -59,46 +93,90 @@ class RelayBuilderTest {
 
     @Test
     void build_rejectsMissingStoreOrPublisher() {
-        assertThatThrownBy(() -> Relay.builder(null, Fixtures.ScriptedPublisher.accepting()).build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("store must not be null");
+        assertThatThrownBy(
+                        () -> Relay.builder(null, Fixtures.ScriptedPublisher.accepting()).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("store must not be null");
         assertThatThrownBy(() -> Relay.builder(new InMemoryOutboxStore(), null).build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("publisher must not be null");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("publisher must not be null");
     }
 
     @Test
     void lease_isDerivedFromBatchWorkersAndTimeout() {
         try (Relay defaults = builder().build();
-                Relay uneven = builder().batchSize(10).workers(3).deliveryTimeout(Duration.ofSeconds(10)).build();
-                Relay moreWorkersThanMessages = builder().batchSize(2).workers(8).deliveryTimeout(Duration.ofSeconds(10)).build()) {
-            assertThat(defaults.lease()).as("(ceil(16/4)+1) x 30s").isEqualTo(Duration.ofSeconds(150));
+                Relay uneven =
+                        builder()
+                                .batchSize(10)
+                                .workers(3)
+                                .deliveryTimeout(Duration.ofSeconds(10))
+                                .build();
+                Relay moreWorkersThanMessages =
+                        builder()
+                                .batchSize(2)
+                                .workers(8)
+                                .deliveryTimeout(Duration.ofSeconds(10))
+                                .build()) {
+            assertThat(defaults.lease())
+                    .as("(ceil(16/4)+1) x 30s")
+                    .isEqualTo(Duration.ofSeconds(150));
             assertThat(uneven.lease()).as("(ceil(10/3)+1) x 10s").isEqualTo(Duration.ofSeconds(50));
-            assertThat(moreWorkersThanMessages.lease()).as("(ceil(2/8)+1) x 10s").isEqualTo(Duration.ofSeconds(20));
+            assertThat(moreWorkersThanMessages.lease())
+                    .as("(ceil(2/8)+1) x 10s")
+                    .isEqualTo(Duration.ofSeconds(20));
         }
     }
 
     @Test
     void lease_ofExactlyThirtyMinutes_isAccepted() {
-        try (Relay relay = builder().batchSize(4).workers(1).deliveryTimeout(Duration.ofMinutes(6)).build()) {
+        try (Relay relay =
+                builder().batchSize(4).workers(1).deliveryTimeout(Duration.ofMinutes(6)).build()) {
             assertThat(relay.lease()).isEqualTo(Duration.ofMinutes(30));
         }
     }
 
     @Test
     void lease_overThirtyMinutes_isRejectedWithWhatToChange() {
-        assertThatThrownBy(() -> builder().batchSize(500).workers(4).deliveryTimeout(Duration.ofSeconds(30)).build())
+        assertThatThrownBy(
+                        () ->
+                                builder()
+                                        .batchSize(500)
+                                        .workers(4)
+                                        .deliveryTimeout(Duration.ofSeconds(30))
+                                        .build())
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("derived lease 63m is over the 30m limit: lower batchSize (500) or deliveryTimeout (30s), "
-                        + "or raise workers (4)");
-        assertThatThrownBy(() -> builder().batchSize(4).workers(1).deliveryTimeout(Duration.ofMinutes(6).plusMillis(1)).build())
+                .hasMessage(
+                        "derived lease 63m is over the 30m limit: lower batchSize (500) or deliveryTimeout (30s), "
+                                + "or raise workers (4)");
+        assertThatThrownBy(
+                        () ->
+                                builder()
+                                        .batchSize(4)
+                                        .workers(1)
+                                        .deliveryTimeout(Duration.ofMinutes(6).plusMillis(1))
+                                        .build())
                 .hasMessageStartingWith("derived lease 30m5ms is over the 30m limit");
     }
 
     @Test
     void lease_thatWouldOverflow64Bits_isRejectedNotWrapped() {
-        assertThatThrownBy(() -> builder().batchSize(10_000).workers(1).deliveryTimeout(Duration.ofSeconds(Long.MAX_VALUE)).build())
+        assertThatThrownBy(
+                        () ->
+                                builder()
+                                        .batchSize(10_000)
+                                        .workers(1)
+                                        .deliveryTimeout(Duration.ofSeconds(Long.MAX_VALUE))
+                                        .build())
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("is over the 30m limit: lower batchSize (10000) or deliveryTimeout");
-        assertThatThrownBy(() -> builder().batchSize(10_000).workers(1).deliveryTimeout(Duration.ofMillis(Long.MAX_VALUE / 2)).build())
+                .hasMessageContaining(
+                        "is over the 30m limit: lower batchSize (10000) or deliveryTimeout");
+        assertThatThrownBy(
+                        () ->
+                                builder()
+                                        .batchSize(10_000)
+                                        .workers(1)
+                                        .deliveryTimeout(Duration.ofMillis(Long.MAX_VALUE / 2))
+                                        .build())
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("is over the 30m limit");
     }
@@ -106,8 +184,13 @@ class RelayBuilderTest {
     @Test
     void claim_asksForTheDerivedLeaseBatchSizeAndOwner() {
         RecordingStore store = new RecordingStore(new InMemoryOutboxStore());
-        try (Relay relay = Relay.builder(store, Fixtures.ScriptedPublisher.accepting())
-                .owner("relay-7").batchSize(20).workers(5).deliveryTimeout(Duration.ofSeconds(3)).build()) {
+        try (Relay relay =
+                Relay.builder(store, Fixtures.ScriptedPublisher.accepting())
+                        .owner("relay-7")
+                        .batchSize(20)
+                        .workers(5)
+                        .deliveryTimeout(Duration.ofSeconds(3))
+                        .build()) {
             relay.runOnce();
             ClaimRequest request = store.claims.get(0);
             assertThat(request.owner()).isEqualTo("relay-7");
@@ -126,7 +209,9 @@ class RelayBuilderTest {
         }
         String first = store.claims.get(0).owner();
         String second = store.claims.get(1).owner();
-        assertThat(first).contains("-" + ProcessHandle.current().pid() + "-").doesNotContainAnyWhitespaces();
+        assertThat(first)
+                .contains("-" + ProcessHandle.current().pid() + "-")
+                .doesNotContainAnyWhitespaces();
         assertThat(first).isNotEqualTo(second);
     }
 }

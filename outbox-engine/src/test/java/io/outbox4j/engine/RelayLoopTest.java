@@ -28,17 +28,26 @@ class RelayLoopTest {
     @Test
     void wakeUp_publishesAtOnce_insteadOfAfterThePollInterval() {
         Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
-        try (Relay relay = Relay.builder(store, publisher).owner("wake").pollInterval(Duration.ofSeconds(10)).build()) {
+        try (Relay relay =
+                Relay.builder(store, publisher)
+                        .owner("wake")
+                        .pollInterval(Duration.ofSeconds(10))
+                        .build()) {
             relay.start();
             Fixtures.awaitIdle("wake");
             assertThat(store.claims).hasSize(1);
             long committed = System.nanoTime();
             memory.enqueueCommitted(List.of(Fixtures.message("m1")));
             relay.wakeUp();
-            Fixtures.await("m1 is published", Duration.ofSeconds(5), () -> !publisher.calls.isEmpty());
+            Fixtures.await(
+                    "m1 is published", Duration.ofSeconds(5), () -> !publisher.calls.isEmpty());
             long latencyMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - committed);
-            assertThat(latencyMillis).as("commit-to-publish latency with a 10s poll interval").isLessThan(2_000);
-            System.out.printf("wakeUp: commit-to-publish latency %d ms with a 10 s poll interval%n", latencyMillis);
+            assertThat(latencyMillis)
+                    .as("commit-to-publish latency with a 10s poll interval")
+                    .isLessThan(2_000);
+            System.out.printf(
+                    "wakeUp: commit-to-publish latency %d ms with a 10 s poll interval%n",
+                    latencyMillis);
         }
     }
 
@@ -47,31 +56,37 @@ class RelayLoopTest {
         CountDownLatch claimReturned = new CountDownLatch(1);
         CountDownLatch proceed = new CountDownLatch(1);
         AtomicInteger claimCount = new AtomicInteger();
-        RecordingStore slowFirstClaim = new RecordingStore(memory) {
-            @Override
-            public List<Delivery> claim(ClaimRequest request) {
-                List<Delivery> claimed = super.claim(request);
-                if (claimCount.incrementAndGet() == 1) {
-                    claimReturned.countDown();
-                    try {
-                        proceed.await(5, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
+        RecordingStore slowFirstClaim =
+                new RecordingStore(memory) {
+                    @Override
+                    public List<Delivery> claim(ClaimRequest request) {
+                        List<Delivery> claimed = super.claim(request);
+                        if (claimCount.incrementAndGet() == 1) {
+                            claimReturned.countDown();
+                            try {
+                                proceed.await(5, TimeUnit.SECONDS);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                        }
+                        return claimed;
                     }
-                }
-                return claimed;
-            }
-        };
+                };
         Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
-        try (Relay relay = Relay.builder(slowFirstClaim, publisher).pollInterval(Duration.ofSeconds(10)).build()) {
+        try (Relay relay =
+                Relay.builder(slowFirstClaim, publisher)
+                        .pollInterval(Duration.ofSeconds(10))
+                        .build()) {
             relay.start();
             assertThat(claimReturned.await(5, TimeUnit.SECONDS)).isTrue();
-            // The first claim already ran (and found nothing); the commit and its wake-up arrive during the batch.
+            // The first claim already ran (and found nothing); the commit and its wake-up arrive
+            // during the batch.
             memory.enqueueCommitted(List.of(Fixtures.message("m1")));
             relay.wakeUp();
             long woken = System.nanoTime();
             proceed.countDown();
-            Fixtures.await("m1 is published", Duration.ofSeconds(5), () -> !publisher.calls.isEmpty());
+            Fixtures.await(
+                    "m1 is published", Duration.ofSeconds(5), () -> !publisher.calls.isEmpty());
             assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - woken)).isLessThan(2_000);
         }
     }
@@ -81,11 +96,16 @@ class RelayLoopTest {
         memory.enqueueCommitted(Fixtures.messages("m", 25));
         Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
         long started = System.nanoTime();
-        try (Relay relay = Relay.builder(store, publisher).batchSize(10).pollInterval(Duration.ofSeconds(10)).build()) {
+        try (Relay relay =
+                Relay.builder(store, publisher)
+                        .batchSize(10)
+                        .pollInterval(Duration.ofSeconds(10))
+                        .build()) {
             relay.start();
             Fixtures.await("all 25 are completed", Duration.ofSeconds(5), () -> memory.size() == 0);
         }
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).as("no poll interval between full batches")
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started))
+                .as("no poll interval between full batches")
                 .isLessThan(3_000);
         assertThat(store.claims.size()).isGreaterThanOrEqualTo(3);
     }
@@ -93,11 +113,18 @@ class RelayLoopTest {
     @Test
     void withoutWakeUp_theLoopPollsAtItsInterval() {
         Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
-        try (Relay relay = Relay.builder(store, publisher).owner("poll").pollInterval(Duration.ofMillis(100)).build()) {
+        try (Relay relay =
+                Relay.builder(store, publisher)
+                        .owner("poll")
+                        .pollInterval(Duration.ofMillis(100))
+                        .build()) {
             relay.start();
             Fixtures.awaitIdle("poll");
             memory.enqueueCommitted(List.of(Fixtures.message("m1")));
-            Fixtures.await("m1 is published by polling", Duration.ofSeconds(3), () -> !publisher.calls.isEmpty());
+            Fixtures.await(
+                    "m1 is published by polling",
+                    Duration.ofSeconds(3),
+                    () -> !publisher.calls.isEmpty());
             Fixtures.await("several polls", Duration.ofSeconds(3), () -> store.claims.size() >= 3);
         }
     }
@@ -106,21 +133,28 @@ class RelayLoopTest {
     void aStoreErrorWhileClaiming_isReported_andRetriedAfterAPause() {
         memory.enqueueCommitted(List.of(Fixtures.message("m1")));
         AtomicInteger failuresLeft = new AtomicInteger(2);
-        RecordingStore flaky = new RecordingStore(memory) {
-            @Override
-            public List<Delivery> claim(ClaimRequest request) {
-                if (failuresLeft.getAndDecrement() > 0) {
-                    throw new IllegalStateException("connection refused");
-                }
-                return super.claim(request);
-            }
-        };
+        RecordingStore flaky =
+                new RecordingStore(memory) {
+                    @Override
+                    public List<Delivery> claim(ClaimRequest request) {
+                        if (failuresLeft.getAndDecrement() > 0) {
+                            throw new IllegalStateException("connection refused");
+                        }
+                        return super.claim(request);
+                    }
+                };
         Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
-        try (Relay relay = Relay.builder(flaky, publisher).observer(observer).pollInterval(Duration.ofMillis(50)).build()) {
+        try (Relay relay =
+                Relay.builder(flaky, publisher)
+                        .observer(observer)
+                        .pollInterval(Duration.ofMillis(50))
+                        .build()) {
             relay.start();
             Fixtures.await("m1 is completed", Duration.ofSeconds(5), () -> memory.size() == 0);
         }
-        assertThat(observer.storeErrors).hasSize(2).allSatisfy(e -> assertThat(e).hasMessage("connection refused"));
+        assertThat(observer.storeErrors)
+                .hasSize(2)
+                .allSatisfy(e -> assertThat(e).hasMessage("connection refused"));
     }
 
     @Test
@@ -128,16 +162,22 @@ class RelayLoopTest {
         memory.enqueueCommitted(List.of(Fixtures.message("m1")));
         CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
-        Publisher publisher = (messages, timeout) -> {
-            entered.countDown();
-            try {
-                finish.await(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                return messages.stream().map(m -> PublishOutcome.failed(e)).toList();
-            }
-            return messages.stream().map(m -> PublishOutcome.published()).toList();
-        };
-        Relay relay = Relay.builder(store, publisher).owner("closing").observer(observer).pollInterval(Duration.ofMillis(20)).build();
+        Publisher publisher =
+                (messages, timeout) -> {
+                    entered.countDown();
+                    try {
+                        finish.await(10, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        return messages.stream().map(m -> PublishOutcome.failed(e)).toList();
+                    }
+                    return messages.stream().map(m -> PublishOutcome.published()).toList();
+                };
+        Relay relay =
+                Relay.builder(store, publisher)
+                        .owner("closing")
+                        .observer(observer)
+                        .pollInterval(Duration.ofMillis(20))
+                        .build();
         relay.start();
         Thread loop = Fixtures.relayThread("closing");
         assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
@@ -156,55 +196,85 @@ class RelayLoopTest {
         memory.enqueueCommitted(List.of(Fixtures.message("m2")));
         relay.wakeUp();
         assertThat(store.claims).as("no claim after close").hasSize(claimsAtClose);
-        assertThatThrownBy(relay::start).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
-        assertThatThrownBy(relay::runOnce).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(relay::start)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        assertThatThrownBy(relay::runOnce)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
         relay.close();
     }
 
     @Test
-    void close_pastTheShutdownTimeout_abortsTheBatch_cancelsItsCall_andReleasesItsDeliveries() throws Exception {
+    void close_pastTheShutdownTimeout_abortsTheBatch_cancelsItsCall_andReleasesItsDeliveries()
+            throws Exception {
         memory.enqueueCommitted(List.of(Fixtures.message("m1")));
         Fixtures.HangingPublisher hanging = new Fixtures.HangingPublisher();
-        Relay relay = Relay.builder(store, hanging).observer(observer).deliveryTimeout(Duration.ofSeconds(30))
-                .shutdownTimeout(Duration.ofMillis(200)).build();
+        Relay relay =
+                Relay.builder(store, hanging)
+                        .observer(observer)
+                        .deliveryTimeout(Duration.ofSeconds(30))
+                        .shutdownTimeout(Duration.ofMillis(200))
+                        .build();
         relay.start();
         hanging.awaitEntered();
         long started = System.nanoTime();
         relay.close();
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isLessThan(3_000);
-        Fixtures.await("the hanging call is cancelled", Duration.ofSeconds(5), hanging.interrupted::get);
+        Fixtures.await(
+                "the hanging call is cancelled", Duration.ofSeconds(5), hanging.interrupted::get);
         assertThat(observer.outcomes()).containsExactly(Outcome.RELEASED);
-        assertThat(store.releases).singleElement().satisfies(r -> assertThat(r.error()).contains("the relay closed before the publisher answered"));
+        assertThat(store.releases)
+                .singleElement()
+                .satisfies(
+                        r ->
+                                assertThat(r.error())
+                                        .contains(
+                                                "the relay closed before the publisher answered"));
         assertThat(memory.attempts("m1")).hasValue(1);
         assertThat(memory.claim(new ClaimRequest("x", Instant.now(), Duration.ofMinutes(1), 10)))
-                .as("released for an immediate retry, not left to its lease").hasSize(1);
+                .as("released for an immediate retry, not left to its lease")
+                .hasSize(1);
     }
 
     @Test
-    void close_pastTheShutdownTimeout_abortsARunOnceOnTheCallersThread_withoutInterruptingThatThread() throws Exception {
+    void
+            close_pastTheShutdownTimeout_abortsARunOnceOnTheCallersThread_withoutInterruptingThatThread()
+                    throws Exception {
         memory.enqueueCommitted(Fixtures.messages("m", 2));
         Fixtures.HangingPublisher hanging = new Fixtures.HangingPublisher();
-        Relay relay = Relay.builder(store, hanging).observer(observer).workers(1).shutdownTimeout(Duration.ZERO).build();
+        Relay relay =
+                Relay.builder(store, hanging)
+                        .observer(observer)
+                        .workers(1)
+                        .shutdownTimeout(Duration.ZERO)
+                        .build();
         AtomicReference<Relay.Result> result = new AtomicReference<>();
         AtomicBoolean callerInterrupted = new AtomicBoolean(true);
-        Thread caller = new Thread(() -> {
-            result.set(relay.runOnce());
-            callerInterrupted.set(Thread.currentThread().isInterrupted());
-        });
+        Thread caller =
+                new Thread(
+                        () -> {
+                            result.set(relay.runOnce());
+                            callerInterrupted.set(Thread.currentThread().isInterrupted());
+                        });
         caller.start();
         hanging.awaitEntered();
         relay.close();
         caller.join(5_000);
         assertThat(caller.isAlive()).isFalse();
         assertThat(result.get()).isEqualTo(new Relay.Result(2, 0, 0, 2, 0));
-        assertThat(callerInterrupted).as("close() does not interrupt a thread it does not own").isFalse();
+        assertThat(callerInterrupted)
+                .as("close() does not interrupt a thread it does not own")
+                .isFalse();
     }
 
     @Test
     void start_twice_isRejected_andCloseIsIdempotent() {
         Relay relay = Relay.builder(store, Fixtures.ScriptedPublisher.accepting()).build();
         relay.start();
-        assertThatThrownBy(relay::start).isInstanceOf(IllegalStateException.class).hasMessageContaining("already started");
+        assertThatThrownBy(relay::start)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("already started");
         relay.close();
         relay.close();
     }
@@ -217,9 +287,12 @@ class RelayLoopTest {
             relay.start();
             memory.enqueueCommitted(Fixtures.messages("n", 2));
             Relay.Result result = relay.runOnce();
-            Fixtures.await("everything is completed", Duration.ofSeconds(5), () -> memory.size() == 0);
+            Fixtures.await(
+                    "everything is completed", Duration.ofSeconds(5), () -> memory.size() == 0);
             assertThat(result.claimed()).isBetween(0, 2);
         }
-        assertThat(store.completedPerId).hasSize(5).allSatisfy((id, count) -> assertThat(count.get()).isEqualTo(1));
+        assertThat(store.completedPerId)
+                .hasSize(5)
+                .allSatisfy((id, count) -> assertThat(count.get()).isEqualTo(1));
     }
 }

@@ -19,7 +19,10 @@ import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** One batch: claim → publish → record → observe, and what happens when the store or the publisher misbehaves. */
+/**
+ * One batch: claim → publish → record → observe, and what happens when the store or the publisher
+ * misbehaves.
+ */
 class RunOnceTest {
     private final MutableClock clock = new MutableClock();
     private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
@@ -27,7 +30,10 @@ class RunOnceTest {
     private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
 
     private Relay.Builder relay(Publisher publisher) {
-        return Relay.builder(store, publisher).owner("relay-1").clock(clock).observer(observer)
+        return Relay.builder(store, publisher)
+                .owner("relay-1")
+                .clock(clock)
+                .observer(observer)
                 .backoff(attempt -> Duration.ofMinutes(1));
     }
 
@@ -38,17 +44,21 @@ class RunOnceTest {
         try (Relay relay = relay(publisher).build()) {
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(5, 5, 5, 0, 0));
         }
-        assertThat(publisher.publishedIdsInOrder()).containsExactlyInAnyOrder("m0", "m1", "m2", "m3", "m4");
+        assertThat(publisher.publishedIdsInOrder())
+                .containsExactlyInAnyOrder("m0", "m1", "m2", "m3", "m4");
         assertThat(memory.size()).isZero();
-        assertThat(observer.deliveries).hasSize(5).allSatisfy(o -> {
-            assertThat(o.outcome()).isEqualTo(Outcome.COMPLETED);
-            assertThat(o.topic()).isEqualTo("orders.created");
-            assertThat(o.module()).isEqualTo("orders");
-            assertThat(o.attempt()).isEqualTo(1);
-            assertThat(o.duration().isNegative()).isFalse();
-            assertThat(o.error()).isEmpty();
-            assertThat(o.publisherThrewError()).isFalse();
-        });
+        assertThat(observer.deliveries)
+                .hasSize(5)
+                .allSatisfy(
+                        o -> {
+                            assertThat(o.outcome()).isEqualTo(Outcome.COMPLETED);
+                            assertThat(o.topic()).isEqualTo("orders.created");
+                            assertThat(o.module()).isEqualTo("orders");
+                            assertThat(o.attempt()).isEqualTo(1);
+                            assertThat(o.duration().isNegative()).isFalse();
+                            assertThat(o.error()).isEmpty();
+                            assertThat(o.publisherThrewError()).isFalse();
+                        });
     }
 
     @Test
@@ -66,8 +76,12 @@ class RunOnceTest {
     void completions_areWrittenInOneCallPerBatch_failuresOneByOne() {
         memory.enqueueCommitted(Fixtures.messages("m", 10));
         Set<String> failing = Set.of("m3", "m7");
-        Publisher publisher = new Fixtures.ScriptedPublisher(m -> failing.contains(m.id())
-                ? PublishOutcome.failed(new IllegalStateException("nack")) : PublishOutcome.published());
+        Publisher publisher =
+                new Fixtures.ScriptedPublisher(
+                        m ->
+                                failing.contains(m.id())
+                                        ? PublishOutcome.failed(new IllegalStateException("nack"))
+                                        : PublishOutcome.published());
         try (Relay relay = relay(publisher).batchSize(10).workers(4).build()) {
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(10, 8, 8, 2, 0));
         }
@@ -81,30 +95,37 @@ class RunOnceTest {
     void anExceptionFromThePublisher_failsEveryMessageOfThatCall() {
         memory.enqueueCommitted(Fixtures.messages("m", 3));
         IllegalStateException reset = new IllegalStateException("connection reset");
-        Publisher publisher = (messages, timeout) -> {
-            throw reset;
-        };
+        Publisher publisher =
+                (messages, timeout) -> {
+                    throw reset;
+                };
         try (Relay relay = relay(publisher).workers(1).build()) {
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(3, 0, 0, 3, 0));
         }
-        assertThat(observer.deliveries).hasSize(3).allSatisfy(o -> {
-            assertThat(o.outcome()).isEqualTo(Outcome.RELEASED);
-            assertThat(o.error()).containsSame(reset);
-            assertThat(o.publisherThrewError()).isFalse();
-        });
-        assertThat(memory.lastError("m0")).hasValue("java.lang.IllegalStateException: connection reset");
+        assertThat(observer.deliveries)
+                .hasSize(3)
+                .allSatisfy(
+                        o -> {
+                            assertThat(o.outcome()).isEqualTo(Outcome.RELEASED);
+                            assertThat(o.error()).containsSame(reset);
+                            assertThat(o.publisherThrewError()).isFalse();
+                        });
+        assertThat(memory.lastError("m0"))
+                .hasValue("java.lang.IllegalStateException: connection reset");
     }
 
     @Test
     void aPermanentExceptionFromThePublisher_deadLettersTheCall() {
         memory.enqueueCommitted(Fixtures.messages("m", 2));
-        Publisher publisher = (messages, timeout) -> {
-            throw new PermanentFailureException("topic does not exist");
-        };
+        Publisher publisher =
+                (messages, timeout) -> {
+                    throw new PermanentFailureException("topic does not exist");
+                };
         try (Relay relay = relay(publisher).build()) {
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(2, 0, 0, 0, 2));
         }
-        assertThat(memory.deadLetterReason("m1")).hasValueSatisfying(r -> assertThat(r).contains("topic does not exist"));
+        assertThat(memory.deadLetterReason("m1"))
+                .hasValueSatisfying(r -> assertThat(r).contains("topic does not exist"));
     }
 
     @Test
@@ -114,21 +135,45 @@ class RunOnceTest {
         try (Relay relay = relay(publisher).workers(1).build()) {
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(3, 0, 0, 3, 0));
         }
-        assertThat(observer.deliveries).allSatisfy(o -> assertThat(o.error()).hasValueSatisfying(
-                e -> assertThat(e).hasMessage("publisher returned 1 outcomes for 3 messages")));
+        assertThat(observer.deliveries)
+                .allSatisfy(
+                        o ->
+                                assertThat(o.error())
+                                        .hasValueSatisfying(
+                                                e ->
+                                                        assertThat(e)
+                                                                .hasMessage(
+                                                                        "publisher returned 1 outcomes for 3 messages")));
     }
 
-    /** The lease ran out during publishing and another relay claimed the messages: our writes are stale. */
+    /**
+     * The lease ran out during publishing and another relay claimed the messages: our writes are
+     * stale.
+     */
     @Test
     void staleReceipts_areObservedAsStale_andNeverRetried() {
         memory.enqueueCommitted(List.of(Fixtures.message("ok"), Fixtures.message("bad")));
         Relay[] self = new Relay[1];
-        Publisher publisher = (messages, timeout) -> {
-            clock.advance(self[0].lease().plusSeconds(1));
-            assertThat(memory.claim(new ClaimRequest("relay-2", clock.instant(), Duration.ofMinutes(5), 10))).hasSize(2);
-            return messages.stream().map(m -> m.id().equals("ok") ? PublishOutcome.published()
-                    : PublishOutcome.failed(new IllegalStateException("nack"))).toList();
-        };
+        Publisher publisher =
+                (messages, timeout) -> {
+                    clock.advance(self[0].lease().plusSeconds(1));
+                    assertThat(
+                                    memory.claim(
+                                            new ClaimRequest(
+                                                    "relay-2",
+                                                    clock.instant(),
+                                                    Duration.ofMinutes(5),
+                                                    10)))
+                            .hasSize(2);
+                    return messages.stream()
+                            .map(
+                                    m ->
+                                            m.id().equals("ok")
+                                                    ? PublishOutcome.published()
+                                                    : PublishOutcome.failed(
+                                                            new IllegalStateException("nack")))
+                            .toList();
+                };
         try (Relay relay = relay(publisher).workers(1).build()) {
             self[0] = relay;
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(2, 1, 0, 0, 0));
@@ -145,11 +190,15 @@ class RunOnceTest {
     void aStaleDeadLetter_isObservedAsStale() {
         memory.enqueueCommitted(List.of(Fixtures.message("m1")));
         Relay[] self = new Relay[1];
-        Publisher publisher = (messages, timeout) -> {
-            clock.advance(self[0].lease().plusSeconds(1));
-            memory.claim(new ClaimRequest("relay-2", clock.instant(), Duration.ofMinutes(5), 10));
-            return List.of(PublishOutcome.failed(new PermanentFailureException("bad record")));
-        };
+        Publisher publisher =
+                (messages, timeout) -> {
+                    clock.advance(self[0].lease().plusSeconds(1));
+                    memory.claim(
+                            new ClaimRequest(
+                                    "relay-2", clock.instant(), Duration.ofMinutes(5), 10));
+                    return List.of(
+                            PublishOutcome.failed(new PermanentFailureException("bad record")));
+                };
         try (Relay relay = relay(publisher).build()) {
             self[0] = relay;
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(1, 0, 0, 0, 0));
@@ -162,35 +211,45 @@ class RunOnceTest {
     @Test
     void aStoreFailureOnCompletion_isReported_andTheDeliveriesObservedAsPublished() {
         IllegalStateException down = new IllegalStateException("database down");
-        RecordingStore failing = new RecordingStore(memory) {
-            @Override
-            public Set<String> complete(Completion completion) {
-                throw down;
-            }
-        };
+        RecordingStore failing =
+                new RecordingStore(memory) {
+                    @Override
+                    public Set<String> complete(Completion completion) {
+                        throw down;
+                    }
+                };
         memory.enqueueCommitted(Fixtures.messages("m", 2));
-        try (Relay relay = Relay.builder(failing, Fixtures.ScriptedPublisher.accepting()).clock(clock).observer(observer).build()) {
+        try (Relay relay =
+                Relay.builder(failing, Fixtures.ScriptedPublisher.accepting())
+                        .clock(clock)
+                        .observer(observer)
+                        .build()) {
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(2, 2, 0, 0, 0));
             assertThat(observer.storeErrors).containsExactly(down);
             assertThat(observer.outcomes()).containsExactly(Outcome.PUBLISHED, Outcome.PUBLISHED);
             clock.advance(relay.lease());
         }
         assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10)))
-                .as("redelivered after the lease").hasSize(2);
+                .as("redelivered after the lease")
+                .hasSize(2);
     }
 
     @Test
     void aStoreFailureOnRelease_isReported_andTheDeliveryComesBackAfterTheLease() {
         IllegalStateException down = new IllegalStateException("database down");
-        RecordingStore failing = new RecordingStore(memory) {
-            @Override
-            public boolean release(Release release) {
-                throw down;
-            }
-        };
+        RecordingStore failing =
+                new RecordingStore(memory) {
+                    @Override
+                    public boolean release(Release release) {
+                        throw down;
+                    }
+                };
         memory.enqueueCommitted(Fixtures.messages("m", 1));
-        Publisher publisher = new Fixtures.ScriptedPublisher(m -> PublishOutcome.failed(new IllegalStateException("nack")));
-        try (Relay relay = Relay.builder(failing, publisher).clock(clock).observer(observer).build()) {
+        Publisher publisher =
+                new Fixtures.ScriptedPublisher(
+                        m -> PublishOutcome.failed(new IllegalStateException("nack")));
+        try (Relay relay =
+                Relay.builder(failing, publisher).clock(clock).observer(observer).build()) {
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(1, 0, 0, 0, 0));
         }
         assertThat(observer.storeErrors).containsExactly(down);
@@ -200,13 +259,17 @@ class RunOnceTest {
     @Test
     void aFailedClaim_isThrownAndReported() {
         IllegalStateException down = new IllegalStateException("database down");
-        RecordingStore failing = new RecordingStore(memory) {
-            @Override
-            public List<io.outbox4j.api.Delivery> claim(ClaimRequest request) {
-                throw down;
-            }
-        };
-        try (Relay relay = Relay.builder(failing, Fixtures.ScriptedPublisher.accepting()).observer(observer).build()) {
+        RecordingStore failing =
+                new RecordingStore(memory) {
+                    @Override
+                    public List<io.outbox4j.api.Delivery> claim(ClaimRequest request) {
+                        throw down;
+                    }
+                };
+        try (Relay relay =
+                Relay.builder(failing, Fixtures.ScriptedPublisher.accepting())
+                        .observer(observer)
+                        .build()) {
             assertThatThrownBy(relay::runOnce).isSameAs(down);
         }
         assertThat(observer.storeErrors).containsExactly(down);
@@ -215,26 +278,31 @@ class RunOnceTest {
     @Test
     void anObserverThatThrows_isIgnored() {
         memory.enqueueCommitted(Fixtures.messages("m", 3));
-        Observer throwing = new Observer() {
-            @Override
-            public void onDelivery(Observation observation) {
-                throw new IllegalStateException("observer bug");
-            }
+        Observer throwing =
+                new Observer() {
+                    @Override
+                    public void onDelivery(Observation observation) {
+                        throw new IllegalStateException("observer bug");
+                    }
 
-            @Override
-            public void onStoreError(Throwable error) {
-                throw new IllegalStateException("observer bug");
-            }
-        };
-        RecordingStore failingCompletion = new RecordingStore(memory) {
-            @Override
-            public Set<String> complete(Completion completion) {
-                Set<String> stale = super.complete(completion);
-                throw new IllegalStateException("store hiccup after the write");
-            }
-        };
-        try (Relay relay = Relay.builder(failingCompletion, Fixtures.ScriptedPublisher.accepting()).clock(clock)
-                .observer(throwing).build()) {
+                    @Override
+                    public void onStoreError(Throwable error) {
+                        throw new IllegalStateException("observer bug");
+                    }
+                };
+        RecordingStore failingCompletion =
+                new RecordingStore(memory) {
+                    @Override
+                    public Set<String> complete(Completion completion) {
+                        Set<String> stale = super.complete(completion);
+                        throw new IllegalStateException("store hiccup after the write");
+                    }
+                };
+        try (Relay relay =
+                Relay.builder(failingCompletion, Fixtures.ScriptedPublisher.accepting())
+                        .clock(clock)
+                        .observer(throwing)
+                        .build()) {
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(3, 3, 0, 0, 0));
         }
         assertThat(memory.size()).isZero();
@@ -242,16 +310,32 @@ class RunOnceTest {
 
     @Test
     void observations_neverCarryThePayloadTheHeadersOrTheReceipt() {
-        Message secret = Message.builder().id("m1").topic("t").module("mod").payload("secret-payload")
-                .header("x-auth", "secret-header").build();
+        Message secret =
+                Message.builder()
+                        .id("m1")
+                        .topic("t")
+                        .module("mod")
+                        .payload("secret-payload")
+                        .header("x-auth", "secret-header")
+                        .build();
         memory.enqueueCommitted(List.of(secret));
-        Publisher publisher = new Fixtures.ScriptedPublisher(m -> PublishOutcome.failed(new IllegalStateException("nack")));
+        Publisher publisher =
+                new Fixtures.ScriptedPublisher(
+                        m -> PublishOutcome.failed(new IllegalStateException("nack")));
         try (Relay relay = relay(publisher).build()) {
             relay.runOnce();
         }
         String receipt = store.releases.get(0).receipt();
-        assertThat(observer.deliveries).singleElement().satisfies(o -> assertThat(o.toString())
-                .contains("mod", "nack")
-                .doesNotContain("secret-payload", "secret-header", "x-auth", receipt));
+        assertThat(observer.deliveries)
+                .singleElement()
+                .satisfies(
+                        o ->
+                                assertThat(o.toString())
+                                        .contains("mod", "nack")
+                                        .doesNotContain(
+                                                "secret-payload",
+                                                "secret-header",
+                                                "x-auth",
+                                                receipt));
     }
 }

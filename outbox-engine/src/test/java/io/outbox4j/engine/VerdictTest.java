@@ -15,7 +15,10 @@ import java.util.List;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
-/** Verdict precedence: permanent → exhausted → retry-after → backoff; the 0–50 % spread and its overflow guards. */
+/**
+ * Verdict precedence: permanent → exhausted → retry-after → backoff; the 0–50 % spread and its
+ * overflow guards.
+ */
 class VerdictTest {
     private final MutableClock clock = new MutableClock();
     private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
@@ -23,57 +26,94 @@ class VerdictTest {
     private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
 
     private Relay relay(Supplier<Throwable> failure, int maxAttempts, Backoff backoff) {
-        return Relay.builder(store, new Fixtures.ScriptedPublisher(m -> PublishOutcome.failed(failure.get())))
-                .clock(clock).observer(observer).maxAttempts(maxAttempts).backoff(backoff).build();
+        return Relay.builder(
+                        store,
+                        new Fixtures.ScriptedPublisher(m -> PublishOutcome.failed(failure.get())))
+                .clock(clock)
+                .observer(observer)
+                .maxAttempts(maxAttempts)
+                .backoff(backoff)
+                .build();
     }
 
     @Test
     void permanentFailure_isDeadLettered_evenWhenItCarriesARetryAfter() {
         memory.enqueueCommitted(List.of(Fixtures.message("m1")));
-        try (Relay relay = relay(() -> new PermanentFailureException("record too large",
-                new RetryAfterException("throttled", Duration.ofHours(1), null)), 8, Backoff.fixed(Duration.ofMinutes(1)))) {
+        try (Relay relay =
+                relay(
+                        () ->
+                                new PermanentFailureException(
+                                        "record too large",
+                                        new RetryAfterException(
+                                                "throttled", Duration.ofHours(1), null)),
+                        8,
+                        Backoff.fixed(Duration.ofMinutes(1)))) {
             Relay.Result result = relay.runOnce();
             assertThat(result).isEqualTo(new Relay.Result(1, 0, 0, 0, 1));
         }
         assertThat(store.releases).isEmpty();
-        assertThat(memory.deadLetterReason("m1")).hasValueSatisfying(reason -> assertThat(reason)
-                .startsWith("permanent failure: ").contains("record too large"));
+        assertThat(memory.deadLetterReason("m1"))
+                .hasValueSatisfying(
+                        reason ->
+                                assertThat(reason)
+                                        .startsWith("permanent failure: ")
+                                        .contains("record too large"));
         assertThat(observer.outcomes()).containsExactly(Observation.Outcome.DEAD_LETTERED);
     }
 
     @Test
     void exhaustedAttempts_areDeadLettered_beforeARetryAfterIsHonoured() {
         memory.enqueueCommitted(List.of(Fixtures.message("m1")));
-        try (Relay relay = relay(() -> new RetryAfterException("throttled", Duration.ofHours(1), null), 2,
-                Backoff.fixed(Duration.ofMinutes(1)))) {
+        try (Relay relay =
+                relay(
+                        () -> new RetryAfterException("throttled", Duration.ofHours(1), null),
+                        2,
+                        Backoff.fixed(Duration.ofMinutes(1)))) {
             assertThat(relay.runOnce().released()).as("attempt 1 of 2 is retried").isEqualTo(1);
             clock.advance(Duration.ofHours(2));
-            assertThat(relay.runOnce().deadLettered()).as("attempt 2 of 2 is the last").isEqualTo(1);
+            assertThat(relay.runOnce().deadLettered())
+                    .as("attempt 2 of 2 is the last")
+                    .isEqualTo(1);
         }
-        assertThat(memory.deadLetterReason("m1")).hasValue(
-                "gave up after 2 attempts: io.outbox4j.api.RetryAfterException: throttled");
-        assertThat(observer.outcomes()).containsExactly(Observation.Outcome.RELEASED, Observation.Outcome.DEAD_LETTERED);
+        assertThat(memory.deadLetterReason("m1"))
+                .hasValue(
+                        "gave up after 2 attempts: io.outbox4j.api.RetryAfterException: throttled");
+        assertThat(observer.outcomes())
+                .containsExactly(Observation.Outcome.RELEASED, Observation.Outcome.DEAD_LETTERED);
     }
 
     @Test
     void maxAttemptsOne_deadLettersTheFirstFailure() {
         memory.enqueueCommitted(List.of(Fixtures.message("m1")));
-        try (Relay relay = relay(() -> new IllegalStateException("broker down"), 1, Backoff.fixed(Duration.ofMinutes(1)))) {
+        try (Relay relay =
+                relay(
+                        () -> new IllegalStateException("broker down"),
+                        1,
+                        Backoff.fixed(Duration.ofMinutes(1)))) {
             assertThat(relay.runOnce().deadLettered()).isEqualTo(1);
         }
-        assertThat(memory.deadLetterReason("m1")).hasValue("gave up after 1 attempts: java.lang.IllegalStateException: broker down");
+        assertThat(memory.deadLetterReason("m1"))
+                .hasValue("gave up after 1 attempts: java.lang.IllegalStateException: broker down");
     }
 
     @Test
     void retryAfter_takesPrecedenceOverTheBackoff_asAFloorWithUpToHalfMore() {
         memory.enqueueCommitted(List.of(Fixtures.message("m1")));
         Instant now = clock.instant();
-        try (Relay relay = relay(() -> new IllegalStateException("wrapped",
-                new RetryAfterException("throttled", Duration.ofHours(1), null)), 8, Backoff.fixed(Duration.ofMinutes(1)))) {
+        try (Relay relay =
+                relay(
+                        () ->
+                                new IllegalStateException(
+                                        "wrapped",
+                                        new RetryAfterException(
+                                                "throttled", Duration.ofHours(1), null)),
+                        8,
+                        Backoff.fixed(Duration.ofMinutes(1)))) {
             relay.runOnce();
         }
         Release release = store.releases.get(0);
-        assertThat(release.availableAt()).isBetween(now.plus(Duration.ofHours(1)), now.plus(Duration.ofMinutes(90)));
+        assertThat(release.availableAt())
+                .isBetween(now.plus(Duration.ofHours(1)), now.plus(Duration.ofMinutes(90)));
         assertThat(release.error()).contains("wrapped");
     }
 
@@ -81,28 +121,41 @@ class VerdictTest {
     void otherwise_theBackoffOfTheFailedAttempt_isTheFloor() {
         memory.enqueueCommitted(List.of(Fixtures.message("m1")));
         Instant start = clock.instant();
-        try (Relay relay = relay(() -> new IllegalStateException("broker down"), 8, attempt -> Duration.ofMinutes(attempt))) {
+        try (Relay relay =
+                relay(
+                        () -> new IllegalStateException("broker down"),
+                        8,
+                        attempt -> Duration.ofMinutes(attempt))) {
             relay.runOnce();
             clock.advance(Duration.ofMinutes(2));
             relay.runOnce();
         }
-        assertThat(store.releases.get(0).availableAt()).as("attempt 1: 1m..1.5m")
+        assertThat(store.releases.get(0).availableAt())
+                .as("attempt 1: 1m..1.5m")
                 .isBetween(start.plus(Duration.ofMinutes(1)), start.plus(Duration.ofSeconds(90)));
         Instant second = start.plus(Duration.ofMinutes(2));
-        assertThat(store.releases.get(1).availableAt()).as("attempt 2: 2m..3m")
+        assertThat(store.releases.get(1).availableAt())
+                .as("attempt 2: 2m..3m")
                 .isBetween(second.plus(Duration.ofMinutes(2)), second.plus(Duration.ofMinutes(3)));
     }
 
     @Test
     void aHugeRetryAfter_isCappedInsteadOfOverflowingTheRetryTime() {
         memory.enqueueCommitted(List.of(Fixtures.message("m1")));
-        try (Relay relay = relay(() -> new RetryAfterException("never", Duration.ofSeconds(Long.MAX_VALUE), null), 8,
-                Backoff.fixed(Duration.ofMinutes(1)))) {
+        try (Relay relay =
+                relay(
+                        () ->
+                                new RetryAfterException(
+                                        "never", Duration.ofSeconds(Long.MAX_VALUE), null),
+                        8,
+                        Backoff.fixed(Duration.ofMinutes(1)))) {
             assertThat(relay.runOnce().released()).isEqualTo(1);
         }
         assertThat(store.releases.get(0).availableAt()).isEqualTo(Verdicts.MAX_AVAILABLE_AT);
-        assertThat(Verdicts.retryAt(Instant.MAX, Duration.ofSeconds(1))).isEqualTo(Verdicts.MAX_AVAILABLE_AT);
-        assertThat(Verdicts.retryAt(clock.instant(), Duration.ofDays(1))).isEqualTo(clock.instant().plus(Duration.ofDays(1)));
+        assertThat(Verdicts.retryAt(Instant.MAX, Duration.ofSeconds(1)))
+                .isEqualTo(Verdicts.MAX_AVAILABLE_AT);
+        assertThat(Verdicts.retryAt(clock.instant(), Duration.ofDays(1)))
+                .isEqualTo(clock.instant().plus(Duration.ofDays(1)));
     }
 
     @Test
@@ -118,26 +171,39 @@ class VerdictTest {
             min = s.compareTo(min) < 0 ? s : min;
             max = s.compareTo(max) > 0 ? s : max;
         }
-        assertThat(min).as("the spread reaches down near 0 %").isLessThan(Duration.ofMillis(10_500));
-        assertThat(max).as("the spread reaches up near 50 %").isGreaterThan(Duration.ofMillis(14_500));
+        assertThat(min)
+                .as("the spread reaches down near 0 %")
+                .isLessThan(Duration.ofMillis(10_500));
+        assertThat(max)
+                .as("the spread reaches up near 50 %")
+                .isGreaterThan(Duration.ofMillis(14_500));
     }
 
     @Test
     void spread_ofHugeDelays_saturatesInsteadOfOverflowing() {
         Duration nearMax = Duration.ofNanos(Long.MAX_VALUE - 1);
-        assertThat(Verdicts.spread(nearMax, bound -> bound - 1)).isEqualTo(Duration.ofNanos(Long.MAX_VALUE));
+        assertThat(Verdicts.spread(nearMax, bound -> bound - 1))
+                .isEqualTo(Duration.ofNanos(Long.MAX_VALUE));
         Duration beyondNanos = Duration.ofSeconds(Long.MAX_VALUE, 999_999_999);
         assertThat(Verdicts.spread(beyondNanos)).isEqualTo(beyondNanos);
         assertThat(Verdicts.spread(Duration.ZERO)).isEqualTo(Duration.ZERO);
-        assertThat(Verdicts.spread(Duration.ofSeconds(-5))).as("a negative delay is no delay").isEqualTo(Duration.ZERO);
+        assertThat(Verdicts.spread(Duration.ofSeconds(-5)))
+                .as("a negative delay is no delay")
+                .isEqualTo(Duration.ZERO);
     }
 
     @Test
     void aBackoffReturningNullOrNegative_meansNoDelay_andOneThatThrows_theDefault() {
         assertThat(Verdicts.backoffDelay(attempt -> null, 1)).isEqualTo(Duration.ZERO);
-        assertThat(Verdicts.backoffDelay(attempt -> Duration.ofSeconds(-1), 1)).isEqualTo(Duration.ZERO);
-        assertThat(Verdicts.backoffDelay(attempt -> {
-            throw new IllegalStateException("bug in a custom backoff");
-        }, 3)).as("the default stands in").isEqualTo(Backoff.DEFAULT.delay(3));
+        assertThat(Verdicts.backoffDelay(attempt -> Duration.ofSeconds(-1), 1))
+                .isEqualTo(Duration.ZERO);
+        assertThat(
+                        Verdicts.backoffDelay(
+                                attempt -> {
+                                    throw new IllegalStateException("bug in a custom backoff");
+                                },
+                                3))
+                .as("the default stands in")
+                .isEqualTo(Backoff.DEFAULT.delay(3));
     }
 }

@@ -11,12 +11,14 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.stream.Collectors;
 
-/** Turns what a store or publisher returned into text an implementer can act on. Internal to the kit. */
+/**
+ * Turns what a store or publisher returned into text an implementer can act on. Internal to the
+ * kit.
+ */
 final class Describe {
     private static final int EXCERPT_BYTES = 12;
 
-    private Describe() {
-    }
+    private Describe() {}
 
     /** The ids of the deliveries, in the order the store returned them. */
     static List<String> ids(List<Delivery> deliveries) {
@@ -30,13 +32,14 @@ final class Describe {
 
     /** Deliveries as {@code [id (attempt n), …]}, without receipts or payloads. */
     static String deliveries(List<Delivery> deliveries) {
-        return deliveries.stream().map(d -> d.message().id() + " (attempt " + d.attempt() + ")")
+        return deliveries.stream()
+                .map(d -> d.message().id() + " (attempt " + d.attempt() + ")")
                 .collect(Collectors.joining(", ", "[", "]"));
     }
 
     /**
-     * Lists every field in which {@code actual} differs from {@code expected}, one sentence each; empty when
-     * they are equal.
+     * Lists every field in which {@code actual} differs from {@code expected}, one sentence each;
+     * empty when they are equal.
      */
     static List<String> differences(Message expected, Message actual) {
         List<String> out = new ArrayList<>();
@@ -54,7 +57,12 @@ final class Describe {
 
     private static void field(List<String> out, String name, Object expected, Object actual) {
         if (!Objects.equals(expected, actual)) {
-            out.add(name + " was " + show(expected) + " when enqueued but came back as " + show(actual));
+            out.add(
+                    name
+                            + " was "
+                            + show(expected)
+                            + " when enqueued but came back as "
+                            + show(actual));
         }
     }
 
@@ -66,15 +74,27 @@ final class Describe {
         return value instanceof String ? "'" + value + "'" : String.valueOf(value);
     }
 
-    /** Describes how two byte arrays differ: sizes, first differing index, and an excerpt around it. */
+    /**
+     * Describes how two byte arrays differ: sizes, first differing index, and an excerpt around it.
+     */
     static void payload(List<String> out, String name, byte[] expected, byte[] actual) {
         if (Arrays.equals(expected, actual)) {
             return;
         }
         int first = Arrays.mismatch(expected, actual);
-        out.add(name + " was " + expected.length + " bytes when enqueued but came back as " + actual.length
-                + " bytes, first difference at byte " + first + " (expected " + hex(expected, first)
-                + ", got " + hex(actual, first) + ")");
+        out.add(
+                name
+                        + " was "
+                        + expected.length
+                        + " bytes when enqueued but came back as "
+                        + actual.length
+                        + " bytes, first difference at byte "
+                        + first
+                        + " (expected "
+                        + hex(expected, first)
+                        + ", got "
+                        + hex(actual, first)
+                        + ")");
     }
 
     private static String hex(byte[] bytes, int from) {
@@ -92,13 +112,18 @@ final class Describe {
         return sb.append(to < bytes.length ? " …" : "").toString();
     }
 
-    private static void headers(List<String> out, Map<String, String> expected, Map<String, String> actual) {
+    private static void headers(
+            List<String> out, Map<String, String> expected, Map<String, String> actual) {
         if (new ArrayList<>(expected.entrySet()).equals(new ArrayList<>(actual.entrySet()))) {
             return;
         }
         if (expected.equals(actual)) {
-            out.add("headers came back in another order: enqueued as " + expected.keySet() + " but read as "
-                    + actual.keySet() + " (header order must be kept)");
+            out.add(
+                    "headers came back in another order: enqueued as "
+                            + expected.keySet()
+                            + " but read as "
+                            + actual.keySet()
+                            + " (header order must be kept)");
             return;
         }
         Map<String, String> changed = new LinkedHashMap<>();
@@ -106,7 +131,9 @@ final class Describe {
             if (!actual.containsKey(e.getKey())) {
                 changed.put(e.getKey(), "missing");
             } else if (!actual.get(e.getKey()).equals(e.getValue())) {
-                changed.put(e.getKey(), "'" + e.getValue() + "' became '" + actual.get(e.getKey()) + "'");
+                changed.put(
+                        e.getKey(),
+                        "'" + e.getValue() + "' became '" + actual.get(e.getKey()) + "'");
             }
         }
         for (String name : actual.keySet()) {

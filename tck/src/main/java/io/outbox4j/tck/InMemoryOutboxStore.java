@@ -24,13 +24,13 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * The reference store: an in-memory implementation that honours the {@link OutboxStore} contract exactly.
- * It is thread-safe (one lock), decides every lease by the {@link ClaimRequest#now()} it is given, and makes
- * every write a compare-and-set on owner and receipt. It exists to test the engine and to calibrate the
- * contract kit; it is not a product feature (nothing survives the JVM).
+ * The reference store: an in-memory implementation that honours the {@link OutboxStore} contract
+ * exactly. It is thread-safe (one lock), decides every lease by the {@link ClaimRequest#now()} it
+ * is given, and makes every write a compare-and-set on owner and receipt. It exists to test the
+ * engine and to calibrate the contract kit; it is not a product feature (nothing survives the JVM).
  *
- * <p>Its transaction handle is {@link Transaction}: messages enqueued through one become visible, all at
- * once, on {@link Transaction#commit()}, and never after {@link Transaction#rollback()}.
+ * <p>Its transaction handle is {@link Transaction}: messages enqueued through one become visible,
+ * all at once, on {@link Transaction#commit()}, and never after {@link Transaction#rollback()}.
  */
 public class InMemoryOutboxStore implements OutboxStore, Outbox<InMemoryOutboxStore.Transaction> {
     private final Object lock = new Object();
@@ -39,7 +39,9 @@ public class InMemoryOutboxStore implements OutboxStore, Outbox<InMemoryOutboxSt
     private final Map<String, Row> byReceipt = new HashMap<>();
     private long sequence;
 
-    /** Creates an empty store whose enqueued messages become available at the system clock's time. */
+    /**
+     * Creates an empty store whose enqueued messages become available at the system clock's time.
+     */
     public InMemoryOutboxStore() {
         this(Clock.systemUTC());
     }
@@ -47,7 +49,8 @@ public class InMemoryOutboxStore implements OutboxStore, Outbox<InMemoryOutboxSt
     /**
      * Creates an empty store.
      *
-     * @param clock the clock that stamps enqueue time (a message without {@code notBefore} is available from then)
+     * @param clock the clock that stamps enqueue time (a message without {@code notBefore} is
+     *     available from then)
      */
     public InMemoryOutboxStore(Clock clock) {
         this.clock = Objects.requireNonNull(clock, "clock");
@@ -105,7 +108,8 @@ public class InMemoryOutboxStore implements OutboxStore, Outbox<InMemoryOutboxSt
                     available.add(r);
                 }
             }
-            available.sort(Comparator.comparing((Row r) -> r.availableAt).thenComparingLong(r -> r.seq));
+            available.sort(
+                    Comparator.comparing((Row r) -> r.availableAt).thenComparingLong(r -> r.seq));
             List<Delivery> out = new ArrayList<>();
             for (Row r : available.subList(0, Math.min(request.limit(), available.size()))) {
                 r.owner = request.owner();
@@ -224,7 +228,9 @@ public class InMemoryOutboxStore implements OutboxStore, Outbox<InMemoryOutboxSt
         }
     }
 
-    /** Returns the row leased by this owner under this receipt, or null when the receipt is stale. */
+    /**
+     * Returns the row leased by this owner under this receipt, or null when the receipt is stale.
+     */
     private Row leased(String owner, String receipt) {
         Row r = byReceipt.get(receipt);
         return r != null && owner.equals(r.owner) && r.deadReason == null ? r : null;
@@ -259,8 +265,7 @@ public class InMemoryOutboxStore implements OutboxStore, Outbox<InMemoryOutboxSt
         private final Set<String> ids = new HashSet<>();
         private boolean open = true;
 
-        private Transaction() {
-        }
+        private Transaction() {}
 
         /** Makes every message enqueued in this transaction visible at once. */
         public void commit() {

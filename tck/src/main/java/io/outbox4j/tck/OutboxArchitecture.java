@@ -32,6 +32,7 @@ import java.util.stream.Collectors;
  * ArchUnit rules for code bases that use outbox4j, and the rules outbox4j applies to itself.
  *
  * <p>For users: import your own classes and check them, for example
+ *
  * <pre>{@code
  * JavaClasses classes = new ClassFileImporter()
  *         .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS).importPackages("com.acme");
@@ -39,55 +40,70 @@ import java.util.stream.Collectors;
  * OutboxArchitecture.brokerClientsOnlyIn("com.acme.messaging..").check(classes);
  * OutboxArchitecture.noStandardStreamsOrJul().check(classes);
  * }</pre>
- * Package arguments use ArchUnit's package syntax ({@code "com.acme.orders.."} means the package and its
- * subpackages). A rule whose packages match no imported class fails, so a misspelt package cannot make it
- * pass vacuously.
  *
- * <p>For the project: {@link #projectRules()} lists the layering of DESIGN §1 as ready-made rules over
- * classes imported from {@code io.outbox4j}; {@link #classesPerModule(JavaClasses)} supports the guard that
- * every module was actually imported.
+ * Package arguments use ArchUnit's package syntax ({@code "com.acme.orders.."} means the package
+ * and its subpackages). A rule whose packages match no imported class fails, so a misspelt package
+ * cannot make it pass vacuously.
+ *
+ * <p>For the project: {@link #projectRules()} lists the layering of DESIGN §1 as ready-made rules
+ * over classes imported from {@code io.outbox4j}; {@link #classesPerModule(JavaClasses)} supports
+ * the guard that every module was actually imported.
  */
 public final class OutboxArchitecture {
     /** The root package of outbox4j. */
     public static final String ROOT = "io.outbox4j";
 
     /** Packages of broker and database clients that only adapter code may use. */
-    public static final List<String> CLIENT_PACKAGES = List.of(
-            "org.apache.kafka..", "com.rabbitmq..", "software.amazon.awssdk..", "com.mongodb..", "org.jdbi..");
+    public static final List<String> CLIENT_PACKAGES =
+            List.of(
+                    "org.apache.kafka..",
+                    "com.rabbitmq..",
+                    "software.amazon.awssdk..",
+                    "com.mongodb..",
+                    "org.jdbi..");
 
     private static final String API = "io.outbox4j.api..";
     private static final String ENGINE = "io.outbox4j.engine..";
     private static final String[] ADAPTERS = {"io.outbox4j.store..", "io.outbox4j.publisher.."};
-    private static final String[] LIBRARY = {API, ENGINE, "io.outbox4j.tck..", "io.outbox4j.store..",
-        "io.outbox4j.publisher.."};
+    private static final String[] LIBRARY = {
+        API, ENGINE, "io.outbox4j.tck..", "io.outbox4j.store..", "io.outbox4j.publisher.."
+    };
 
-    private OutboxArchitecture() {
-    }
+    private OutboxArchitecture() {}
 
     // ------------------------------------------------------------------------------------------------
     // Rules for users
     // ------------------------------------------------------------------------------------------------
 
     /**
-     * Classes in the given packages may use outbox4j only through its ports ({@code io.outbox4j.api}): no
-     * engine, no adapter, no TCK.
+     * Classes in the given packages may use outbox4j only through its ports ({@code
+     * io.outbox4j.api}): no engine, no adapter, no TCK.
      *
-     * @param domainPackages the packages holding domain code, in ArchUnit syntax (e.g. {@code "com.acme.orders.."})
+     * @param domainPackages the packages holding domain code, in ArchUnit syntax (e.g. {@code
+     *     "com.acme.orders.."})
      * @return the rule
      * @throws IllegalArgumentException if no package is given or one is blank
      */
     public static ArchRule domainMayOnlyUseOutboxApi(String... domainPackages) {
         String[] packages = packages("domainPackages", domainPackages);
-        return noClasses().that().resideInAnyPackage(packages)
-                .should().dependOnClassesThat(resideInAPackage(ROOT + "..").and(not(resideInAPackage(API)))
-                        .and(not(resideInAnyPackage(packages))))
-                .as("classes in " + String.join(", ", packages) + " may use outbox4j only through io.outbox4j.api")
+        return noClasses()
+                .that()
+                .resideInAnyPackage(packages)
+                .should()
+                .dependOnClassesThat(
+                        resideInAPackage(ROOT + "..")
+                                .and(not(resideInAPackage(API)))
+                                .and(not(resideInAnyPackage(packages))))
+                .as(
+                        "classes in "
+                                + String.join(", ", packages)
+                                + " may use outbox4j only through io.outbox4j.api")
                 .because("domain code must not know which store, broker or relay is used");
     }
 
     /**
-     * No class outside the given adapter packages uses a broker or database client
-     * ({@link #CLIENT_PACKAGES}: Kafka, RabbitMQ, the AWS SDK, MongoDB, Jdbi).
+     * No class outside the given adapter packages uses a broker or database client ({@link
+     * #CLIENT_PACKAGES}: Kafka, RabbitMQ, the AWS SDK, MongoDB, Jdbi).
      *
      * @param adapterPackages the packages allowed to use those clients, in ArchUnit syntax
      * @return the rule
@@ -95,16 +111,24 @@ public final class OutboxArchitecture {
      */
     public static ArchRule brokerClientsOnlyIn(String... adapterPackages) {
         String[] packages = packages("adapterPackages", adapterPackages);
-        return noClasses().that().resideOutsideOfPackages(packages)
-                .should().dependOnClassesThat().resideInAnyPackage(CLIENT_PACKAGES.toArray(new String[0]))
-                .as("only classes in " + String.join(", ", packages) + " may use a broker or database client ("
-                        + String.join(", ", CLIENT_PACKAGES) + ")")
+        return noClasses()
+                .that()
+                .resideOutsideOfPackages(packages)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(CLIENT_PACKAGES.toArray(new String[0]))
+                .as(
+                        "only classes in "
+                                + String.join(", ", packages)
+                                + " may use a broker or database client ("
+                                + String.join(", ", CLIENT_PACKAGES)
+                                + ")")
                 .because("transport and storage details belong in adapters");
     }
 
     /**
-     * No class writes to {@code System.out} / {@code System.err}, prints a stack trace to them, or logs
-     * through {@code java.util.logging}.
+     * No class writes to {@code System.out} / {@code System.err}, prints a stack trace to them, or
+     * logs through {@code java.util.logging}.
      *
      * @return the rule
      */
@@ -123,9 +147,14 @@ public final class OutboxArchitecture {
      * @return the rule
      */
     public static ArchRule apiDependsOnTheJdkOnly() {
-        return classes().that().resideInAPackage(API)
-                .should().onlyDependOnClassesThat().resideInAnyPackage("java..", API)
-                .because("the ports must not drag a third-party jar into an application (DESIGN §1)");
+        return classes()
+                .that()
+                .resideInAPackage(API)
+                .should()
+                .onlyDependOnClassesThat()
+                .resideInAnyPackage("java..", API)
+                .because(
+                        "the ports must not drag a third-party jar into an application (DESIGN §1)");
     }
 
     /**
@@ -134,9 +163,14 @@ public final class OutboxArchitecture {
      * @return the rule
      */
     public static ArchRule engineDependsOnTheApiOnly() {
-        return classes().that().resideInAPackage(ENGINE)
-                .should().onlyDependOnClassesThat().resideInAnyPackage("java..", API, ENGINE, "org.slf4j..")
-                .because("the engine works with any store and publisher through the ports (DESIGN §1)");
+        return classes()
+                .that()
+                .resideInAPackage(ENGINE)
+                .should()
+                .onlyDependOnClassesThat()
+                .resideInAnyPackage("java..", API, ENGINE, "org.slf4j..")
+                .because(
+                        "the engine works with any store and publisher through the ports (DESIGN §1)");
     }
 
     /**
@@ -145,20 +179,32 @@ public final class OutboxArchitecture {
      * @return the rule
      */
     public static ArchRule adaptersDoNotDependOnEachOther() {
-        return slices().assignedFrom(ADAPTER_MODULES).should().notDependOnEachOther()
+        return slices().assignedFrom(ADAPTER_MODULES)
+                .should()
+                .notDependOnEachOther()
                 .because("each adapter is one module a user picks on its own (DESIGN §1)");
     }
 
     /**
-     * No adapter depends on the engine, the TCK or the test fixtures: only on the api and its own client.
+     * No adapter depends on the engine, the TCK or the test fixtures: only on the api and its own
+     * client.
      *
      * @return the rule
      */
     public static ArchRule adaptersDoNotDependOnTheEngine() {
-        return noClasses().that().resideInAnyPackage(ADAPTERS)
-                .should().dependOnClassesThat().resideInAnyPackage(ENGINE, "io.outbox4j.tck..",
-                        "io.outbox4j.testservices..", "io.outbox4j.examples..", "io.outbox4j.benchmarks..")
-                .because("an adapter is used by the engine through the ports, never the other way (DESIGN §1)");
+        return noClasses()
+                .that()
+                .resideInAnyPackage(ADAPTERS)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        ENGINE,
+                        "io.outbox4j.tck..",
+                        "io.outbox4j.testservices..",
+                        "io.outbox4j.examples..",
+                        "io.outbox4j.benchmarks..")
+                .because(
+                        "an adapter is used by the engine through the ports, never the other way (DESIGN §1)");
     }
 
     /**
@@ -177,49 +223,82 @@ public final class OutboxArchitecture {
      * @return the rule
      */
     public static ArchRule libraryHasNoStandardStreamsOrJul() {
-        return noClasses().that().resideInAnyPackage(LIBRARY)
+        return noClasses()
+                .that()
+                .resideInAnyPackage(LIBRARY)
                 .should(GeneralCodingRules.ACCESS_STANDARD_STREAMS)
                 .orShould(GeneralCodingRules.USE_JAVA_UTIL_LOGGING)
                 .because("a library logs through slf4j at most (DESIGN §1)");
     }
 
     /**
-     * Each adapter module exposes at most one public top-level class outside its {@code ..internal..}
-     * packages: its entry point. Everything else is package-private or internal.
+     * Each adapter module exposes at most one public top-level class outside its {@code
+     * ..internal..} packages: its entry point. Everything else is package-private or internal.
      *
      * @return the rule
      */
     public static ArchRule adapterImplementationsAreHidden() {
-        AbstractClassesTransformer<AdapterModule> adapters = new AbstractClassesTransformer<>("adapter modules") {
-            @Override
-            public Iterable<AdapterModule> doTransform(JavaClasses classes) {
-                Map<String, List<JavaClass>> byModule = new TreeMap<>();
-                for (JavaClass c : classes) {
-                    moduleOf(c).filter(m -> m.startsWith("store.") || m.startsWith("publisher."))
-                            .ifPresent(m -> byModule.computeIfAbsent(m, k -> new ArrayList<>()).add(c));
-                }
-                return byModule.entrySet().stream().map(e -> new AdapterModule(e.getKey(), e.getValue()))
-                        .collect(Collectors.toList());
-            }
-        };
-        ArchCondition<AdapterModule> oneEntryPoint = new ArchCondition<>(
-                "expose at most one public top-level class outside ..internal.. (the entry point)") {
-            @Override
-            public void check(AdapterModule module, ConditionEvents events) {
-                List<String> exposed = module.classes().stream()
-                        .filter(c -> c.isTopLevelClass() && c.getModifiers().contains(JavaModifier.PUBLIC))
-                        .filter(c -> !c.getPackageName().contains(".internal"))
-                        .filter(c -> !c.getSimpleName().equals("package-info"))
-                        .map(JavaClass::getName).sorted().collect(Collectors.toList());
-                boolean ok = exposed.size() <= 1;
-                String message = "adapter " + module.name() + " exposes " + exposed.size() + " public classes "
-                        + "outside ..internal..: " + exposed + (ok ? "" : "; keep one entry point public and make "
-                        + "the others package-private or move them to an ..internal.. package");
-                events.add(new SimpleConditionEvent(module, ok, message));
-            }
-        };
-        return all(adapters).should(oneEntryPoint)
-                .because("an adapter's API is one builder or factory; the rest can change freely (DESIGN §1)");
+        AbstractClassesTransformer<AdapterModule> adapters =
+                new AbstractClassesTransformer<>("adapter modules") {
+                    @Override
+                    public Iterable<AdapterModule> doTransform(JavaClasses classes) {
+                        Map<String, List<JavaClass>> byModule = new TreeMap<>();
+                        for (JavaClass c : classes) {
+                            moduleOf(c)
+                                    .filter(
+                                            m ->
+                                                    m.startsWith("store.")
+                                                            || m.startsWith("publisher."))
+                                    .ifPresent(
+                                            m ->
+                                                    byModule.computeIfAbsent(
+                                                                    m, k -> new ArrayList<>())
+                                                            .add(c));
+                        }
+                        return byModule.entrySet().stream()
+                                .map(e -> new AdapterModule(e.getKey(), e.getValue()))
+                                .collect(Collectors.toList());
+                    }
+                };
+        ArchCondition<AdapterModule> oneEntryPoint =
+                new ArchCondition<>(
+                        "expose at most one public top-level class outside ..internal.. (the entry point)") {
+                    @Override
+                    public void check(AdapterModule module, ConditionEvents events) {
+                        List<String> exposed =
+                                module.classes().stream()
+                                        .filter(
+                                                c ->
+                                                        c.isTopLevelClass()
+                                                                && c.getModifiers()
+                                                                        .contains(
+                                                                                JavaModifier
+                                                                                        .PUBLIC))
+                                        .filter(c -> !c.getPackageName().contains(".internal"))
+                                        .filter(c -> !c.getSimpleName().equals("package-info"))
+                                        .map(JavaClass::getName)
+                                        .sorted()
+                                        .collect(Collectors.toList());
+                        boolean ok = exposed.size() <= 1;
+                        String message =
+                                "adapter "
+                                        + module.name()
+                                        + " exposes "
+                                        + exposed.size()
+                                        + " public classes "
+                                        + "outside ..internal..: "
+                                        + exposed
+                                        + (ok
+                                                ? ""
+                                                : "; keep one entry point public and make "
+                                                        + "the others package-private or move them to an ..internal.. package");
+                        events.add(new SimpleConditionEvent(module, ok, message));
+                    }
+                };
+        return all(adapters)
+                .should(oneEntryPoint)
+                .because(
+                        "an adapter's API is one builder or factory; the rest can change freely (DESIGN §1)");
     }
 
     /**
@@ -228,17 +307,27 @@ public final class OutboxArchitecture {
      * @return the project's architecture rules
      */
     public static List<ArchRule> projectRules() {
-        return List.of(apiDependsOnTheJdkOnly(), engineDependsOnTheApiOnly(), adaptersDoNotDependOnEachOther(),
-                adaptersDoNotDependOnTheEngine(), noCyclesBetweenModules(), libraryHasNoStandardStreamsOrJul(),
+        return List.of(
+                apiDependsOnTheJdkOnly(),
+                engineDependsOnTheApiOnly(),
+                adaptersDoNotDependOnEachOther(),
+                adaptersDoNotDependOnTheEngine(),
+                noCyclesBetweenModules(),
+                libraryHasNoStandardStreamsOrJul(),
                 adapterImplementationsAreHidden(),
-                brokerClientsOnlyIn(ROOT + ".store..", ROOT + ".publisher..", ROOT + ".testservices..",
-                        ROOT + ".examples..", ROOT + ".benchmarks.."));
+                brokerClientsOnlyIn(
+                        ROOT + ".store..",
+                        ROOT + ".publisher..",
+                        ROOT + ".testservices..",
+                        ROOT + ".examples..",
+                        ROOT + ".benchmarks.."));
     }
 
     /**
-     * Counts imported classes per outbox4j module, for a guard that every expected module was imported.
-     * Module names are the package below {@code io.outbox4j}: {@code api}, {@code engine}, {@code tck},
-     * {@code store.jdbi}, {@code publisher.kafka}, {@code examples.quickstart}…
+     * Counts imported classes per outbox4j module, for a guard that every expected module was
+     * imported. Module names are the package below {@code io.outbox4j}: {@code api}, {@code
+     * engine}, {@code tck}, {@code store.jdbi}, {@code publisher.kafka}, {@code
+     * examples.quickstart}…
      *
      * @param classes the imported classes
      * @return module name to number of classes, sorted by name
@@ -251,26 +340,35 @@ public final class OutboxArchitecture {
         return out;
     }
 
-    /** The module of a class: the package below io.outbox4j (two segments for store, publisher, examples). */
+    /**
+     * The module of a class: the package below io.outbox4j (two segments for store, publisher,
+     * examples).
+     */
     static Optional<String> moduleOf(JavaClass c) {
         String pkg = c.getPackageName();
         if (!pkg.startsWith(ROOT + ".")) {
             return Optional.empty();
         }
         String[] parts = pkg.substring(ROOT.length() + 1).split("\\.");
-        boolean twoLevels = parts.length > 1
-                && (parts[0].equals("store") || parts[0].equals("publisher") || parts[0].equals("examples"));
+        boolean twoLevels =
+                parts.length > 1
+                        && (parts[0].equals("store")
+                                || parts[0].equals("publisher")
+                                || parts[0].equals("examples"));
         return Optional.of(twoLevels ? parts[0] + "." + parts[1] : parts[0]);
     }
 
     private static String[] packages(String name, String[] given) {
         if (given == null || given.length == 0) {
-            throw new IllegalArgumentException(name + " must name at least one package, e.g. 'com.acme.orders..'");
+            throw new IllegalArgumentException(
+                    name + " must name at least one package, e.g. 'com.acme.orders..'");
         }
         for (String p : given) {
             if (p == null || p.isBlank()) {
-                throw new IllegalArgumentException(name + " must not contain a blank package, but was "
-                        + Arrays.toString(given));
+                throw new IllegalArgumentException(
+                        name
+                                + " must not contain a blank package, but was "
+                                + Arrays.toString(given));
             }
         }
         return given.clone();
@@ -284,28 +382,34 @@ public final class OutboxArchitecture {
         }
     }
 
-    private static final SliceAssignment MODULES = new SliceAssignment() {
-        @Override
-        public SliceIdentifier getIdentifierOf(JavaClass javaClass) {
-            return moduleOf(javaClass).map(SliceIdentifier::of).orElse(SliceIdentifier.ignore());
-        }
+    private static final SliceAssignment MODULES =
+            new SliceAssignment() {
+                @Override
+                public SliceIdentifier getIdentifierOf(JavaClass javaClass) {
+                    return moduleOf(javaClass)
+                            .map(SliceIdentifier::of)
+                            .orElse(SliceIdentifier.ignore());
+                }
 
-        @Override
-        public String getDescription() {
-            return "outbox4j modules";
-        }
-    };
+                @Override
+                public String getDescription() {
+                    return "outbox4j modules";
+                }
+            };
 
-    private static final SliceAssignment ADAPTER_MODULES = new SliceAssignment() {
-        @Override
-        public SliceIdentifier getIdentifierOf(JavaClass javaClass) {
-            return moduleOf(javaClass).filter(m -> m.startsWith("store.") || m.startsWith("publisher."))
-                    .map(SliceIdentifier::of).orElse(SliceIdentifier.ignore());
-        }
+    private static final SliceAssignment ADAPTER_MODULES =
+            new SliceAssignment() {
+                @Override
+                public SliceIdentifier getIdentifierOf(JavaClass javaClass) {
+                    return moduleOf(javaClass)
+                            .filter(m -> m.startsWith("store.") || m.startsWith("publisher."))
+                            .map(SliceIdentifier::of)
+                            .orElse(SliceIdentifier.ignore());
+                }
 
-        @Override
-        public String getDescription() {
-            return "outbox4j adapters";
-        }
-    };
+                @Override
+                public String getDescription() {
+                    return "outbox4j adapters";
+                }
+            };
 }

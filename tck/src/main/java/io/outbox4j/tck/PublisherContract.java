@@ -30,22 +30,22 @@ import org.junit.jupiter.api.Test;
 /**
  * The publisher contract kit: one JUnit 5 test per rule of the {@link Publisher} contract.
  *
- * <p>A publisher implementer extends this class in their test sources and supplies a publisher connected to
- * a real broker, a fresh destination per rule ({@link #newTopic()}), a way to read back what reached the
- * broker ({@link #readBack(String, int, Duration)}), and, where the transport has one, a message the broker
- * rejects for good. The rules check one outcome per message in order, that "published" means the message
- * is readable at the broker with its id, payload and key, that a permanent rejection is reported as
- * permanent without failing the rest of the batch, and that concurrent calls are safe. Rules are
- * package-private test methods named {@code required_…} / {@code optional_…}, grouped in {@link Nested}
- * classes; an optional rule the transport cannot support is skipped with the reason its knob gives.
+ * <p>A publisher implementer extends this class in their test sources and supplies a publisher
+ * connected to a real broker, a fresh destination per rule ({@link #newTopic()}), a way to read
+ * back what reached the broker ({@link #readBack(String, int, Duration)}), and, where the transport
+ * has one, a message the broker rejects for good. The rules check one outcome per message in order,
+ * that "published" means the message is readable at the broker with its id, payload and key, that a
+ * permanent rejection is reported as permanent without failing the rest of the batch, and that
+ * concurrent calls are safe. Rules are package-private test methods named {@code required_…} /
+ * {@code optional_…}, grouped in {@link Nested} classes; an optional rule the transport cannot
+ * support is skipped with the reason its knob gives.
  */
 public abstract class PublisherContract {
     private String idPrefix;
     private int idCounter;
 
     /** Creates the kit; subclasses supply the factories. */
-    protected PublisherContract() {
-    }
+    protected PublisherContract() {}
 
     /**
      * Returns the publisher under test; may return the same instance every time.
@@ -63,8 +63,8 @@ public abstract class PublisherContract {
     protected abstract String newTopic();
 
     /**
-     * Reads back what reached the broker for a topic, waiting until {@code expected} messages arrived or
-     * the timeout passed.
+     * Reads back what reached the broker for a topic, waiting until {@code expected} messages
+     * arrived or the timeout passed.
      *
      * @param topic the topic from {@link #newTopic()}
      * @param expected how many messages to wait for
@@ -74,8 +74,9 @@ public abstract class PublisherContract {
     protected abstract List<Received> readBack(String topic, int expected, Duration timeout);
 
     /**
-     * Returns a message the broker (or the publisher) must reject permanently, such as one over the size
-     * limit, for the given topic; empty (with {@link #permanentFailureUnsupported()}) when the transport has none.
+     * Returns a message the broker (or the publisher) must reject permanently, such as one over the
+     * size limit, for the given topic; empty (with {@link #permanentFailureUnsupported()}) when the
+     * transport has none.
      *
      * @param topic the topic from {@link #newTopic()}
      * @return the message, or empty
@@ -83,7 +84,8 @@ public abstract class PublisherContract {
     protected abstract Optional<Message> permanentlyRejectedMessage(String topic);
 
     /**
-     * Explains why {@link #permanentlyRejectedMessage(String)} is empty; the rule is skipped with it.
+     * Explains why {@link #permanentlyRejectedMessage(String)} is empty; the rule is skipped with
+     * it.
      *
      * @return the reason
      */
@@ -92,8 +94,8 @@ public abstract class PublisherContract {
     }
 
     /**
-     * Capability knob: return a reason when the destination {@link #newTopic()} creates does not keep the
-     * order of messages sharing a key (an SQS standard queue, for example); the rule
+     * Capability knob: return a reason when the destination {@link #newTopic()} creates does not
+     * keep the order of messages sharing a key (an SQS standard queue, for example); the rule
      * {@code optional_messagesSharingAKeyArriveInOrder} is then skipped with it.
      *
      * @return empty when messages sharing a key arrive in publish order, else why not
@@ -127,8 +129,7 @@ public abstract class PublisherContract {
      * @param payload the body bytes
      * @param key the key the broker carried, if the transport has one
      */
-    public record Received(String id, byte[] payload, Optional<String> key) {
-    }
+    public record Received(String id, byte[] payload, Optional<String> key) {}
 
     // ------------------------------------------------------------------------------------------------
     // Kit helpers
@@ -136,8 +137,13 @@ public abstract class PublisherContract {
 
     private Message.Builder message(String topic) {
         String id = idPrefix + (++idCounter);
-        return Message.builder().id(id).topic(topic).module("tck").contentType("application/json")
-                .payload("{\"id\":\"" + id + "\",\"text\":\"grüße ✓\"}").header("tck-rule", "publisher");
+        return Message.builder()
+                .id(id)
+                .topic(topic)
+                .module("tck")
+                .contentType("application/json")
+                .payload("{\"id\":\"" + id + "\",\"text\":\"grüße ✓\"}")
+                .header("tck-rule", "publisher");
     }
 
     private List<Message> messages(String topic, int count) {
@@ -150,43 +156,65 @@ public abstract class PublisherContract {
 
     private List<PublishOutcome> publish(List<Message> messages) {
         List<PublishOutcome> outcomes = publisher().publish(messages, publishTimeout());
-        assertThat(outcomes).as("publish of %d messages must return exactly one outcome per message, but your "
-                + "publisher returned %s", messages.size(), outcomes).isNotNull().hasSize(messages.size());
+        assertThat(outcomes)
+                .as(
+                        "publish of %d messages must return exactly one outcome per message, but your "
+                                + "publisher returned %s",
+                        messages.size(), outcomes)
+                .isNotNull()
+                .hasSize(messages.size());
         return outcomes;
     }
 
     private static void assertAllPublished(List<Message> messages, List<PublishOutcome> outcomes) {
         for (int i = 0; i < messages.size(); i++) {
-            assertThat(outcomes.get(i).isPublished()).as("message %d '%s' must be reported published (the broker "
-                    + "accepts it), but your publisher reported %s", i, messages.get(i).id(), outcomes.get(i))
+            assertThat(outcomes.get(i).isPublished())
+                    .as(
+                            "message %d '%s' must be reported published (the broker "
+                                    + "accepts it), but your publisher reported %s",
+                            i, messages.get(i).id(), outcomes.get(i))
                     .isTrue();
         }
     }
 
-    /** Reads back and checks that exactly {@code sent} arrived, each with its id, payload and key. */
+    /**
+     * Reads back and checks that exactly {@code sent} arrived, each with its id, payload and key.
+     */
     private List<Received> assertArrived(String topic, List<Message> sent) {
         List<Received> got = readBack(topic, sent.size(), readBackTimeout());
         Map<String, Message> byId = new LinkedHashMap<>();
         sent.forEach(m -> byId.put(m.id(), m));
-        Set<String> arrived = got.stream().map(Received::id).collect(Collectors.toCollection(LinkedHashSet::new));
+        Set<String> arrived =
+                got.stream().map(Received::id).collect(Collectors.toCollection(LinkedHashSet::new));
         Set<String> missing = new LinkedHashSet<>(byId.keySet());
         missing.removeAll(arrived);
-        assertThat(missing).as("your publisher reported %d message(s) published, but %d never became readable at "
-                + "the broker under their id within %s (published must mean the broker has taken durable "
-                + "responsibility, and the id must travel with the message): missing %s; the broker holds %s",
-                sent.size(), missing.size(), readBackTimeout(), missing, arrived).isEmpty();
+        assertThat(missing)
+                .as(
+                        "your publisher reported %d message(s) published, but %d never became readable at "
+                                + "the broker under their id within %s (published must mean the broker has taken durable "
+                                + "responsibility, and the id must travel with the message): missing %s; the broker holds %s",
+                        sent.size(), missing.size(), readBackTimeout(), missing, arrived)
+                .isEmpty();
         Set<String> unknown = new LinkedHashSet<>(arrived);
         unknown.removeAll(byId.keySet());
-        assertThat(unknown).as("the broker holds messages whose id was never published: %s (the message id must "
-                + "be carried unchanged)", unknown).isEmpty();
+        assertThat(unknown)
+                .as(
+                        "the broker holds messages whose id was never published: %s (the message id must "
+                                + "be carried unchanged)",
+                        unknown)
+                .isEmpty();
         for (Received r : got) {
             Message m = byId.get(r.id());
             List<String> diffs = new ArrayList<>();
             Describe.payload(diffs, "payload", m.payload(), r.payload());
-            assertThat(diffs).as("message '%s' must reach the broker with its payload unchanged, but: %s",
-                    m.id(), diffs).isEmpty();
+            assertThat(diffs)
+                    .as(
+                            "message '%s' must reach the broker with its payload unchanged, but: %s",
+                            m.id(), diffs)
+                    .isEmpty();
             if (m.key().isPresent() && r.key().isPresent()) {
-                assertThat(r.key()).as("message '%s' must reach the broker with its key", m.id())
+                assertThat(r.key())
+                        .as("message '%s' must reach the broker with its key", m.id())
                         .isEqualTo(m.key());
             }
         }
@@ -210,7 +238,8 @@ public abstract class PublisherContract {
     @DisplayName("Outcomes")
     class Outcomes extends Rules {
         @Test
-        @DisplayName("publish returns one outcome per message, and a message the broker accepts is reported published")
+        @DisplayName(
+                "publish returns one outcome per message, and a message the broker accepts is reported published")
         void required_reportsOneOutcomePerMessage() {
             String topic = newTopic();
             List<Message> sent = messages(topic, 5);
@@ -218,22 +247,35 @@ public abstract class PublisherContract {
         }
 
         @Test
-        @DisplayName("a permanently rejected message is reported permanent, in its place, and the rest of the batch is published")
+        @DisplayName(
+                "a permanently rejected message is reported permanent, in its place, and the rest of the batch is published")
         void optional_permanentRejectionIsReportedAsPermanent() {
             String topic = newTopic();
             Optional<Message> rejected = permanentlyRejectedMessage(topic);
-            Assumptions.assumeTrue(rejected.isPresent(), () -> "skipped: " + permanentFailureUnsupported());
+            Assumptions.assumeTrue(
+                    rejected.isPresent(), () -> "skipped: " + permanentFailureUnsupported());
             Message before = message(topic).build();
             Message after = message(topic).key("after").build();
             List<PublishOutcome> outcomes = publish(List.of(before, rejected.get(), after));
             PublishOutcome bad = outcomes.get(1);
-            assertThat(bad.isPublished()).as("the permanently rejected message '%s' (index 1 of 3) must be "
-                    + "reported failed, but your publisher reported it published", rejected.get().id()).isFalse();
-            assertThat(bad.isPermanent()).as("the rejection of '%s' must be permanent (a PermanentFailureException "
-                    + "in the cause chain), so the relay dead-letters it instead of retrying forever, but your "
-                    + "publisher reported %s", rejected.get().id(), bad).isTrue();
-            assertThat(outcomes.get(0).isPublished() && outcomes.get(2).isPublished()).as("the other messages of "
-                    + "the batch (index 0 and 2) must still be published, but your publisher reported %s", outcomes)
+            assertThat(bad.isPublished())
+                    .as(
+                            "the permanently rejected message '%s' (index 1 of 3) must be "
+                                    + "reported failed, but your publisher reported it published",
+                            rejected.get().id())
+                    .isFalse();
+            assertThat(bad.isPermanent())
+                    .as(
+                            "the rejection of '%s' must be permanent (a PermanentFailureException "
+                                    + "in the cause chain), so the relay dead-letters it instead of retrying forever, but your "
+                                    + "publisher reported %s",
+                            rejected.get().id(), bad)
+                    .isTrue();
+            assertThat(outcomes.get(0).isPublished() && outcomes.get(2).isPublished())
+                    .as(
+                            "the other messages of "
+                                    + "the batch (index 0 and 2) must still be published, but your publisher reported %s",
+                            outcomes)
                     .isTrue();
             assertArrived(topic, List.of(before, after));
         }
@@ -247,7 +289,8 @@ public abstract class PublisherContract {
     @DisplayName("At the broker")
     class AtTheBroker extends Rules {
         @Test
-        @DisplayName("a message reported published is readable at the broker with its id, payload and key")
+        @DisplayName(
+                "a message reported published is readable at the broker with its id, payload and key")
         void required_publishedMessageIsReadableAtTheBroker() {
             String topic = newTopic();
             Message m = message(topic).key("order-42").build();
@@ -268,18 +311,26 @@ public abstract class PublisherContract {
         @DisplayName("messages sharing a key arrive in the order they were published")
         void optional_messagesSharingAKeyArriveInOrder() {
             Optional<String> reason = keyOrderUnsupported();
-            Assumptions.assumeTrue(reason.isEmpty(), () -> "skipped: keyOrderUnsupported() says "
-                    + reason.orElse("nothing"));
+            Assumptions.assumeTrue(
+                    reason.isEmpty(),
+                    () -> "skipped: keyOrderUnsupported() says " + reason.orElse("nothing"));
             String topic = newTopic();
             List<Message> sent = new ArrayList<>();
             for (int i = 0; i < 10; i++) {
                 sent.add(message(topic).key("same-key").build());
             }
             assertAllPublished(sent, publish(sent));
-            List<String> order = assertArrived(topic, sent).stream().map(Received::id).distinct()
-                    .collect(Collectors.toList());
-            assertThat(order).as("messages sharing a key must arrive in publish order %s, but the broker "
-                    + "delivered %s", Describe.idsOf(sent), order).containsExactlyElementsOf(Describe.idsOf(sent));
+            List<String> order =
+                    assertArrived(topic, sent).stream()
+                            .map(Received::id)
+                            .distinct()
+                            .collect(Collectors.toList());
+            assertThat(order)
+                    .as(
+                            "messages sharing a key must arrive in publish order %s, but the broker "
+                                    + "delivered %s",
+                            Describe.idsOf(sent), order)
+                    .containsExactlyElementsOf(Describe.idsOf(sent));
         }
     }
 
@@ -305,35 +356,56 @@ public abstract class PublisherContract {
                 List<Future<?>> futures = new ArrayList<>();
                 for (int t = 0; t < 2; t++) {
                     int first = t;
-                    futures.add(pool.submit(() -> {
-                        go.await();
-                        for (int b = first; b < batches.size(); b += 2) {
-                            List<Message> batch = batches.get(b);
-                            List<PublishOutcome> outcomes = publisher().publish(batch, publishTimeout());
-                            for (int i = 0; i < batch.size(); i++) {
-                                if (outcomes == null || outcomes.size() != batch.size()) {
-                                    problems.add("batch " + b + " got " + outcomes + " for " + batch.size()
-                                            + " messages");
-                                    break;
-                                }
-                                if (!outcomes.get(i).isPublished()) {
-                                    problems.add("'" + batch.get(i).id() + "' failed: " + outcomes.get(i));
-                                }
-                            }
-                        }
-                        return null;
-                    }));
+                    futures.add(
+                            pool.submit(
+                                    () -> {
+                                        go.await();
+                                        for (int b = first; b < batches.size(); b += 2) {
+                                            List<Message> batch = batches.get(b);
+                                            List<PublishOutcome> outcomes =
+                                                    publisher().publish(batch, publishTimeout());
+                                            for (int i = 0; i < batch.size(); i++) {
+                                                if (outcomes == null
+                                                        || outcomes.size() != batch.size()) {
+                                                    problems.add(
+                                                            "batch "
+                                                                    + b
+                                                                    + " got "
+                                                                    + outcomes
+                                                                    + " for "
+                                                                    + batch.size()
+                                                                    + " messages");
+                                                    break;
+                                                }
+                                                if (!outcomes.get(i).isPublished()) {
+                                                    problems.add(
+                                                            "'"
+                                                                    + batch.get(i).id()
+                                                                    + "' failed: "
+                                                                    + outcomes.get(i));
+                                                }
+                                            }
+                                        }
+                                        return null;
+                                    }));
                 }
                 go.countDown();
                 for (Future<?> f : futures) {
-                    f.get(publishTimeout().toMillis() * batches.size() + 10_000, TimeUnit.MILLISECONDS);
+                    f.get(
+                            publishTimeout().toMillis() * batches.size() + 10_000,
+                            TimeUnit.MILLISECONDS);
                 }
             } finally {
                 pool.shutdownNow();
             }
-            assertThat(problems).as("two threads publishing 3 batches each at once must all succeed (a publisher "
-                    + "is called from several threads), but: %s", problems).isEmpty();
-            assertArrived(topic, batches.stream().flatMap(List::stream).collect(Collectors.toList()));
+            assertThat(problems)
+                    .as(
+                            "two threads publishing 3 batches each at once must all succeed (a publisher "
+                                    + "is called from several threads), but: %s",
+                            problems)
+                    .isEmpty();
+            assertArrived(
+                    topic, batches.stream().flatMap(List::stream).collect(Collectors.toList()));
         }
     }
 }

@@ -15,9 +15,9 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /**
- * The publisher kit against the fake broker (every rule passes) and against publishers with one defect
- * each (the rules about that defect fail with a readable message). The broken publishers are static
- * nested classes, so surefire never runs them directly.
+ * The publisher kit against the fake broker (every rule passes) and against publishers with one
+ * defect each (the rules about that defect fail with a readable message). The broken publishers are
+ * static nested classes, so surefire never runs them directly.
  */
 class BrokenPublishersTest {
 
@@ -28,8 +28,10 @@ class BrokenPublishersTest {
             return new InMemoryBrokerPublisher() {
                 @Override
                 public List<PublishOutcome> publish(List<Message> messages, Duration timeout) {
-                    List<PublishOutcome> out = new ArrayList<>(super.publish(messages.subList(0, messages.size() - 1),
-                            timeout));
+                    List<PublishOutcome> out =
+                            new ArrayList<>(
+                                    super.publish(
+                                            messages.subList(0, messages.size() - 1), timeout));
                     out.add(PublishOutcome.published());
                     return out;
                 }
@@ -45,8 +47,15 @@ class BrokenPublishersTest {
                 @Override
                 public List<PublishOutcome> publish(List<Message> messages, Duration timeout) {
                     return super.publish(messages, timeout).stream()
-                            .map(o -> o.isPermanent() ? PublishOutcome.failed(new IllegalStateException(
-                                    o.failure().orElseThrow().getMessage())) : o)
+                            .map(
+                                    o ->
+                                            o.isPermanent()
+                                                    ? PublishOutcome.failed(
+                                                            new IllegalStateException(
+                                                                    o.failure()
+                                                                            .orElseThrow()
+                                                                            .getMessage()))
+                                                    : o)
                             .collect(Collectors.toList());
                 }
             };
@@ -72,43 +81,64 @@ class BrokenPublishersTest {
         KitReport report = KitReport.run(InMemoryBrokerPublisherContractTest.class);
         assertThat(report.failed()).isEmpty();
         assertThat(report.skipped()).isEmpty();
-        assertThat(report.passed().keySet()).containsExactlyInAnyOrder(
-                "required_reportsOneOutcomePerMessage", "optional_permanentRejectionIsReportedAsPermanent",
-                "required_publishedMessageIsReadableAtTheBroker", "required_aBatchArrivesWithEveryId",
-                "optional_messagesSharingAKeyArriveInOrder", "required_concurrentPublishCallsAllArrive");
+        assertThat(report.passed().keySet())
+                .containsExactlyInAnyOrder(
+                        "required_reportsOneOutcomePerMessage",
+                                "optional_permanentRejectionIsReportedAsPermanent",
+                        "required_publishedMessageIsReadableAtTheBroker",
+                                "required_aBatchArrivesWithEveryId",
+                        "optional_messagesSharingAKeyArriveInOrder",
+                                "required_concurrentPublishCallsAllArrive");
     }
 
     @Test
-    @DisplayName("a publisher that reports success for a message it dropped fails every at-the-broker rule")
+    @DisplayName(
+            "a publisher that reports success for a message it dropped fails every at-the-broker rule")
     void dropsTheLastMessage() {
-        assertFails(DropsTheLastMessage.class, Set.of("required_publishedMessageIsReadableAtTheBroker",
-                "required_aBatchArrivesWithEveryId", "optional_messagesSharingAKeyArriveInOrder",
-                "required_concurrentPublishCallsAllArrive", "optional_permanentRejectionIsReportedAsPermanent"),
+        assertFails(
+                DropsTheLastMessage.class,
+                Set.of(
+                        "required_publishedMessageIsReadableAtTheBroker",
+                        "required_aBatchArrivesWithEveryId",
+                        "optional_messagesSharingAKeyArriveInOrder",
+                        "required_concurrentPublishCallsAllArrive",
+                        "optional_permanentRejectionIsReportedAsPermanent"),
                 "never became readable at the broker under their id");
     }
 
     @Test
-    @DisplayName("a publisher that reports a permanent rejection as retryable fails the permanent-failure rule")
+    @DisplayName(
+            "a publisher that reports a permanent rejection as retryable fails the permanent-failure rule")
     void rejectionReportedRetryable() {
-        assertFails(RejectionReportedRetryable.class, Set.of("optional_permanentRejectionIsReportedAsPermanent"),
+        assertFails(
+                RejectionReportedRetryable.class,
+                Set.of("optional_permanentRejectionIsReportedAsPermanent"),
                 "must be permanent (a PermanentFailureException in the cause chain)");
     }
 
     @Test
     @DisplayName("a publisher that does not carry the message id fails every at-the-broker rule")
     void losesTheId() {
-        assertFails(LosesTheId.class, Set.of("required_publishedMessageIsReadableAtTheBroker",
-                "required_aBatchArrivesWithEveryId", "optional_messagesSharingAKeyArriveInOrder",
-                "required_concurrentPublishCallsAllArrive", "optional_permanentRejectionIsReportedAsPermanent"),
+        assertFails(
+                LosesTheId.class,
+                Set.of(
+                        "required_publishedMessageIsReadableAtTheBroker",
+                        "required_aBatchArrivesWithEveryId",
+                        "optional_messagesSharingAKeyArriveInOrder",
+                        "required_concurrentPublishCallsAllArrive",
+                        "optional_permanentRejectionIsReportedAsPermanent"),
                 "the id must travel with the message");
     }
 
     private static void assertFails(Class<?> kit, Set<String> rules, String phrase) {
         KitReport report = KitReport.run(kit);
         Map<String, KitReport.Outcome> failed = report.failed();
-        String failures = failed.values().stream().map(o -> "\n  " + o.rule() + ": " + o.message())
-                .collect(Collectors.joining());
-        assertThat(failed.keySet()).as("%s must fail exactly %s; failures:%s", kit.getSimpleName(), rules, failures)
+        String failures =
+                failed.values().stream()
+                        .map(o -> "\n  " + o.rule() + ": " + o.message())
+                        .collect(Collectors.joining());
+        assertThat(failed.keySet())
+                .as("%s must fail exactly %s; failures:%s", kit.getSimpleName(), rules, failures)
                 .containsExactlyInAnyOrderElementsOf(rules);
         assertThat(failed.values()).allSatisfy(o -> assertThat(o.message()).contains(phrase));
         Set<String> others = new TreeSet<>(report.outcomes.keySet());

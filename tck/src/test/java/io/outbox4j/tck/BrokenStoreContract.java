@@ -10,9 +10,10 @@ import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 
 /**
- * The kit over the reference store wrapped by one deliberate defect. Subclasses are run only through
- * {@link KitReport} (junit-platform-testkit), never by surefire: they are static nested classes of
- * {@link BrokenStoresTest}, which surefire's default {@code **}{@code /*$*} exclusion skips.
+ * The kit over the reference store wrapped by one deliberate defect. Subclasses are run only
+ * through {@link KitReport} (junit-platform-testkit), never by surefire: they are static nested
+ * classes of {@link BrokenStoresTest}, which surefire's default {@code **}{@code /*$*} exclusion
+ * skips.
  */
 abstract class BrokenStoreContract extends OutboxStoreContract {
     final InMemoryOutboxStore reference = new InMemoryOutboxStore();
@@ -35,7 +36,8 @@ abstract class BrokenStoreContract extends OutboxStoreContract {
 
     /** A store whose claims return each message passed through {@code change}. */
     static OutboxStore changingMessages(OutboxStore store, UnaryOperator<Message> change) {
-        return changingDeliveries(store, d -> new Delivery(change.apply(d.message()), d.receipt(), d.attempt()));
+        return changingDeliveries(
+                store, d -> new Delivery(change.apply(d.message()), d.receipt(), d.attempt()));
     }
 
     @Override

@@ -13,18 +13,19 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Forwards every call to the reference store and remembers, per message, who holds its latest lease, so
- * that a broken store can bend exactly one rule. Every method is synchronized: the broken behaviour must
- * not be blamed on a race in the wrapper.
+ * Forwards every call to the reference store and remembers, per message, who holds its latest
+ * lease, so that a broken store can bend exactly one rule. Every method is synchronized: the broken
+ * behaviour must not be blamed on a race in the wrapper.
  */
 class ForwardingStore implements OutboxStore {
     /** The latest lease handed out for a message. */
-    record Lease(String owner, Delivery delivery, Instant until) {
-    }
+    record Lease(String owner, Delivery delivery, Instant until) {}
 
     final OutboxStore delegate;
+
     /** message id → latest lease the wrapper saw the reference store hand out. */
     final Map<String, Lease> latest = new HashMap<>();
+
     /** receipt → message id, for every receipt ever handed out. */
     final Map<String, String> idOfReceipt = new HashMap<>();
 
@@ -70,7 +71,9 @@ class ForwardingStore implements OutboxStore {
     /** Forgets the lease behind a receipt that was completed, released or dead-lettered. */
     void finished(String receipt) {
         String id = idOfReceipt.get(receipt);
-        if (id != null && latest.containsKey(id) && latest.get(id).delivery().receipt().equals(receipt)) {
+        if (id != null
+                && latest.containsKey(id)
+                && latest.get(id).delivery().receipt().equals(receipt)) {
             latest.remove(id);
         }
     }

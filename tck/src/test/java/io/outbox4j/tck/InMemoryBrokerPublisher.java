@@ -11,9 +11,9 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A fake "broker" for the publisher kit's self-test: a map of topics to the messages they received. It
- * rejects payloads over {@link #MAX_PAYLOAD} bytes permanently, as a broker rejects a record too large.
- * Subclasses bend one rule each.
+ * A fake "broker" for the publisher kit's self-test: a map of topics to the messages they received.
+ * It rejects payloads over {@link #MAX_PAYLOAD} bytes permanently, as a broker rejects a record too
+ * large. Subclasses bend one rule each.
  */
 class InMemoryBrokerPublisher implements Publisher {
     static final int MAX_PAYLOAD = 1000;
@@ -25,8 +25,14 @@ class InMemoryBrokerPublisher implements Publisher {
         List<PublishOutcome> out = new ArrayList<>();
         for (Message m : messages) {
             if (m.payloadSize() > MAX_PAYLOAD) {
-                out.add(PublishOutcome.failed(new PermanentFailureException(
-                        "payload is " + m.payloadSize() + " bytes, over the broker's " + MAX_PAYLOAD + " limit")));
+                out.add(
+                        PublishOutcome.failed(
+                                new PermanentFailureException(
+                                        "payload is "
+                                                + m.payloadSize()
+                                                + " bytes, over the broker's "
+                                                + MAX_PAYLOAD
+                                                + " limit")));
             } else {
                 deliver(m);
                 out.add(PublishOutcome.published());
@@ -36,7 +42,8 @@ class InMemoryBrokerPublisher implements Publisher {
     }
 
     void deliver(Message m) {
-        List<PublisherContract.Received> queue = topics.computeIfAbsent(m.topic(), t -> new ArrayList<>());
+        List<PublisherContract.Received> queue =
+                topics.computeIfAbsent(m.topic(), t -> new ArrayList<>());
         synchronized (queue) {
             queue.add(new PublisherContract.Received(m.id(), m.payload(), m.key()));
         }

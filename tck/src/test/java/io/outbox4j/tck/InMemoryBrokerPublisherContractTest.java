@@ -32,7 +32,12 @@ class InMemoryBrokerPublisherContractTest extends PublisherContract {
 
     @Override
     protected Optional<Message> permanentlyRejectedMessage(String topic) {
-        return Optional.of(Message.builder().id("too-large-" + UUID.randomUUID()).topic(topic).module("tck")
-                .payload(new byte[InMemoryBrokerPublisher.MAX_PAYLOAD + 1]).build());
+        return Optional.of(
+                Message.builder()
+                        .id("too-large-" + UUID.randomUUID())
+                        .topic(topic)
+                        .module("tck")
+                        .payload(new byte[InMemoryBrokerPublisher.MAX_PAYLOAD + 1])
+                        .build());
     }
 }

@@ -12,15 +12,16 @@ import org.junit.platform.testkit.engine.EngineTestKit;
 import org.junit.platform.testkit.engine.Event;
 
 /**
- * Runs a concrete kit subclass through the JUnit Platform (junit-platform-testkit) and records, per rule
- * (test method name), whether it passed, failed or was skipped, and the failure or skip message.
+ * Runs a concrete kit subclass through the JUnit Platform (junit-platform-testkit) and records, per
+ * rule (test method name), whether it passed, failed or was skipped, and the failure or skip
+ * message.
  */
 final class KitReport {
     private static final Map<String, KitReport> CACHE = new ConcurrentHashMap<>();
 
     /** The outcome of one rule. */
-    record Outcome(String rule, String displayName, TestExecutionResult.Status status, String message) {
-    }
+    record Outcome(
+            String rule, String displayName, TestExecutionResult.Status status, String message) {}
 
     final Map<String, Outcome> outcomes = new TreeMap<>();
     final int failedContainers;
@@ -28,12 +29,21 @@ final class KitReport {
     private KitReport(EngineExecutionResults results) {
         for (Event e : results.testEvents().finished().list()) {
             TestExecutionResult r = e.getRequiredPayload(TestExecutionResult.class);
-            String rule = e.getTestDescriptor().getSource()
-                    .filter(MethodSource.class::isInstance).map(s -> ((MethodSource) s).getMethodName())
-                    .orElse(e.getTestDescriptor().getUniqueId().toString());
+            String rule =
+                    e.getTestDescriptor()
+                            .getSource()
+                            .filter(MethodSource.class::isInstance)
+                            .map(s -> ((MethodSource) s).getMethodName())
+                            .orElse(e.getTestDescriptor().getUniqueId().toString());
             String message = r.getThrowable().map(t -> String.valueOf(t.getMessage())).orElse("");
-            Outcome previous = outcomes.put(rule,
-                    new Outcome(rule, e.getTestDescriptor().getDisplayName(), r.getStatus(), message));
+            Outcome previous =
+                    outcomes.put(
+                            rule,
+                            new Outcome(
+                                    rule,
+                                    e.getTestDescriptor().getDisplayName(),
+                                    r.getStatus(),
+                                    message));
             if (previous != null) {
                 throw new IllegalStateException("two rules share the method name " + rule);
             }
@@ -46,24 +56,34 @@ final class KitReport {
         return of(kit.getName());
     }
 
-    /** Runs the named kit subclass (it may be package-private elsewhere) once per JVM and returns its report. */
+    /**
+     * Runs the named kit subclass (it may be package-private elsewhere) once per JVM and returns
+     * its report.
+     */
     static KitReport of(String className) {
-        return CACHE.computeIfAbsent(className, name -> new KitReport(
-                EngineTestKit.engine("junit-jupiter").selectors(selectClass(name)).execute()));
+        return CACHE.computeIfAbsent(
+                className,
+                name ->
+                        new KitReport(
+                                EngineTestKit.engine("junit-jupiter")
+                                        .selectors(selectClass(name))
+                                        .execute()));
     }
 
     /** Runs any test class (uncached); used for the publisher kit. */
     static KitReport run(Class<?> testClass) {
-        return new KitReport(EngineTestKit.engine("junit-jupiter").selectors(selectClass(testClass)).execute());
+        return new KitReport(
+                EngineTestKit.engine("junit-jupiter").selectors(selectClass(testClass)).execute());
     }
 
     Map<String, Outcome> withStatus(TestExecutionResult.Status status) {
         Map<String, Outcome> out = new TreeMap<>();
-        outcomes.forEach((rule, o) -> {
-            if (o.status() == status) {
-                out.put(rule, o);
-            }
-        });
+        outcomes.forEach(
+                (rule, o) -> {
+                    if (o.status() == status) {
+                        out.put(rule, o);
+                    }
+                });
         return out;
     }
 

@@ -15,7 +15,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** tck/README.md cannot rot: its code examples are the compiled example classes, and it names every rule. */
+/**
+ * tck/README.md cannot rot: its code examples are the compiled example classes, and it names every
+ * rule.
+ */
 class ReadmeTest {
     private static final Path MODULE = Path.of(System.getProperty("basedir", "."));
 
@@ -26,15 +29,22 @@ class ReadmeTest {
     @ParameterizedTest(name = "README shows the {1} region of {0} verbatim")
     @CsvSource({
         "src/test/java/io/outbox4j/tck/example/MyStoreContractTest.java, store-example",
-        "src/test/java/io/outbox4j/tck/example/MyArchitectureTest.java, arch-example"})
+        "src/test/java/io/outbox4j/tck/example/MyArchitectureTest.java, arch-example"
+    })
     void readmeShowsTheCompiledExample(String source, String tag) throws IOException {
         String code = read(source);
         String start = "// tag::" + tag + "[]\n";
         String end = "// end::" + tag + "[]";
-        assertThat(code).as("%s must mark its example with %s and %s", source, start.strip(), end).contains(start, end);
+        assertThat(code)
+                .as("%s must mark its example with %s and %s", source, start.strip(), end)
+                .contains(start, end);
         String region = code.substring(code.indexOf(start) + start.length(), code.indexOf(end));
-        assertThat(read("README.md")).as("README.md must show the %s region of %s verbatim in a ```java block; "
-                + "copy it again after changing the example", tag, source).contains("```java\n" + region + "```");
+        assertThat(read("README.md"))
+                .as(
+                        "README.md must show the %s region of %s verbatim in a ```java block; "
+                                + "copy it again after changing the example",
+                        tag, source)
+                .contains("```java\n" + region + "```");
     }
 
     @Test
@@ -53,7 +63,12 @@ class ReadmeTest {
             }
         }
         String readme = read("README.md");
-        assertThat(rules).hasSizeGreaterThan(40).allSatisfy(rule -> assertThat(readme)
-                .as("README.md must list the rule %s", rule).contains("`" + rule + "`"));
+        assertThat(rules)
+                .hasSizeGreaterThan(40)
+                .allSatisfy(
+                        rule ->
+                                assertThat(readme)
+                                        .as("README.md must list the rule %s", rule)
+                                        .contains("`" + rule + "`"));
     }
 }

@@ -15,10 +15,16 @@ import org.junit.jupiter.api.Test;
 class ReferenceStoreKitTest {
     /** The kit has at least this many rules; a rule lost by accident fails this count. */
     static final int MINIMUM_RULES = 37;
-    /** The README's example: the kit against the reference store, subclassed from another package. */
+
+    /**
+     * The README's example: the kit against the reference store, subclassed from another package.
+     */
     static final String README_EXAMPLE = "io.outbox4j.tck.example.MyStoreContractTest";
 
-    /** A store that cannot do transactions and cannot keep 1 MiB payloads: those rules must skip with the reason. */
+    /**
+     * A store that cannot do transactions and cannot keep 1 MiB payloads: those rules must skip
+     * with the reason.
+     */
     static class WithoutTransactionsOrLargePayloads extends BrokenStoreContract {
         @Override
         protected Optional<String> transactionsUnsupported() {
@@ -45,20 +51,29 @@ class ReferenceStoreKitTest {
     @DisplayName("every rule is named required_ or optional_ and has a sentence as display name")
     void rulesAreNamedAndDescribed() {
         KitReport report = KitReport.of(README_EXAMPLE);
-        assertThat(report.outcomes.values()).allSatisfy(o -> {
-            assertThat(o.rule()).matches("(required|optional)_[a-z][A-Za-z]+");
-            assertThat(o.displayName()).as("display name of %s", o.rule()).doesNotEndWith("()").contains(" ");
-        });
+        assertThat(report.outcomes.values())
+                .allSatisfy(
+                        o -> {
+                            assertThat(o.rule()).matches("(required|optional)_[a-z][A-Za-z]+");
+                            assertThat(o.displayName())
+                                    .as("display name of %s", o.rule())
+                                    .doesNotEndWith("()")
+                                    .contains(" ");
+                        });
     }
 
     @Test
-    @DisplayName("rules and rule groups are package-private, so a subclass cannot override or hide one")
+    @DisplayName(
+            "rules and rule groups are package-private, so a subclass cannot override or hide one")
     void rulesCannotBeOverridden() {
         List<Method> rules = new ArrayList<>();
         for (Class<?> group : OutboxStoreContract.class.getDeclaredClasses()) {
             if (group.isAnnotationPresent(Nested.class)) {
-                assertThat(Modifier.isPublic(group.getModifiers()) || Modifier.isProtected(group.getModifiers()))
-                        .as("rule group %s must be package-private", group.getSimpleName()).isFalse();
+                assertThat(
+                                Modifier.isPublic(group.getModifiers())
+                                        || Modifier.isProtected(group.getModifiers()))
+                        .as("rule group %s must be package-private", group.getSimpleName())
+                        .isFalse();
                 for (Method m : group.getDeclaredMethods()) {
                     if (m.isAnnotationPresent(Test.class)) {
                         rules.add(m);
@@ -67,19 +82,29 @@ class ReferenceStoreKitTest {
             }
         }
         assertThat(rules).hasSizeGreaterThanOrEqualTo(MINIMUM_RULES);
-        assertThat(rules).allSatisfy(m -> assertThat(m.getModifiers() & (Modifier.PUBLIC | Modifier.PROTECTED))
-                .as("rule %s must be package-private", m.getName()).isZero());
+        assertThat(rules)
+                .allSatisfy(
+                        m ->
+                                assertThat(
+                                                m.getModifiers()
+                                                        & (Modifier.PUBLIC | Modifier.PROTECTED))
+                                        .as("rule %s must be package-private", m.getName())
+                                        .isZero());
     }
 
     @Test
-    @DisplayName("rules a store cannot support are skipped with the reason its knob gives, never passed")
+    @DisplayName(
+            "rules a store cannot support are skipped with the reason its knob gives, never passed")
     void unsupportedCapabilitiesSkipWithTheReason() {
         KitReport report = KitReport.of(WithoutTransactionsOrLargePayloads.class);
-        assertThat(report.skipped().keySet()).containsExactlyInAnyOrder(
-                "required_rolledBackEnqueueIsNeverClaimable", "required_rejectedBatchLeavesNothingBehind",
-                "optional_payloadOfTheDefaultLimitRoundTrips");
+        assertThat(report.skipped().keySet())
+                .containsExactlyInAnyOrder(
+                        "required_rolledBackEnqueueIsNeverClaimable",
+                        "required_rejectedBatchLeavesNothingBehind",
+                        "optional_payloadOfTheDefaultLimitRoundTrips");
         assertThat(report.skipped().get("required_rolledBackEnqueueIsNeverClaimable").message())
-                .contains("transactionsUnsupported() says the test server has no multi-document transactions");
+                .contains(
+                        "transactionsUnsupported() says the test server has no multi-document transactions");
         assertThat(report.skipped().get("optional_payloadOfTheDefaultLimitRoundTrips").message())
                 .contains("largePayloadUnsupported() says items are capped at 400 KB");
         assertThat(report.failed()).isEmpty();

@@ -15,8 +15,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 /**
- * What the SQL server fixtures ({@link PostgresServer}, {@link MariaDbServer}) share: the address, fresh
- * databases per test class, and running the local server's commands.
+ * What the SQL server fixtures ({@link PostgresServer}, {@link MariaDbServer}) share: the address,
+ * fresh databases per test class, and running the local server's commands.
  */
 abstract class DatabaseServer {
     private static final Pattern DATABASE_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
@@ -39,8 +39,8 @@ abstract class DatabaseServer {
     abstract String product();
 
     /**
-     * Returns the JDBC URL of the server's default database. Tests should work in a database of their own:
-     * {@link #createDatabase}.
+     * Returns the JDBC URL of the server's default database. Tests should work in a database of
+     * their own: {@link #createDatabase}.
      *
      * @return a JDBC URL
      */
@@ -74,7 +74,8 @@ abstract class DatabaseServer {
      */
     public String createDatabase(String name) {
         if (name == null || !DATABASE_NAME.matcher(name).matches()) {
-            throw new IllegalArgumentException("database name must match " + DATABASE_NAME + ", but was '" + name + "'");
+            throw new IllegalArgumentException(
+                    "database name must match " + DATABASE_NAME + ", but was '" + name + "'");
         }
         try (Connection c = DriverManager.getConnection(jdbcUrl, user, password);
                 Statement st = c.createStatement()) {
@@ -82,7 +83,8 @@ abstract class DatabaseServer {
                 st.execute(sql);
             }
         } catch (SQLException e) {
-            throw new IllegalStateException("cannot create database " + name + " on " + this + ": " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "cannot create database " + name + " on " + this + ": " + e.getMessage(), e);
         }
         return withDatabase(jdbcUrl, name);
     }
@@ -107,8 +109,9 @@ abstract class DatabaseServer {
     }
 
     /**
-     * Creates the directory of a local server. Not {@link ServerSupport#tempDir}: its delete hook could run
-     * while the server still uses the directory; the fixture deletes it after stopping the server.
+     * Creates the directory of a local server. Not {@link ServerSupport#tempDir}: its delete hook
+     * could run while the server still uses the directory; the fixture deletes it after stopping
+     * the server.
      */
     static Path serverDir(String prefix) {
         try {
@@ -118,25 +121,40 @@ abstract class DatabaseServer {
         }
     }
 
-    /** Runs a command to its end, its output appended to {@code log}; fails with the tail of it when it fails. */
+    /**
+     * Runs a command to its end, its output appended to {@code log}; fails with the tail of it when
+     * it fails.
+     */
     static void run(List<String> command, Path log, Duration timeout) {
         try {
-            Process p = new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+            Process p =
+                    new ProcessBuilder(command)
+                            .redirectErrorStream(true)
+                            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                            .start();
             if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 p.destroyForcibly();
-                throw new IllegalStateException(String.join(" ", command) + " did not finish within " + timeout
-                        + ": " + tail(log));
+                throw new IllegalStateException(
+                        String.join(" ", command)
+                                + " did not finish within "
+                                + timeout
+                                + ": "
+                                + tail(log));
             }
             if (p.exitValue() != 0) {
-                throw new IllegalStateException(String.join(" ", command) + " failed with exit code " + p.exitValue()
-                        + ": " + tail(log));
+                throw new IllegalStateException(
+                        String.join(" ", command)
+                                + " failed with exit code "
+                                + p.exitValue()
+                                + ": "
+                                + tail(log));
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot run " + String.join(" ", command), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while running " + String.join(" ", command), e);
+            throw new IllegalStateException(
+                    "interrupted while running " + String.join(" ", command), e);
         }
     }
 

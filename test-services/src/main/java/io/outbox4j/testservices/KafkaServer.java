@@ -32,20 +32,23 @@ import org.slf4j.LoggerFactory;
  * A real Apache Kafka broker for tests and for the quickstart.
  *
  * <p>{@link #shared()} resolves one broker per JVM, in this order (DESIGN §7):
+ *
  * <ol>
- *   <li>{@code OUTBOX4J_KAFKA_BOOTSTRAP} — an external broker's bootstrap servers ({@code host:port,...});</li>
- *   <li>Testcontainers with the {@code apache/kafka} image when a Docker engine answers
- *       (disable with {@code OUTBOX4J_TESTCONTAINERS=false});</li>
- *   <li>otherwise a single-node KRaft broker (combined broker + controller) <em>inside this JVM</em>, from
- *       Apache Kafka's own jars ({@code org.apache.kafka:kafka_2.13}, same version as the client), listening
- *       on free 127.0.0.1 ports with its data in a temporary directory. It needs nothing installed and is up
- *       in a few seconds.</li>
+ *   <li>{@code OUTBOX4J_KAFKA_BOOTSTRAP} — an external broker's bootstrap servers ({@code
+ *       host:port,...});
+ *   <li>Testcontainers with the {@code apache/kafka} image when a Docker engine answers (disable
+ *       with {@code OUTBOX4J_TESTCONTAINERS=false});
+ *   <li>otherwise a single-node KRaft broker (combined broker + controller) <em>inside this
+ *       JVM</em>, from Apache Kafka's own jars ({@code org.apache.kafka:kafka_2.13}, same version
+ *       as the client), listening on free 127.0.0.1 ports with its data in a temporary directory.
+ *       It needs nothing installed and is up in a few seconds.
  * </ol>
+ *
  * The shared broker is stopped (and its data deleted) by a JVM shutdown hook.
  *
- * <p>{@link #startEmbedded()} always starts a new, private in-JVM broker owned by the caller: it can be
- * {@link #stop() stopped} and {@link #start() started} again on the same address with its data kept, which
- * is what a "broker down mid-run" test needs. {@link #close() Close} it when done.
+ * <p>{@link #startEmbedded()} always starts a new, private in-JVM broker owned by the caller: it
+ * can be {@link #stop() stopped} and {@link #start() started} again on the same address with its
+ * data kept, which is what a "broker down mid-run" test needs. {@link #close() Close} it when done.
  *
  * <pre>{@code
  * KafkaServer kafka = KafkaServer.shared();
@@ -53,14 +56,16 @@ import org.slf4j.LoggerFactory;
  * KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build();
  * }</pre>
  *
- * <p>The in-JVM and container brokers accept plaintext connections without authentication and auto-create a
- * topic (one partition) on first use; {@link #createTopic(String, int, Map)} creates one with chosen partitions
- * and configs and returns once every partition accepts writes. The in-JVM broker logs through slf4j; keep it at
- * {@code warn}. A fatal broker error throws in the broker's thread instead of halting the JVM.
+ * <p>The in-JVM and container brokers accept plaintext connections without authentication and
+ * auto-create a topic (one partition) on first use; {@link #createTopic(String, int, Map)} creates
+ * one with chosen partitions and configs and returns once every partition accepts writes. The
+ * in-JVM broker logs through slf4j; keep it at {@code warn}. A fatal broker error throws in the
+ * broker's thread instead of halting the JVM.
  */
 public final class KafkaServer implements AutoCloseable {
     /** Environment variable naming an external broker's bootstrap servers. */
     public static final String BOOTSTRAP_ENV = "OUTBOX4J_KAFKA_BOOTSTRAP";
+
     /** The Docker image Testcontainers runs when Docker answers. */
     public static final String IMAGE = "apache/kafka:4.1.1";
 
@@ -75,7 +80,11 @@ public final class KafkaServer implements AutoCloseable {
     private final Runnable stopContainer;
     private Admin admin;
 
-    private KafkaServer(String bootstrapServers, String description, boolean ownedByCaller, Embedded embedded,
+    private KafkaServer(
+            String bootstrapServers,
+            String description,
+            boolean ownedByCaller,
+            Embedded embedded,
             Runnable stopContainer) {
         this.bootstrapServers = bootstrapServers;
         this.description = description;
@@ -93,7 +102,8 @@ public final class KafkaServer implements AutoCloseable {
         if (shared == null) {
             shared = resolve();
             KafkaServer s = shared;
-            Runtime.getRuntime().addShutdownHook(new Thread(s::shutdown, "outbox4j-kafka-shutdown"));
+            Runtime.getRuntime()
+                    .addShutdownHook(new Thread(s::shutdown, "outbox4j-kafka-shutdown"));
         }
         return shared;
     }
@@ -101,8 +111,12 @@ public final class KafkaServer implements AutoCloseable {
     private static KafkaServer resolve() {
         var external = ServerSupport.env(BOOTSTRAP_ENV);
         if (external.isPresent()) {
-            return new KafkaServer(external.get(), "external Kafka at " + external.get() + " (" + BOOTSTRAP_ENV + ")",
-                    false, null, null);
+            return new KafkaServer(
+                    external.get(),
+                    "external Kafka at " + external.get() + " (" + BOOTSTRAP_ENV + ")",
+                    false,
+                    null,
+                    null);
         }
         if (ServerSupport.dockerAvailable()) {
             return Container.start();
@@ -113,14 +127,20 @@ public final class KafkaServer implements AutoCloseable {
             return new KafkaServer(e.bootstrapServers(), e.describe(), false, e, null);
         } catch (RuntimeException | LinkageError e) {
             LOG.error("could not start an in-JVM Kafka broker", e);
-            throw ServerSupport.unavailable("Kafka", "the in-JVM KRaft broker failed to start (" + e
-                    + "); set " + BOOTSTRAP_ENV + "=host:port or start a Docker engine");
+            throw ServerSupport.unavailable(
+                    "Kafka",
+                    "the in-JVM KRaft broker failed to start ("
+                            + e
+                            + "); set "
+                            + BOOTSTRAP_ENV
+                            + "=host:port or start a Docker engine");
         }
     }
 
     /**
-     * Starts a new single-node KRaft broker in this JVM, private to the caller, whatever the environment says.
-     * It is stopped and deleted by {@link #close()}, or at the latest when the JVM exits.
+     * Starts a new single-node KRaft broker in this JVM, private to the caller, whatever the
+     * environment says. It is stopped and deleted by {@link #close()}, or at the latest when the
+     * JVM exits.
      *
      * @return the running broker; the caller closes it
      */
@@ -142,16 +162,19 @@ public final class KafkaServer implements AutoCloseable {
     }
 
     /**
-     * Returns the client properties needed to reach this broker (the bootstrap servers), to add a client's own.
+     * Returns the client properties needed to reach this broker (the bootstrap servers), to add a
+     * client's own.
      *
      * @return a new mutable map
      */
     public Map<String, Object> clientProperties() {
-        return new java.util.HashMap<>(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers));
+        return new java.util.HashMap<>(
+                Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers));
     }
 
     /**
-     * Creates a topic and waits until every partition has a leader. A topic that already exists is left as it is.
+     * Creates a topic and waits until every partition has a leader. A topic that already exists is
+     * left as it is.
      *
      * @param name the topic name
      * @param partitions how many partitions, at least 1
@@ -164,11 +187,16 @@ public final class KafkaServer implements AutoCloseable {
         Admin a = admin();
         try {
             try {
-                a.createTopics(List.of(new NewTopic(name, partitions, (short) 1).configs(Map.copyOf(configs))))
-                        .all().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+                a.createTopics(
+                                List.of(
+                                        new NewTopic(name, partitions, (short) 1)
+                                                .configs(Map.copyOf(configs))))
+                        .all()
+                        .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
             } catch (ExecutionException e) {
                 if (!(e.getCause() instanceof TopicExistsException)) {
-                    throw new IllegalStateException("could not create topic '" + name + "' on " + description,
+                    throw new IllegalStateException(
+                            "could not create topic '" + name + "' on " + description,
                             e.getCause());
                 }
             }
@@ -177,25 +205,48 @@ public final class KafkaServer implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while creating topic '" + name + "'", e);
         } catch (TimeoutException e) {
-            throw new IllegalStateException("creating topic '" + name + "' on " + description + " took over "
-                    + ADMIN_TIMEOUT, e);
+            throw new IllegalStateException(
+                    "creating topic '"
+                            + name
+                            + "' on "
+                            + description
+                            + " took over "
+                            + ADMIN_TIMEOUT,
+                    e);
         }
     }
 
-    private static void awaitLeaders(Admin a, String name) throws InterruptedException, TimeoutException {
+    private static void awaitLeaders(Admin a, String name)
+            throws InterruptedException, TimeoutException {
         long deadline = System.nanoTime() + ADMIN_TIMEOUT.toNanos();
         while (true) {
             try {
-                TopicDescription d = a.describeTopics(List.of(name)).allTopicNames()
-                        .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).get(name);
-                if (d != null && d.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
-                    // The leader in the metadata can run ahead of the partition being ready on the broker; a
-                    // producer that writes then gets NOT_LEADER_OR_FOLLOWER for some batches and not for others,
-                    // which the idempotent producer reports as out-of-order sequences. Listing offsets is answered
-                    // by the partition leader itself, so it succeeds only once every partition accepts writes.
+                TopicDescription d =
+                        a.describeTopics(List.of(name))
+                                .allTopicNames()
+                                .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                                .get(name);
+                if (d != null
+                        && d.partitions().stream()
+                                .allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
+                    // The leader in the metadata can run ahead of the partition being ready on the
+                    // broker; a
+                    // producer that writes then gets NOT_LEADER_OR_FOLLOWER for some batches and
+                    // not for others,
+                    // which the idempotent producer reports as out-of-order sequences. Listing
+                    // offsets is answered
+                    // by the partition leader itself, so it succeeds only once every partition
+                    // accepts writes.
                     Map<TopicPartition, OffsetSpec> latest = new java.util.HashMap<>();
-                    d.partitions().forEach(p -> latest.put(new TopicPartition(name, p.partition()), OffsetSpec.latest()));
-                    a.listOffsets(latest).all().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+                    d.partitions()
+                            .forEach(
+                                    p ->
+                                            latest.put(
+                                                    new TopicPartition(name, p.partition()),
+                                                    OffsetSpec.latest()));
+                    a.listOffsets(latest)
+                            .all()
+                            .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
                     return;
                 }
             } catch (ExecutionException e) {
@@ -233,8 +284,8 @@ public final class KafkaServer implements AutoCloseable {
     }
 
     /**
-     * Stops the broker, keeping its data and address, so clients see it go down. Only for a broker from
-     * {@link #startEmbedded()}.
+     * Stops the broker, keeping its data and address, so clients see it go down. Only for a broker
+     * from {@link #startEmbedded()}.
      *
      * @throws IllegalStateException for the shared broker
      */
@@ -245,8 +296,8 @@ public final class KafkaServer implements AutoCloseable {
     }
 
     /**
-     * Starts a {@link #stop() stopped} broker again on the same address with the same data; nothing happens when
-     * it is running. Only for a broker from {@link #startEmbedded()}.
+     * Starts a {@link #stop() stopped} broker again on the same address with the same data; nothing
+     * happens when it is running. Only for a broker from {@link #startEmbedded()}.
      *
      * @throws IllegalStateException for the shared broker
      */
@@ -256,7 +307,8 @@ public final class KafkaServer implements AutoCloseable {
     }
 
     /**
-     * Tells whether the broker is running (an external or container broker is always reported as running).
+     * Tells whether the broker is running (an external or container broker is always reported as
+     * running).
      *
      * @return {@code false} only for an embedded broker that is stopped
      */
@@ -266,12 +318,18 @@ public final class KafkaServer implements AutoCloseable {
 
     private void requireOwned(String what) {
         if (!ownedByCaller) {
-            throw new IllegalStateException("cannot " + what + " the shared Kafka broker (" + description
-                    + "); use KafkaServer.startEmbedded() for a broker of your own");
+            throw new IllegalStateException(
+                    "cannot "
+                            + what
+                            + " the shared Kafka broker ("
+                            + description
+                            + "); use KafkaServer.startEmbedded() for a broker of your own");
         }
     }
 
-    /** Stops and deletes a broker from {@link #startEmbedded()}; does nothing for the shared broker. */
+    /**
+     * Stops and deletes a broker from {@link #startEmbedded()}; does nothing for the shared broker.
+     */
     @Override
     public void close() {
         if (ownedByCaller) {
@@ -307,8 +365,12 @@ public final class KafkaServer implements AutoCloseable {
         static KafkaServer start() {
             var c = new org.testcontainers.kafka.KafkaContainer(IMAGE);
             c.start();
-            return new KafkaServer(c.getBootstrapServers(),
-                    "Testcontainers " + IMAGE + " at " + c.getBootstrapServers(), false, null, c::stop);
+            return new KafkaServer(
+                    c.getBootstrapServers(),
+                    "Testcontainers " + IMAGE + " at " + c.getBootstrapServers(),
+                    false,
+                    null,
+                    c::stop);
         }
     }
 
@@ -327,7 +389,8 @@ public final class KafkaServer implements AutoCloseable {
 
         static Embedded create() {
             installExitGuard();
-            // not ServerSupport.tempDir: its exit hook would delete the log while the broker's own hook flushes it
+            // not ServerSupport.tempDir: its exit hook would delete the log while the broker's own
+            // hook flushes it
             Path dir;
             try {
                 dir = Files.createTempDirectory("outbox4j-kafka-");
@@ -340,7 +403,12 @@ public final class KafkaServer implements AutoCloseable {
             p.put("process.roles", "broker,controller");
             p.put("node.id", "1");
             p.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
-            p.put("listeners", "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
+            p.put(
+                    "listeners",
+                    "PLAINTEXT://127.0.0.1:"
+                            + brokerPort
+                            + ",CONTROLLER://127.0.0.1:"
+                            + controllerPort);
             p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort);
             p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
             p.put("controller.listener.names", "CONTROLLER");
@@ -362,7 +430,9 @@ public final class KafkaServer implements AutoCloseable {
             return new Embedded(dir, p, brokerPort);
         }
 
-        /** Runs {@code kafka-storage format} in-process (static voters, so no {@code --standalone}). */
+        /**
+         * Runs {@code kafka-storage format} in-process (static voters, so no {@code --standalone}).
+         */
         private static void format(Path dir, Properties p) {
             Path file = dir.resolve("server.properties");
             try (OutputStream out = Files.newOutputStream(file)) {
@@ -373,25 +443,44 @@ public final class KafkaServer implements AutoCloseable {
             ByteArrayOutputStream output = new ByteArrayOutputStream();
             int rc;
             try (PrintStream ps = new PrintStream(output, true, StandardCharsets.UTF_8)) {
-                rc = kafka.tools.StorageTool.execute(new String[] {
-                    "format", "-t", Uuid.randomUuid().toString(), "-c", file.toString()}, ps);
+                rc =
+                        kafka.tools.StorageTool.execute(
+                                new String[] {
+                                    "format",
+                                    "-t",
+                                    Uuid.randomUuid().toString(),
+                                    "-c",
+                                    file.toString()
+                                },
+                                ps);
             }
             if (rc != 0) {
-                throw new IllegalStateException("formatting the Kafka log directory failed (rc=" + rc + "): "
-                        + output.toString(StandardCharsets.UTF_8));
+                throw new IllegalStateException(
+                        "formatting the Kafka log directory failed (rc="
+                                + rc
+                                + "): "
+                                + output.toString(StandardCharsets.UTF_8));
             }
         }
 
         /**
-         * A fatal broker error makes Kafka halt the JVM; in a test JVM that would kill the run without a report,
-         * so an embedded broker turns exit and halt into an exception in the failing broker thread instead.
+         * A fatal broker error makes Kafka halt the JVM; in a test JVM that would kill the run
+         * without a report, so an embedded broker turns exit and halt into an exception in the
+         * failing broker thread instead.
          */
         private static synchronized void installExitGuard() {
-            Exit.Procedure guard = (status, message) -> {
-                LOG.error("embedded Kafka broker asked to exit the JVM (status {}): {}", status, message);
-                throw new IllegalStateException("embedded Kafka broker asked to exit the JVM (status " + status
-                        + "): " + message);
-            };
+            Exit.Procedure guard =
+                    (status, message) -> {
+                        LOG.error(
+                                "embedded Kafka broker asked to exit the JVM (status {}): {}",
+                                status,
+                                message);
+                        throw new IllegalStateException(
+                                "embedded Kafka broker asked to exit the JVM (status "
+                                        + status
+                                        + "): "
+                                        + message);
+                    };
             Exit.setExitProcedure(guard);
             Exit.setHaltProcedure(guard);
         }
@@ -401,8 +490,13 @@ public final class KafkaServer implements AutoCloseable {
         }
 
         String describe() {
-            return "in-JVM Kafka " + org.apache.kafka.common.utils.AppInfoParser.getVersion() + " KRaft broker at "
-                    + bootstrapServers() + " (data in " + dir + ")";
+            return "in-JVM Kafka "
+                    + org.apache.kafka.common.utils.AppInfoParser.getVersion()
+                    + " KRaft broker at "
+                    + bootstrapServers()
+                    + " (data in "
+                    + dir
+                    + ")";
         }
 
         synchronized boolean isRunning() {
@@ -414,8 +508,9 @@ public final class KafkaServer implements AutoCloseable {
                 return;
             }
             long t0 = System.nanoTime();
-            kafka.server.KafkaRaftServer s = new kafka.server.KafkaRaftServer(
-                    kafka.server.KafkaConfig.fromProps(config, false), Time.SYSTEM);
+            kafka.server.KafkaRaftServer s =
+                    new kafka.server.KafkaRaftServer(
+                            kafka.server.KafkaConfig.fromProps(config, false), Time.SYSTEM);
             try {
                 s.startup();
             } catch (RuntimeException e) {

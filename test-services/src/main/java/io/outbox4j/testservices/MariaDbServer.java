@@ -18,11 +18,12 @@ import org.testcontainers.utility.DockerImageName;
 /**
  * A MariaDB server for the tests, started once per JVM and stopped by a shutdown hook.
  *
- * <p>Resolution (DESIGN §7): {@code OUTBOX4J_MARIADB_URL} (with {@code OUTBOX4J_MARIADB_USER}, default
- * {@code root}, and {@code OUTBOX4J_MARIADB_PASSWORD}, default empty) → a Testcontainers {@code mariadb:10.11}
- * when a Docker engine answers → the local installation ({@code mariadb-install-db} and {@code mariadbd} from
- * the {@code mariadb-server} package) started in a temporary directory on a free loopback port, with
- * durability relaxed for speed → otherwise {@link ServerSupport#unavailable}.
+ * <p>Resolution (DESIGN §7): {@code OUTBOX4J_MARIADB_URL} (with {@code OUTBOX4J_MARIADB_USER},
+ * default {@code root}, and {@code OUTBOX4J_MARIADB_PASSWORD}, default empty) → a Testcontainers
+ * {@code mariadb:10.11} when a Docker engine answers → the local installation ({@code
+ * mariadb-install-db} and {@code mariadbd} from the {@code mariadb-server} package) started in a
+ * temporary directory on a free loopback port, with durability relaxed for speed → otherwise {@link
+ * ServerSupport#unavailable}.
  *
  * <pre>{@code
  * String url = MariaDbServer.shared().createDatabase("store_jdbi_tck");
@@ -50,7 +51,8 @@ public final class MariaDbServer extends DatabaseServer {
 
     @Override
     List<String> recreateDatabase(String name) {
-        return List.of("DROP DATABASE IF EXISTS `" + name + "`",
+        return List.of(
+                "DROP DATABASE IF EXISTS `" + name + "`",
                 "CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin");
     }
 
@@ -62,28 +64,42 @@ public final class MariaDbServer extends DatabaseServer {
     private static MariaDbServer start() {
         Optional<String> url = ServerSupport.env("OUTBOX4J_MARIADB_URL");
         if (url.isPresent()) {
-            return new MariaDbServer(url.get(), ServerSupport.env("OUTBOX4J_MARIADB_USER").orElse("root"),
-                    ServerSupport.env("OUTBOX4J_MARIADB_PASSWORD").orElse(""), "OUTBOX4J_MARIADB_URL");
+            return new MariaDbServer(
+                    url.get(),
+                    ServerSupport.env("OUTBOX4J_MARIADB_USER").orElse("root"),
+                    ServerSupport.env("OUTBOX4J_MARIADB_PASSWORD").orElse(""),
+                    "OUTBOX4J_MARIADB_URL");
         }
         if (ServerSupport.dockerAvailable()) {
             return container();
         }
         Optional<Path> server = executable("mariadbd", "/usr/sbin/mariadbd", "/usr/sbin/mysqld");
-        Optional<Path> install = executable("mariadb-install-db", "/usr/bin/mariadb-install-db",
-                "/usr/bin/mysql_install_db");
+        Optional<Path> install =
+                executable(
+                        "mariadb-install-db",
+                        "/usr/bin/mariadb-install-db",
+                        "/usr/bin/mysql_install_db");
         if (server.isPresent() && install.isPresent()) {
             return local(server.get(), install.get());
         }
-        throw ServerSupport.unavailable("MariaDB", "apt-get install -y mariadb-server (mariadbd and"
-                + " mariadb-install-db are looked up on the PATH and in /usr/sbin, /usr/bin), start a Docker engine,"
-                + " or set OUTBOX4J_MARIADB_URL, OUTBOX4J_MARIADB_USER and OUTBOX4J_MARIADB_PASSWORD");
+        throw ServerSupport.unavailable(
+                "MariaDB",
+                "apt-get install -y mariadb-server (mariadbd and"
+                        + " mariadb-install-db are looked up on the PATH and in /usr/sbin, /usr/bin), start a Docker engine,"
+                        + " or set OUTBOX4J_MARIADB_URL, OUTBOX4J_MARIADB_USER and OUTBOX4J_MARIADB_PASSWORD");
     }
 
     private static MariaDbServer container() {
-        MariaDBContainer<?> c = new MariaDBContainer<>(DockerImageName.parse("mariadb:10.11"))
-                .withUsername("root").withPassword("test")
-                .withCommand("--innodb-flush-log-at-trx-commit=2", "--skip-innodb-doublewrite",
-                        "--max-connections=300", "--character-set-server=utf8mb4", "--collation-server=utf8mb4_bin");
+        MariaDBContainer<?> c =
+                new MariaDBContainer<>(DockerImageName.parse("mariadb:10.11"))
+                        .withUsername("root")
+                        .withPassword("test")
+                        .withCommand(
+                                "--innodb-flush-log-at-trx-commit=2",
+                                "--skip-innodb-doublewrite",
+                                "--max-connections=300",
+                                "--character-set-server=utf8mb4",
+                                "--collation-server=utf8mb4_bin");
         c.start();
         Runtime.getRuntime().addShutdownHook(new Thread(c::stop, "outbox4j-mariadb-stop"));
         return new MariaDbServer(c.getJdbcUrl(), "root", "test", "Testcontainers");
@@ -113,13 +129,31 @@ public final class MariaDbServer extends DatabaseServer {
         Path data = dir.resolve("data");
         Path errorLog = dir.resolve("error.log");
         int port = ServerSupport.freePort();
-        List<String> installDb = new ArrayList<>(List.of(install.toString(), "--no-defaults", "--datadir=" + data,
-                "--auth-root-authentication-method=normal", "--skip-test-db"));
-        List<String> serve = new ArrayList<>(List.of(server.toString(), "--no-defaults", "--datadir=" + data,
-                "--port=" + port, "--bind-address=127.0.0.1", "--socket=" + dir.resolve("mariadb.sock"),
-                "--pid-file=" + dir.resolve("mariadb.pid"), "--log-error=" + errorLog,
-                "--innodb-flush-log-at-trx-commit=2", "--skip-innodb-doublewrite", "--innodb-buffer-pool-size=256M",
-                "--max-connections=300", "--character-set-server=utf8mb4", "--collation-server=utf8mb4_bin"));
+        List<String> installDb =
+                new ArrayList<>(
+                        List.of(
+                                install.toString(),
+                                "--no-defaults",
+                                "--datadir=" + data,
+                                "--auth-root-authentication-method=normal",
+                                "--skip-test-db"));
+        List<String> serve =
+                new ArrayList<>(
+                        List.of(
+                                server.toString(),
+                                "--no-defaults",
+                                "--datadir=" + data,
+                                "--port=" + port,
+                                "--bind-address=127.0.0.1",
+                                "--socket=" + dir.resolve("mariadb.sock"),
+                                "--pid-file=" + dir.resolve("mariadb.pid"),
+                                "--log-error=" + errorLog,
+                                "--innodb-flush-log-at-trx-commit=2",
+                                "--skip-innodb-doublewrite",
+                                "--innodb-buffer-pool-size=256M",
+                                "--max-connections=300",
+                                "--character-set-server=utf8mb4",
+                                "--collation-server=utf8mb4_bin"));
         if (root) {
             installDb.add("--user=root");
             serve.add("--user=root");
@@ -127,34 +161,44 @@ public final class MariaDbServer extends DatabaseServer {
         run(installDb, dir.resolve("install-db.log"), Duration.ofSeconds(60));
         Process process;
         try {
-            process = new ProcessBuilder(serve).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("mariadbd.out").toFile())).start();
+            process =
+                    new ProcessBuilder(serve)
+                            .redirectErrorStream(true)
+                            .redirectOutput(
+                                    ProcessBuilder.Redirect.appendTo(
+                                            dir.resolve("mariadbd.out").toFile()))
+                            .start();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start " + server, e);
         }
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            process.destroy();
-            try {
-                if (!process.waitFor(20, TimeUnit.SECONDS)) {
-                    process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            ServerSupport.deleteQuietly(dir);
-        }, "outbox4j-mariadb-stop"));
+        Runtime.getRuntime()
+                .addShutdownHook(
+                        new Thread(
+                                () -> {
+                                    process.destroy();
+                                    try {
+                                        if (!process.waitFor(20, TimeUnit.SECONDS)) {
+                                            process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+                                        }
+                                    } catch (InterruptedException e) {
+                                        Thread.currentThread().interrupt();
+                                    }
+                                    ServerSupport.deleteQuietly(dir);
+                                },
+                                "outbox4j-mariadb-stop"));
         String url = "jdbc:mariadb://127.0.0.1:" + port + "/";
         awaitConnection(url, process, errorLog, Duration.ofSeconds(60));
         return new MariaDbServer(url, "root", "", "local " + server + ", data in " + dir);
     }
 
-    private static void awaitConnection(String url, Process process, Path errorLog, Duration timeout) {
+    private static void awaitConnection(
+            String url, Process process, Path errorLog, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         SQLException last = null;
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
-                throw new IllegalStateException("mariadbd exited with code " + process.exitValue() + ": "
-                        + tail(errorLog));
+                throw new IllegalStateException(
+                        "mariadbd exited with code " + process.exitValue() + ": " + tail(errorLog));
             }
             try {
                 DriverManager.getConnection(url + "?connectTimeout=1000", "root", "").close();
@@ -169,7 +213,14 @@ public final class MariaDbServer extends DatabaseServer {
                 throw new IllegalStateException("interrupted while waiting for MariaDB", e);
             }
         }
-        throw new IllegalStateException("MariaDB did not accept connections at " + url + " within " + timeout + " ("
-                + (last == null ? "" : last.getMessage()) + "): " + tail(errorLog));
+        throw new IllegalStateException(
+                "MariaDB did not accept connections at "
+                        + url
+                        + " within "
+                        + timeout
+                        + " ("
+                        + (last == null ? "" : last.getMessage())
+                        + "): "
+                        + tail(errorLog));
     }
 }

@@ -11,21 +11,28 @@ import org.testcontainers.utility.DockerImageName;
  * A MongoDB server for the tests, started once per JVM and stopped by a shutdown hook.
  *
  * <p>Resolution order (DESIGN §7):
+ *
  * <ol>
- *   <li>{@code OUTBOX4J_MONGODB_URI}: an existing server (a replica set for the transaction rules). Whether it
- *       runs transactions is read from {@code OUTBOX4J_MONGODB_TRANSACTIONS} ({@code true}/{@code false}); when
- *       unset, a URI naming a {@code replicaSet} or using {@code mongodb+srv} is taken to support them.</li>
- *   <li>Testcontainers {@code mongo:7.0} when a Docker engine answers: a single-node replica set, so
- *       multi-document transactions work.</li>
- *   <li>The in-JVM, wire-compatible {@code de.bwaldvogel:mongo-java-server} (memory backend) on a free loopback
- *       port. It reports MongoDB 6.0 so the 5.x driver connects; it has no sessions and no transactions.</li>
+ *   <li>{@code OUTBOX4J_MONGODB_URI}: an existing server (a replica set for the transaction rules).
+ *       Whether it runs transactions is read from {@code OUTBOX4J_MONGODB_TRANSACTIONS} ({@code
+ *       true}/{@code false}); when unset, a URI naming a {@code replicaSet} or using {@code
+ *       mongodb+srv} is taken to support them.
+ *   <li>Testcontainers {@code mongo:7.0} when a Docker engine answers: a single-node replica set,
+ *       so multi-document transactions work.
+ *   <li>The in-JVM, wire-compatible {@code de.bwaldvogel:mongo-java-server} (memory backend) on a
+ *       free loopback port. It reports MongoDB 6.0 so the 5.x driver connects; it has no sessions
+ *       and no transactions.
  * </ol>
  */
 public final class MongoServer {
     /** The environment variable naming an existing server. */
     public static final String URI_ENV = "OUTBOX4J_MONGODB_URI";
-    /** The environment variable telling whether the server of {@link #URI_ENV} runs transactions. */
+
+    /**
+     * The environment variable telling whether the server of {@link #URI_ENV} runs transactions.
+     */
     public static final String TRANSACTIONS_ENV = "OUTBOX4J_MONGODB_TRANSACTIONS";
+
     /** Why the in-JVM server cannot run the transaction rules. */
     public static final String NO_TRANSACTIONS_IN_JVM =
             "mongo-java-server has no sessions or multi-document transactions";
@@ -36,7 +43,8 @@ public final class MongoServer {
     private final String description;
     private final String transactionsUnsupported;
 
-    private MongoServer(String connectionString, String description, String transactionsUnsupported) {
+    private MongoServer(
+            String connectionString, String description, String transactionsUnsupported) {
         this.connectionString = connectionString;
         this.description = description;
         this.transactionsUnsupported = transactionsUnsupported;
@@ -65,17 +73,30 @@ public final class MongoServer {
         try {
             return inJvm();
         } catch (RuntimeException | LinkageError e) {
-            throw ServerSupport.unavailable("MongoDB", "the in-JVM mongo-java-server did not start (" + e
-                    + "); set " + URI_ENV + " to a MongoDB replica set, e.g. mongodb://127.0.0.1:27017/?replicaSet=rs0");
+            throw ServerSupport.unavailable(
+                    "MongoDB",
+                    "the in-JVM mongo-java-server did not start ("
+                            + e
+                            + "); set "
+                            + URI_ENV
+                            + " to a MongoDB replica set, e.g. mongodb://127.0.0.1:27017/?replicaSet=rs0");
         }
     }
 
     private static MongoServer fromEnvironment(String uri) {
         Optional<String> flag = ServerSupport.env(TRANSACTIONS_ENV);
-        boolean transactions = flag.map(Boolean::parseBoolean)
-                .orElse(uri.startsWith("mongodb+srv://") || uri.contains("replicaSet="));
-        String reason = transactions ? null : "the server of " + URI_ENV + " is not known to run multi-document "
-                + "transactions (name a replicaSet in the URI or set " + TRANSACTIONS_ENV + "=true)";
+        boolean transactions =
+                flag.map(Boolean::parseBoolean)
+                        .orElse(uri.startsWith("mongodb+srv://") || uri.contains("replicaSet="));
+        String reason =
+                transactions
+                        ? null
+                        : "the server of "
+                                + URI_ENV
+                                + " is not known to run multi-document "
+                                + "transactions (name a replicaSet in the URI or set "
+                                + TRANSACTIONS_ENV
+                                + "=true)";
         return new MongoServer(uri, "MongoDB at " + URI_ENV, reason);
     }
 
@@ -84,9 +105,12 @@ public final class MongoServer {
         container.start();
         Runtime.getRuntime().addShutdownHook(new Thread(container::stop, "mongodb-container-stop"));
         // A direct connection to the single replica-set member: it is the primary, so sessions and
-        // transactions work without the driver having to resolve the container's internal host name.
-        return new MongoServer(container.getConnectionString() + "/?directConnection=true",
-                "MongoDB 7.0 replica set (Testcontainers)", null);
+        // transactions work without the driver having to resolve the container's internal host
+        // name.
+        return new MongoServer(
+                container.getConnectionString() + "/?directConnection=true",
+                "MongoDB 7.0 replica set (Testcontainers)",
+                null);
     }
 
     private static MongoServer inJvm() {
@@ -94,9 +118,12 @@ public final class MongoServer {
                 new de.bwaldvogel.mongo.MongoServer(new MemoryBackend().version(new Version6()));
         int port = ServerSupport.freePort();
         server.bind("127.0.0.1", port);
-        Runtime.getRuntime().addShutdownHook(new Thread(server::shutdownNow, "mongo-java-server-stop"));
-        return new MongoServer("mongodb://127.0.0.1:" + port,
-                "mongo-java-server (in-JVM, memory backend, reporting MongoDB 6.0)", NO_TRANSACTIONS_IN_JVM);
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(server::shutdownNow, "mongo-java-server-stop"));
+        return new MongoServer(
+                "mongodb://127.0.0.1:" + port,
+                "mongo-java-server (in-JVM, memory backend, reporting MongoDB 6.0)",
+                NO_TRANSACTIONS_IN_JVM);
     }
 
     /**
@@ -109,7 +136,8 @@ public final class MongoServer {
     }
 
     /**
-     * Tells whether the server runs multi-document transactions (a replica set or a sharded cluster).
+     * Tells whether the server runs multi-document transactions (a replica set or a sharded
+     * cluster).
      *
      * @return {@code true} when sessions and transactions are available
      */
@@ -140,7 +168,10 @@ public final class MongoServer {
         return "MongoServer[" + description + "]";
     }
 
-    /** MongoDB 6.0 (wire version 17): the oldest the 5.x driver accepts, and what mongo-java-server can serve. */
+    /**
+     * MongoDB 6.0 (wire version 17): the oldest the 5.x driver accepts, and what mongo-java-server
+     * can serve.
+     */
     private static final class Version6 implements MongoVersion {
         @Override
         public List<Integer> getVersionArray() {

@@ -17,12 +17,13 @@ import org.testcontainers.utility.DockerImageName;
 /**
  * A PostgreSQL server for the tests, started once per JVM and stopped by a shutdown hook.
  *
- * <p>Resolution (DESIGN §7): {@code OUTBOX4J_POSTGRES_URL} (with {@code OUTBOX4J_POSTGRES_USER}, default
- * {@code postgres}, and {@code OUTBOX4J_POSTGRES_PASSWORD}, default empty) → a Testcontainers
- * {@code postgres:16-alpine} when a Docker engine answers → the local installation ({@code initdb} and
- * {@code pg_ctl} on the PATH or in {@code /usr/lib/postgresql/<version>/bin}) started in a temporary
- * directory on a free loopback port, with durability switched off for speed → otherwise
- * {@link ServerSupport#unavailable}. As root, the local server runs as the {@code postgres} user.
+ * <p>Resolution (DESIGN §7): {@code OUTBOX4J_POSTGRES_URL} (with {@code OUTBOX4J_POSTGRES_USER},
+ * default {@code postgres}, and {@code OUTBOX4J_POSTGRES_PASSWORD}, default empty) → a
+ * Testcontainers {@code postgres:16-alpine} when a Docker engine answers → the local installation
+ * ({@code initdb} and {@code pg_ctl} on the PATH or in {@code /usr/lib/postgresql/<version>/bin})
+ * started in a temporary directory on a free loopback port, with durability switched off for speed
+ * → otherwise {@link ServerSupport#unavailable}. As root, the local server runs as the {@code
+ * postgres} user.
  *
  * <pre>{@code
  * PostgresServer pg = PostgresServer.shared();
@@ -50,7 +51,8 @@ public final class PostgresServer extends DatabaseServer {
 
     @Override
     List<String> recreateDatabase(String name) {
-        return List.of("DROP DATABASE IF EXISTS \"" + name + "\" WITH (FORCE)",
+        return List.of(
+                "DROP DATABASE IF EXISTS \"" + name + "\" WITH (FORCE)",
                 "CREATE DATABASE \"" + name + "\" TEMPLATE template0 ENCODING 'UTF8'");
     }
 
@@ -62,8 +64,11 @@ public final class PostgresServer extends DatabaseServer {
     private static PostgresServer start() {
         Optional<String> url = ServerSupport.env("OUTBOX4J_POSTGRES_URL");
         if (url.isPresent()) {
-            return new PostgresServer(url.get(), ServerSupport.env("OUTBOX4J_POSTGRES_USER").orElse("postgres"),
-                    ServerSupport.env("OUTBOX4J_POSTGRES_PASSWORD").orElse(""), "OUTBOX4J_POSTGRES_URL");
+            return new PostgresServer(
+                    url.get(),
+                    ServerSupport.env("OUTBOX4J_POSTGRES_USER").orElse("postgres"),
+                    ServerSupport.env("OUTBOX4J_POSTGRES_PASSWORD").orElse(""),
+                    "OUTBOX4J_POSTGRES_URL");
         }
         if (ServerSupport.dockerAvailable()) {
             return container();
@@ -72,21 +77,36 @@ public final class PostgresServer extends DatabaseServer {
         if (bin.isPresent()) {
             return local(bin.get());
         }
-        throw ServerSupport.unavailable("PostgreSQL", "apt-get install -y postgresql (initdb and pg_ctl are"
-                + " looked up on the PATH and in /usr/lib/postgresql/*/bin), start a Docker engine, or set"
-                + " OUTBOX4J_POSTGRES_URL, OUTBOX4J_POSTGRES_USER and OUTBOX4J_POSTGRES_PASSWORD");
+        throw ServerSupport.unavailable(
+                "PostgreSQL",
+                "apt-get install -y postgresql (initdb and pg_ctl are"
+                        + " looked up on the PATH and in /usr/lib/postgresql/*/bin), start a Docker engine, or set"
+                        + " OUTBOX4J_POSTGRES_URL, OUTBOX4J_POSTGRES_USER and OUTBOX4J_POSTGRES_PASSWORD");
     }
 
     private static PostgresServer container() {
-        PostgreSQLContainer<?> c = new PostgreSQLContainer<>(DockerImageName.parse("postgres:16-alpine"))
-                .withCommand("postgres", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c",
-                        "full_page_writes=off", "-c", "max_connections=300");
+        PostgreSQLContainer<?> c =
+                new PostgreSQLContainer<>(DockerImageName.parse("postgres:16-alpine"))
+                        .withCommand(
+                                "postgres",
+                                "-c",
+                                "fsync=off",
+                                "-c",
+                                "synchronous_commit=off",
+                                "-c",
+                                "full_page_writes=off",
+                                "-c",
+                                "max_connections=300");
         c.start();
         Runtime.getRuntime().addShutdownHook(new Thread(c::stop, "outbox4j-postgres-stop"));
-        return new PostgresServer(c.getJdbcUrl(), c.getUsername(), c.getPassword(), "Testcontainers");
+        return new PostgresServer(
+                c.getJdbcUrl(), c.getUsername(), c.getPassword(), "Testcontainers");
     }
 
-    /** Finds the directory holding initdb and pg_ctl: the PATH first, then the newest Debian installation. */
+    /**
+     * Finds the directory holding initdb and pg_ctl: the PATH first, then the newest Debian
+     * installation.
+     */
     private static Optional<Path> binDir() {
         String path = System.getenv("PATH");
         if (path != null) {
@@ -107,7 +127,10 @@ public final class PostgresServer extends DatabaseServer {
         }
         try (Stream<Path> versions = Files.list(debian)) {
             return versions.map(v -> v.resolve("bin"))
-                    .filter(b -> Files.isExecutable(b.resolve("initdb")) && Files.isExecutable(b.resolve("pg_ctl")))
+                    .filter(
+                            b ->
+                                    Files.isExecutable(b.resolve("initdb"))
+                                            && Files.isExecutable(b.resolve("pg_ctl")))
                     .max(Comparator.comparingInt(PostgresServer::majorVersion));
         } catch (IOException e) {
             return Optional.empty();
@@ -129,25 +152,76 @@ public final class PostgresServer extends DatabaseServer {
         Path log = dir.resolve("commands.log");
         int port = ServerSupport.freePort();
         if (root) {
-            // initdb and postgres refuse to run as root: the postgres user owns the directory and runs them.
+            // initdb and postgres refuse to run as root: the postgres user owns the directory and
+            // runs them.
             run(List.of("chown", "postgres:postgres", dir.toString()), log, Duration.ofSeconds(10));
         }
-        run(asPostgres(root, bin.resolve("initdb").toString(), "-D", data.toString(), "-A", "trust", "-U", "postgres",
-                "-E", "UTF8", "--locale=C", "--no-sync"), log, Duration.ofSeconds(60));
-        String options = "-p " + port + " -k " + dir + " -c listen_addresses=127.0.0.1 -c fsync=off"
-                + " -c synchronous_commit=off -c full_page_writes=off -c max_connections=300";
-        run(asPostgres(root, bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-o", options, "-l",
-                dir.resolve("postgres.log").toString(), "-w", "-t", "60", "start"), log, Duration.ofSeconds(70));
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            try {
-                run(asPostgres(root, bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-m", "immediate",
-                        "-w", "stop"), log, Duration.ofSeconds(30));
-            } catch (RuntimeException ignored) {
-                // the JVM is going away; nothing more to do
-            }
-            ServerSupport.deleteQuietly(dir);
-        }, "outbox4j-postgres-stop"));
-        return new PostgresServer("jdbc:postgresql://127.0.0.1:" + port + "/postgres", "postgres", "",
+        run(
+                asPostgres(
+                        root,
+                        bin.resolve("initdb").toString(),
+                        "-D",
+                        data.toString(),
+                        "-A",
+                        "trust",
+                        "-U",
+                        "postgres",
+                        "-E",
+                        "UTF8",
+                        "--locale=C",
+                        "--no-sync"),
+                log,
+                Duration.ofSeconds(60));
+        String options =
+                "-p "
+                        + port
+                        + " -k "
+                        + dir
+                        + " -c listen_addresses=127.0.0.1 -c fsync=off"
+                        + " -c synchronous_commit=off -c full_page_writes=off -c max_connections=300";
+        run(
+                asPostgres(
+                        root,
+                        bin.resolve("pg_ctl").toString(),
+                        "-D",
+                        data.toString(),
+                        "-o",
+                        options,
+                        "-l",
+                        dir.resolve("postgres.log").toString(),
+                        "-w",
+                        "-t",
+                        "60",
+                        "start"),
+                log,
+                Duration.ofSeconds(70));
+        Runtime.getRuntime()
+                .addShutdownHook(
+                        new Thread(
+                                () -> {
+                                    try {
+                                        run(
+                                                asPostgres(
+                                                        root,
+                                                        bin.resolve("pg_ctl").toString(),
+                                                        "-D",
+                                                        data.toString(),
+                                                        "-m",
+                                                        "immediate",
+                                                        "-w",
+                                                        "stop"),
+                                                log,
+                                                Duration.ofSeconds(30));
+                                    } catch (RuntimeException ignored) {
+                                        // the JVM is going away; nothing more to do
+                                    }
+                                    ServerSupport.deleteQuietly(dir);
+                                },
+                                "outbox4j-postgres-stop"));
+        return new PostgresServer(
+                "jdbc:postgresql://127.0.0.1:" + port + "/postgres",
+                "postgres",
+                "",
                 "local " + bin + ", data in " + dir);
     }
 

@@ -9,17 +9,17 @@ import java.nio.file.Path;
 import java.util.Optional;
 
 /**
- * Shared plumbing of the server fixtures: resolution order (DESIGN §7), free ports, temp directories and
- * what happens when a server cannot be had.
+ * Shared plumbing of the server fixtures: resolution order (DESIGN §7), free ports, temp
+ * directories and what happens when a server cannot be had.
  *
- * <p>Every fixture resolves its server in this order: an explicit address from an environment variable,
- * then Testcontainers when a Docker engine answers, then a local installation or an in-JVM server started
- * on a free loopback port. A fixture whose server cannot be had calls {@link #unavailable}: under
- * {@code CI=true} that fails the test; elsewhere it aborts (skips) the test with the same message.
+ * <p>Every fixture resolves its server in this order: an explicit address from an environment
+ * variable, then Testcontainers when a Docker engine answers, then a local installation or an
+ * in-JVM server started on a free loopback port. A fixture whose server cannot be had calls {@link
+ * #unavailable}: under {@code CI=true} that fails the test; elsewhere it aborts (skips) the test
+ * with the same message.
  */
 public final class ServerSupport {
-    private ServerSupport() {
-    }
+    private ServerSupport() {}
 
     /**
      * Tells whether the run is a CI run, where nothing may skip.

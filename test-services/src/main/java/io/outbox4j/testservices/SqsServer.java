@@ -12,14 +12,16 @@ import org.testcontainers.utility.DockerImageName;
  * An SQS-compatible server for the tests, started once per JVM and stopped by a shutdown hook.
  *
  * <p>Resolution order (DESIGN §7):
+ *
  * <ol>
- *   <li>{@code OUTBOX4J_SQS_ENDPOINT} (e.g. {@code http://127.0.0.1:4566} for a running LocalStack, or a real
- *       AWS endpoint), with {@code OUTBOX4J_SQS_REGION} (default {@code us-east-1}) and
- *       {@code OUTBOX4J_SQS_ACCESS_KEY_ID} / {@code OUTBOX4J_SQS_SECRET_ACCESS_KEY} (default {@code test}/{@code test});</li>
- *   <li>LocalStack through Testcontainers when a Docker engine answers ({@code OUTBOX4J_LOCALSTACK_IMAGE}
- *       overrides the image);</li>
- *   <li>ElasticMQ in this JVM ({@code org.elasticmq:elasticmq-rest-sqs_2.13}, on the classpath) on a free
- *       loopback port, with ElasticMQ's strict (AWS-like) limits.</li>
+ *   <li>{@code OUTBOX4J_SQS_ENDPOINT} (e.g. {@code http://127.0.0.1:4566} for a running LocalStack,
+ *       or a real AWS endpoint), with {@code OUTBOX4J_SQS_REGION} (default {@code us-east-1}) and
+ *       {@code OUTBOX4J_SQS_ACCESS_KEY_ID} / {@code OUTBOX4J_SQS_SECRET_ACCESS_KEY} (default {@code
+ *       test}/{@code test});
+ *   <li>LocalStack through Testcontainers when a Docker engine answers ({@code
+ *       OUTBOX4J_LOCALSTACK_IMAGE} overrides the image);
+ *   <li>ElasticMQ in this JVM ({@code org.elasticmq:elasticmq-rest-sqs_2.13}, on the classpath) on
+ *       a free loopback port, with ElasticMQ's strict (AWS-like) limits.
  * </ol>
  *
  * <p>The AWS SDK is not a dependency of this module: build a client from {@link #endpoint()},
@@ -35,7 +37,8 @@ public final class SqsServer {
     private final String accessKeyId;
     private final String secretAccessKey;
 
-    private SqsServer(String kind, URI endpoint, String region, String accessKeyId, String secretAccessKey) {
+    private SqsServer(
+            String kind, URI endpoint, String region, String accessKeyId, String secretAccessKey) {
         this.kind = kind;
         this.endpoint = endpoint;
         this.region = region;
@@ -58,7 +61,9 @@ public final class SqsServer {
     private static SqsServer start() {
         var external = ServerSupport.env("OUTBOX4J_SQS_ENDPOINT");
         if (external.isPresent()) {
-            return new SqsServer("external", URI.create(external.get()),
+            return new SqsServer(
+                    "external",
+                    URI.create(external.get()),
                     ServerSupport.env("OUTBOX4J_SQS_REGION").orElse("us-east-1"),
                     ServerSupport.env("OUTBOX4J_SQS_ACCESS_KEY_ID").orElse("test"),
                     ServerSupport.env("OUTBOX4J_SQS_SECRET_ACCESS_KEY").orElse("test"));
@@ -71,13 +76,20 @@ public final class SqsServer {
 
     @SuppressWarnings("resource") // stopped by the shutdown hook
     private static SqsServer startLocalStack() {
-        String image = ServerSupport.env("OUTBOX4J_LOCALSTACK_IMAGE").orElse(DEFAULT_LOCALSTACK_IMAGE);
-        LocalStackContainer container = new LocalStackContainer(DockerImageName.parse(image))
-                .withServices(LocalStackContainer.Service.SQS);
+        String image =
+                ServerSupport.env("OUTBOX4J_LOCALSTACK_IMAGE").orElse(DEFAULT_LOCALSTACK_IMAGE);
+        LocalStackContainer container =
+                new LocalStackContainer(DockerImageName.parse(image))
+                        .withServices(LocalStackContainer.Service.SQS);
         container.start();
-        Runtime.getRuntime().addShutdownHook(new Thread(container::stop, "outbox4j-localstack-stop"));
-        return new SqsServer("localstack", container.getEndpoint(), container.getRegion(),
-                container.getAccessKey(), container.getSecretKey());
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(container::stop, "outbox4j-localstack-stop"));
+        return new SqsServer(
+                "localstack",
+                container.getEndpoint(),
+                container.getRegion(),
+                container.getAccessKey(),
+                container.getSecretKey());
     }
 
     private static SqsServer startElasticMq() {
@@ -86,19 +98,34 @@ public final class SqsServer {
             int port = ServerSupport.freePort();
             try {
                 Instant started = Instant.now();
-                SQSRestServer server = SQSRestServerBuilder.withPort(port).withInterface("127.0.0.1").start();
+                SQSRestServer server =
+                        SQSRestServerBuilder.withPort(port).withInterface("127.0.0.1").start();
                 server.waitUntilStarted();
-                Runtime.getRuntime().addShutdownHook(new Thread(server::stopAndWait, "outbox4j-elasticmq-stop"));
-                org.slf4j.LoggerFactory.getLogger(SqsServer.class).info("ElasticMQ up on 127.0.0.1:{} in {} ms",
-                        port, Duration.between(started, Instant.now()).toMillis());
-                return new SqsServer("elasticmq", URI.create("http://127.0.0.1:" + port), "us-east-1", "test",
+                Runtime.getRuntime()
+                        .addShutdownHook(
+                                new Thread(server::stopAndWait, "outbox4j-elasticmq-stop"));
+                org.slf4j.LoggerFactory.getLogger(SqsServer.class)
+                        .info(
+                                "ElasticMQ up on 127.0.0.1:{} in {} ms",
+                                port,
+                                Duration.between(started, Instant.now()).toMillis());
+                return new SqsServer(
+                        "elasticmq",
+                        URI.create("http://127.0.0.1:" + port),
+                        "us-east-1",
+                        "test",
                         "test");
-            } catch (RuntimeException e) { // a port taken between freePort() and bind: try another one
+            } catch (
+                    RuntimeException
+                            e) { // a port taken between freePort() and bind: try another one
                 last = e;
             }
         }
-        throw ServerSupport.unavailable("SQS (ElasticMQ in the test JVM)",
-                "ElasticMQ failed to start (" + last + "); set OUTBOX4J_SQS_ENDPOINT to an SQS-compatible endpoint");
+        throw ServerSupport.unavailable(
+                "SQS (ElasticMQ in the test JVM)",
+                "ElasticMQ failed to start ("
+                        + last
+                        + "); set OUTBOX4J_SQS_ENDPOINT to an SQS-compatible endpoint");
     }
 
     /**
@@ -147,8 +174,8 @@ public final class SqsServer {
     }
 
     /**
-     * Tells whether the server is ElasticMQ in this JVM (whose behaviour differs from AWS in a few places,
-     * e.g. an oversized batch entry rejects the whole batch).
+     * Tells whether the server is ElasticMQ in this JVM (whose behaviour differs from AWS in a few
+     * places, e.g. an oversized batch entry rejects the whole batch).
      *
      * @return {@code true} for the in-JVM ElasticMQ
      */

@@ -16,8 +16,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 
 /**
- * One {@code publish} call: the records, one acknowledgement future per message, the send loop (run on a helper
- * thread, since a Kafka send may block) and the bounded wait (run by the caller).
+ * One {@code publish} call: the records, one acknowledgement future per message, the send loop (run
+ * on a helper thread, since a Kafka send may block) and the bounded wait (run by the caller).
  */
 final class Batch {
     private final List<Message> messages;
@@ -45,8 +45,9 @@ final class Batch {
     }
 
     /**
-     * Hands every record to the producer, then flushes it so the batch does not wait for {@code linger.ms}. Stops
-     * handing records over once the caller gave up or the publisher closed; never throws.
+     * Hands every record to the producer, then flushes it so the batch does not wait for {@code
+     * linger.ms}. Stops handing records over once the caller gave up or the publisher closed; never
+     * throws.
      */
     void send(Producer<byte[], byte[]> producer, BooleanSupplier closed) {
         int sent = 0;
@@ -57,19 +58,25 @@ final class Batch {
                     continue;
                 }
                 if (abandoned || closed.getAsBoolean()) {
-                    ack.completeExceptionally(new IllegalStateException(abandoned
-                            ? "not handed to the Kafka producer: the call's timeout of " + timeout + " passed first"
-                            : "not handed to the Kafka producer: the KafkaPublisher was closed"));
+                    ack.completeExceptionally(
+                            new IllegalStateException(
+                                    abandoned
+                                            ? "not handed to the Kafka producer: the call's timeout of "
+                                                    + timeout
+                                                    + " passed first"
+                                            : "not handed to the Kafka producer: the KafkaPublisher was closed"));
                     continue;
                 }
                 try {
-                    producer.send(records.get(i), (metadata, error) -> {
-                        if (error == null) {
-                            ack.complete(metadata);
-                        } else {
-                            ack.completeExceptionally(error);
-                        }
-                    });
+                    producer.send(
+                            records.get(i),
+                            (metadata, error) -> {
+                                if (error == null) {
+                                    ack.complete(metadata);
+                                } else {
+                                    ack.completeExceptionally(error);
+                                }
+                            });
                     sent++;
                 } catch (RuntimeException e) {
                     ack.completeExceptionally(e);
@@ -86,7 +93,10 @@ final class Batch {
         }
     }
 
-    /** Waits for every acknowledgement until the deadline ({@link System#nanoTime()}) and maps each to an outcome. */
+    /**
+     * Waits for every acknowledgement until the deadline ({@link System#nanoTime()}) and maps each
+     * to an outcome.
+     */
     List<PublishOutcome> await(long deadline) {
         List<PublishOutcome> outcomes = new ArrayList<>(messages.size());
         for (int i = 0; i < messages.size(); i++) {
@@ -104,9 +114,18 @@ final class Batch {
                 outcome = PublishOutcome.failed(Failures.classify(m, topicOf(i), e.getCause()));
             } catch (TimeoutException e) {
                 abandoned = true;
-                outcome = PublishOutcome.failed(new TimeoutException("message '" + m.id() + "' was not acknowledged"
-                        + " by Kafka" + (topicOf(i) == null ? "" : " for topic '" + topicOf(i) + "'") + " within "
-                        + timeout));
+                outcome =
+                        PublishOutcome.failed(
+                                new TimeoutException(
+                                        "message '"
+                                                + m.id()
+                                                + "' was not acknowledged"
+                                                + " by Kafka"
+                                                + (topicOf(i) == null
+                                                        ? ""
+                                                        : " for topic '" + topicOf(i) + "'")
+                                                + " within "
+                                                + timeout));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 abandoned = true;
@@ -117,7 +136,10 @@ final class Batch {
         return outcomes;
     }
 
-    /** Every message fails with the same cause (the publisher is closed, say), unless its record could not be built. */
+    /**
+     * Every message fails with the same cause (the publisher is closed, say), unless its record
+     * could not be built.
+     */
     List<PublishOutcome> failAll(Throwable cause) {
         abandoned = true;
         acks.forEach(ack -> ack.completeExceptionally(cause));

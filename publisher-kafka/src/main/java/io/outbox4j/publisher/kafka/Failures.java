@@ -12,14 +12,14 @@ import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.SerializationException;
 
 /**
- * Decides which Kafka errors no retry can fix. Only errors about the record or its destination are permanent;
- * everything else (unreachable broker, timeouts, not enough replicas, unknown server errors, authentication,
- * unsupported versions, a closed producer) is retryable, so a broker or configuration problem never dead-letters
- * a healthy message: at worst the relay's attempt limit does.
+ * Decides which Kafka errors no retry can fix. Only errors about the record or its destination are
+ * permanent; everything else (unreachable broker, timeouts, not enough replicas, unknown server
+ * errors, authentication, unsupported versions, a closed producer) is retryable, so a broker or
+ * configuration problem never dead-letters a healthy message: at worst the relay's attempt limit
+ * does.
  */
 final class Failures {
-    private Failures() {
-    }
+    private Failures() {}
 
     /**
      * Maps a send failure to the cause reported in the outcome.
@@ -28,7 +28,8 @@ final class Failures {
      */
     static Throwable classify(Message m, String topic, Throwable error) {
         Throwable e = error;
-        while ((e instanceof ExecutionException || e instanceof CompletionException) && e.getCause() != null) {
+        while ((e instanceof ExecutionException || e instanceof CompletionException)
+                && e.getCause() != null) {
             e = e.getCause();
         }
         if (e instanceof PermanentFailureException) {
@@ -38,9 +39,18 @@ final class Failures {
         if (reason == null) {
             return e;
         }
-        return new PermanentFailureException("Kafka refused message '" + m.id() + "'"
-                + (topic == null ? "" : " for topic '" + topic + "'") + " permanently (" + reason + "): "
-                + e.getClass().getSimpleName() + ": " + e.getMessage(), e);
+        return new PermanentFailureException(
+                "Kafka refused message '"
+                        + m.id()
+                        + "'"
+                        + (topic == null ? "" : " for topic '" + topic + "'")
+                        + " permanently ("
+                        + reason
+                        + "): "
+                        + e.getClass().getSimpleName()
+                        + ": "
+                        + e.getMessage(),
+                e);
     }
 
     private static String permanentReason(Throwable e) {

@@ -15,8 +15,8 @@ import java.util.function.Function;
 import org.apache.kafka.clients.producer.Producer;
 
 /**
- * A {@link Publisher} that sends each message as one Kafka record and reports it published only once the
- * broker acknowledged it under {@code acks=all} with the idempotent producer.
+ * A {@link Publisher} that sends each message as one Kafka record and reports it published only
+ * once the broker acknowledged it under {@code acks=all} with the idempotent producer.
  *
  * <pre>{@code
  * KafkaPublisher publisher = KafkaPublisher.builder()
@@ -26,47 +26,65 @@ import org.apache.kafka.clients.producer.Producer;
  * }</pre>
  *
  * <h2>The record</h2>
+ *
  * <ul>
- *   <li>topic: the {@linkplain Builder#topicMapper(Function) topic mapper}'s result, by default the message topic;</li>
- *   <li>key: the message key, else the message id (UTF-8), so one key always lands on one partition;</li>
- *   <li>value: the payload bytes; timestamp: set by the producer when sent (the event time is a header, so an
- *       old message is not expired by time-based retention the moment it is published);</li>
- *   <li>headers, UTF-8 values: {@value #ID_HEADER}, {@value #TOPIC_HEADER}, {@value #MODULE_HEADER},
- *       {@value #CONTENT_TYPE_HEADER}, {@value #OCCURRED_AT_HEADER} (ISO-8601, e.g.
- *       {@code 2024-05-01T12:00:00.123456Z}), then the user headers in their order. User headers cannot collide
- *       with these: {@link Message} forbids the {@code outbox-} prefix.</li>
+ *   <li>topic: the {@linkplain Builder#topicMapper(Function) topic mapper}'s result, by default the
+ *       message topic;
+ *   <li>key: the message key, else the message id (UTF-8), so one key always lands on one
+ *       partition;
+ *   <li>value: the payload bytes; timestamp: set by the producer when sent (the event time is a
+ *       header, so an old message is not expired by time-based retention the moment it is
+ *       published);
+ *   <li>headers, UTF-8 values: {@value #ID_HEADER}, {@value #TOPIC_HEADER}, {@value
+ *       #MODULE_HEADER}, {@value #CONTENT_TYPE_HEADER}, {@value #OCCURRED_AT_HEADER} (ISO-8601,
+ *       e.g. {@code 2024-05-01T12:00:00.123456Z}), then the user headers in their order. User
+ *       headers cannot collide with these: {@link Message} forbids the {@code outbox-} prefix.
  * </ul>
  *
  * <h2>Sending and outcomes</h2>
- * A batch is pipelined: every record is handed to the producer, the producer is flushed (so the batch does
- * not wait for {@code linger.ms}), then each acknowledgement is awaited, all within the call's timeout. Each
- * message gets its own outcome:
- * <ul>
- *   <li>published — the broker acknowledged the record;</li>
- *   <li>permanent failure ({@link io.outbox4j.api.PermanentFailureException}, the message is dead-lettered) —
- *       record too large, invalid topic name, a record the broker refuses as invalid, authorization refused,
- *       serialization error, or a topic mapper returning no valid topic;</li>
- *   <li>retryable failure — everything else: broker unreachable, not enough in-sync replicas, no acknowledgement
- *       within the timeout, the publisher closed.</li>
- * </ul>
- * The call returns within its timeout even when the producer blocks (no metadata, full buffer): sending runs on
- * a helper thread, and whatever is not acknowledged by the deadline is reported failed. Such a record may still
- * reach the broker later; it is then delivered twice, which at-least-once delivery allows (consumers deduplicate
- * on {@value #ID_HEADER}).
  *
- * <p>Instances are thread-safe: several relay workers may call {@link #publish} at once; they share one
- * producer.
+ * A batch is pipelined: every record is handed to the producer, the producer is flushed (so the
+ * batch does not wait for {@code linger.ms}), then each acknowledgement is awaited, all within the
+ * call's timeout. Each message gets its own outcome:
+ *
+ * <ul>
+ *   <li>published — the broker acknowledged the record;
+ *   <li>permanent failure ({@link io.outbox4j.api.PermanentFailureException}, the message is
+ *       dead-lettered) — record too large, invalid topic name, a record the broker refuses as
+ *       invalid, authorization refused, serialization error, or a topic mapper returning no valid
+ *       topic;
+ *   <li>retryable failure — everything else: broker unreachable, not enough in-sync replicas, no
+ *       acknowledgement within the timeout, the publisher closed.
+ * </ul>
+ *
+ * The call returns within its timeout even when the producer blocks (no metadata, full buffer):
+ * sending runs on a helper thread, and whatever is not acknowledged by the deadline is reported
+ * failed. Such a record may still reach the broker later; it is then delivered twice, which
+ * at-least-once delivery allows (consumers deduplicate on {@value #ID_HEADER}).
+ *
+ * <p>Instances are thread-safe: several relay workers may call {@link #publish} at once; they share
+ * one producer.
  */
 public final class KafkaPublisher implements Publisher {
     /** Header carrying {@link Message#id()}, the idempotency key consumers deduplicate on. */
     public static final String ID_HEADER = "outbox-id";
-    /** Header carrying {@link Message#topic()}, the event-contract identity (which may differ from the Kafka topic). */
+
+    /**
+     * Header carrying {@link Message#topic()}, the event-contract identity (which may differ from
+     * the Kafka topic).
+     */
     public static final String TOPIC_HEADER = "outbox-topic";
+
     /** Header carrying {@link Message#module()}. */
     public static final String MODULE_HEADER = "outbox-module";
+
     /** Header carrying {@link Message#contentType()}. */
     public static final String CONTENT_TYPE_HEADER = "outbox-content-type";
-    /** Header carrying {@link Message#occurredAt()} in ISO-8601 ({@link java.time.Instant#toString()}). */
+
+    /**
+     * Header carrying {@link Message#occurredAt()} in ISO-8601 ({@link
+     * java.time.Instant#toString()}).
+     */
     public static final String OCCURRED_AT_HEADER = "outbox-occurred-at";
 
     private static final AtomicInteger INSTANCES = new AtomicInteger();
@@ -78,19 +96,24 @@ public final class KafkaPublisher implements Publisher {
     private final ExecutorService senders;
     private volatile boolean closed;
 
-    private KafkaPublisher(Producer<byte[], byte[]> producer, boolean ownsProducer,
-            Function<Message, String> topicMapper, Duration closeTimeout) {
+    private KafkaPublisher(
+            Producer<byte[], byte[]> producer,
+            boolean ownsProducer,
+            Function<Message, String> topicMapper,
+            Duration closeTimeout) {
         this.producer = producer;
         this.ownsProducer = ownsProducer;
         this.topicMapper = topicMapper;
         this.closeTimeout = closeTimeout;
         String prefix = "outbox4j-kafka-" + INSTANCES.incrementAndGet() + "-send-";
         AtomicInteger threads = new AtomicInteger();
-        this.senders = Executors.newCachedThreadPool(task -> {
-            Thread t = new Thread(task, prefix + threads.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        this.senders =
+                Executors.newCachedThreadPool(
+                        task -> {
+                            Thread t = new Thread(task, prefix + threads.incrementAndGet());
+                            t.setDaemon(true);
+                            return t;
+                        });
     }
 
     /**
@@ -108,7 +131,8 @@ public final class KafkaPublisher implements Publisher {
      * @param messages the messages, not empty
      * @param timeout how long the call may take in all, positive
      * @return one outcome per message, in the order of {@code messages}
-     * @throws IllegalArgumentException if {@code messages} is null or holds null, or {@code timeout} is not positive
+     * @throws IllegalArgumentException if {@code messages} is null or holds null, or {@code
+     *     timeout} is not positive
      */
     @Override
     public List<PublishOutcome> publish(List<Message> messages, Duration timeout) {
@@ -117,7 +141,8 @@ public final class KafkaPublisher implements Publisher {
         }
         for (int i = 0; i < messages.size(); i++) {
             if (messages.get(i) == null) {
-                throw new IllegalArgumentException("messages must not contain null, but element " + i + " is null");
+                throw new IllegalArgumentException(
+                        "messages must not contain null, but element " + i + " is null");
             }
         }
         if (timeout == null || timeout.isNegative() || timeout.isZero()) {
@@ -148,10 +173,10 @@ public final class KafkaPublisher implements Publisher {
     }
 
     /**
-     * Stops accepting batches and waits up to the close timeout for records already handed to the producer to be
-     * acknowledged; those still unacknowledged are reported failed to the calls that sent them, never published.
-     * A producer given to {@link Builder#producer(Producer)} is flushed (within the same timeout) but not closed:
-     * its owner closes it.
+     * Stops accepting batches and waits up to the close timeout for records already handed to the
+     * producer to be acknowledged; those still unacknowledged are reported failed to the calls that
+     * sent them, never published. A producer given to {@link Builder#producer(Producer)} is flushed
+     * (within the same timeout) but not closed: its owner closes it.
      */
     @Override
     public synchronized void close() {
@@ -177,20 +202,24 @@ public final class KafkaPublisher implements Publisher {
 
     @Override
     public String toString() {
-        return "KafkaPublisher[" + (ownsProducer ? "own producer" : "caller's producer") + (closed ? ", closed" : "")
+        return "KafkaPublisher["
+                + (ownsProducer ? "own producer" : "caller's producer")
+                + (closed ? ", closed" : "")
                 + "]";
     }
 
     /**
-     * Configures a {@link KafkaPublisher}. Give either {@link #bootstrapServers(String)} (plus any producer
-     * properties), and the publisher creates, configures and closes its own producer; or an existing
-     * {@link #producer(Producer)}, whose configuration and lifecycle stay with the caller.
+     * Configures a {@link KafkaPublisher}. Give either {@link #bootstrapServers(String)} (plus any
+     * producer properties), and the publisher creates, configures and closes its own producer; or
+     * an existing {@link #producer(Producer)}, whose configuration and lifecycle stay with the
+     * caller.
      *
-     * <p>An own producer is configured for durability explicitly: {@code acks=all}, {@code enable.idempotence=true},
-     * {@code delivery.timeout.ms} from {@link #deliveryTimeout(Duration)}, {@code max.block.ms} no longer than that.
-     * A property that would weaken acks or idempotence is refused in {@link #build()} unless
-     * {@link #allowWeakerDurability()} was called. Serializers and {@code transactional.id} are the publisher's
-     * own and cannot be set.
+     * <p>An own producer is configured for durability explicitly: {@code acks=all}, {@code
+     * enable.idempotence=true}, {@code delivery.timeout.ms} from {@link
+     * #deliveryTimeout(Duration)}, {@code max.block.ms} no longer than that. A property that would
+     * weaken acks or idempotence is refused in {@link #build()} unless {@link
+     * #allowWeakerDurability()} was called. Serializers and {@code transactional.id} are the
+     * publisher's own and cannot be set.
      */
     public static final class Builder {
         private String bootstrapServers;
@@ -200,8 +229,7 @@ public final class KafkaPublisher implements Publisher {
         private Duration closeTimeout = Duration.ofSeconds(10);
         private boolean allowWeakerDurability;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * Sets the brokers the publisher's own producer connects to.
@@ -212,17 +240,21 @@ public final class KafkaPublisher implements Publisher {
          */
         public Builder bootstrapServers(String bootstrapServers) {
             if (bootstrapServers == null || bootstrapServers.isBlank()) {
-                throw new IllegalArgumentException("bootstrapServers must not be blank, but was "
-                        + (bootstrapServers == null ? "null" : "'" + bootstrapServers + "'"));
+                throw new IllegalArgumentException(
+                        "bootstrapServers must not be blank, but was "
+                                + (bootstrapServers == null
+                                        ? "null"
+                                        : "'" + bootstrapServers + "'"));
             }
             this.bootstrapServers = bootstrapServers.strip();
             return this;
         }
 
         /**
-         * Adds one Kafka producer setting (see the Kafka producer configuration reference), e.g. security or
-         * compression settings; a later value for the same name replaces the earlier (this includes
-         * {@code delivery.timeout.ms}, which {@link #deliveryTimeout(Duration)} sets too).
+         * Adds one Kafka producer setting (see the Kafka producer configuration reference), e.g.
+         * security or compression settings; a later value for the same name replaces the earlier
+         * (this includes {@code delivery.timeout.ms}, which {@link #deliveryTimeout(Duration)} sets
+         * too).
          *
          * @param name the producer config name, e.g. {@code compression.type}
          * @param value its value, as a string or the config's type
@@ -234,7 +266,8 @@ public final class KafkaPublisher implements Publisher {
                 throw new IllegalArgumentException("producer property name must not be blank");
             }
             if (value == null) {
-                throw new IllegalArgumentException("producer property '" + name + "' must not have a null value");
+                throw new IllegalArgumentException(
+                        "producer property '" + name + "' must not have a null value");
             }
             properties.put(name.strip(), value);
             return this;
@@ -256,9 +289,9 @@ public final class KafkaPublisher implements Publisher {
         }
 
         /**
-         * Uses an existing producer instead of creating one. Its configuration is the caller's (nothing is
-         * checked: configure {@code acks=all} and idempotence yourself), and so is its lifecycle:
-         * {@link KafkaPublisher#close()} flushes it but does not close it.
+         * Uses an existing producer instead of creating one. Its configuration is the caller's
+         * (nothing is checked: configure {@code acks=all} and idempotence yourself), and so is its
+         * lifecycle: {@link KafkaPublisher#close()} flushes it but does not close it.
          *
          * @param producer a producer of byte-array keys and values, not transactional
          * @return this builder
@@ -275,9 +308,9 @@ public final class KafkaPublisher implements Publisher {
         /**
          * Chooses the Kafka topic of each message; by default the message topic.
          *
-         * @param topicMapper returns a valid Kafka topic name for a message; a null or invalid name makes that
-         *     message fail permanently, an exception makes it fail (permanently only if the exception is a
-         *     {@link io.outbox4j.api.PermanentFailureException})
+         * @param topicMapper returns a valid Kafka topic name for a message; a null or invalid name
+         *     makes that message fail permanently, an exception makes it fail (permanently only if
+         *     the exception is a {@link io.outbox4j.api.PermanentFailureException})
          * @return this builder
          * @throws IllegalArgumentException if null
          */
@@ -290,16 +323,19 @@ public final class KafkaPublisher implements Publisher {
         }
 
         /**
-         * Bounds how long the own producer keeps trying to deliver a record ({@code delivery.timeout.ms}) and
-         * how long a send may block ({@code max.block.ms}, unless set explicitly). Default 30 s. Keep it no
-         * longer than the timeout the relay gives each batch, so a record reported failed is rarely delivered late.
+         * Bounds how long the own producer keeps trying to deliver a record ({@code
+         * delivery.timeout.ms}) and how long a send may block ({@code max.block.ms}, unless set
+         * explicitly). Default 30 s. Keep it no longer than the timeout the relay gives each batch,
+         * so a record reported failed is rarely delivered late.
          *
          * @param deliveryTimeout positive, at most {@link Integer#MAX_VALUE} milliseconds
          * @return this builder
          * @throws IllegalArgumentException if not positive or too long
          */
         public Builder deliveryTimeout(Duration deliveryTimeout) {
-            properties.put(ProducerSettings.DELIVERY_TIMEOUT, ProducerSettings.millis(deliveryTimeout, "deliveryTimeout"));
+            properties.put(
+                    ProducerSettings.DELIVERY_TIMEOUT,
+                    ProducerSettings.millis(deliveryTimeout, "deliveryTimeout"));
             return this;
         }
 
@@ -312,7 +348,8 @@ public final class KafkaPublisher implements Publisher {
          */
         public Builder closeTimeout(Duration closeTimeout) {
             if (closeTimeout == null || closeTimeout.isNegative()) {
-                throw new IllegalArgumentException("closeTimeout must be zero or positive, but was " + closeTimeout);
+                throw new IllegalArgumentException(
+                        "closeTimeout must be zero or positive, but was " + closeTimeout);
             }
             this.closeTimeout = closeTimeout;
             return this;
@@ -320,8 +357,8 @@ public final class KafkaPublisher implements Publisher {
 
         /**
          * Accepts producer properties that weaken durability ({@code acks} other than {@code all},
-         * {@code enable.idempotence=false}). A message is then reported published when the broker says so under
-         * those weaker settings, and may be lost if the leader fails. Off by default.
+         * {@code enable.idempotence=false}). A message is then reported published when the broker
+         * says so under those weaker settings, and may be lost if the leader fails. Off by default.
          *
          * @return this builder
          */
@@ -331,21 +368,26 @@ public final class KafkaPublisher implements Publisher {
         }
 
         /**
-         * Validates the settings and creates the publisher (and its producer, unless one was given).
+         * Validates the settings and creates the publisher (and its producer, unless one was
+         * given).
          *
          * @return the publisher
-         * @throws IllegalArgumentException naming the setting that is missing, conflicting or weakens durability
+         * @throws IllegalArgumentException naming the setting that is missing, conflicting or
+         *     weakens durability
          */
         public KafkaPublisher build() {
             if (producer != null) {
                 if (bootstrapServers != null || !properties.isEmpty()) {
-                    throw new IllegalArgumentException("give either producer(...) or bootstrapServers/producer"
-                            + " properties, not both: a given producer's configuration is its owner's");
+                    throw new IllegalArgumentException(
+                            "give either producer(...) or bootstrapServers/producer"
+                                    + " properties, not both: a given producer's configuration is its owner's");
                 }
                 return new KafkaPublisher(producer, false, topicMapper, closeTimeout);
             }
-            Map<String, Object> config = ProducerSettings.resolve(bootstrapServers, properties, allowWeakerDurability);
-            return new KafkaPublisher(ProducerSettings.create(config), true, topicMapper, closeTimeout);
+            Map<String, Object> config =
+                    ProducerSettings.resolve(bootstrapServers, properties, allowWeakerDurability);
+            return new KafkaPublisher(
+                    ProducerSettings.create(config), true, topicMapper, closeTimeout);
         }
     }
 }

@@ -14,11 +14,13 @@ import org.apache.kafka.common.header.internals.RecordHeader;
 
 /** Maps a message to its Kafka record. */
 final class Records {
-    /** Kafka's own rule for topic names (org.apache.kafka.common.internals.Topic), checked before sending. */
+    /**
+     * Kafka's own rule for topic names (org.apache.kafka.common.internals.Topic), checked before
+     * sending.
+     */
     private static final Pattern LEGAL_TOPIC = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
 
-    private Records() {
-    }
+    private Records() {}
 
     /**
      * Returns the Kafka topic of a message.
@@ -28,11 +30,21 @@ final class Records {
      */
     static String topic(Message m, Function<Message, String> topicMapper) {
         String topic = topicMapper.apply(m);
-        if (topic == null || !LEGAL_TOPIC.matcher(topic).matches() || topic.equals(".") || topic.equals("..")) {
-            throw new PermanentFailureException("message '" + m.id() + "' maps to "
-                    + (topic == null ? "no Kafka topic (the topic mapper returned null)" : "'" + topic + "'")
-                    + (topic == null ? "" : ", which is not a valid Kafka topic name: 1 to 249 of"
-                            + " [a-zA-Z0-9._-], not '.' or '..'"));
+        if (topic == null
+                || !LEGAL_TOPIC.matcher(topic).matches()
+                || topic.equals(".")
+                || topic.equals("..")) {
+            throw new PermanentFailureException(
+                    "message '"
+                            + m.id()
+                            + "' maps to "
+                            + (topic == null
+                                    ? "no Kafka topic (the topic mapper returned null)"
+                                    : "'" + topic + "'")
+                            + (topic == null
+                                    ? ""
+                                    : ", which is not a valid Kafka topic name: 1 to 249 of"
+                                            + " [a-zA-Z0-9._-], not '.' or '..'"));
         }
         return topic;
     }

@@ -1,6 +1,6 @@
 /**
- * Kafka transport for outbox4j: {@link io.outbox4j.publisher.kafka.KafkaPublisher} publishes outbox messages
- * with an idempotent, {@code acks=all} producer and reports one outcome per message. Everything else in this
- * package is implementation.
+ * Kafka transport for outbox4j: {@link io.outbox4j.publisher.kafka.KafkaPublisher} publishes outbox
+ * messages with an idempotent, {@code acks=all} producer and reports one outcome per message.
+ * Everything else in this package is implementation.
  */
 package io.outbox4j.publisher.kafka;

@@ -17,8 +17,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * A broker that is down: the publisher returns within its timeout, reports retryable failures and never reports
- * a message published that the broker did not acknowledge. Uses a private embedded broker it can stop.
+ * A broker that is down: the publisher returns within its timeout, reports retryable failures and
+ * never reports a message published that the broker did not acknowledge. Uses a private embedded
+ * broker it can stop.
  */
 class BrokerDownTest {
     private static KafkaServer kafka;
@@ -34,25 +35,45 @@ class BrokerDownTest {
     }
 
     private static List<Message> batch(String prefix, String topic, int n) {
-        return IntStream.range(0, n).mapToObj(i -> Message.builder().id(prefix + "-" + i).topic(topic).module("m")
-                .key("k" + i % 3).payload("p" + i).build()).toList();
+        return IntStream.range(0, n)
+                .mapToObj(
+                        i ->
+                                Message.builder()
+                                        .id(prefix + "-" + i)
+                                        .topic(topic)
+                                        .module("m")
+                                        .key("k" + i % 3)
+                                        .payload("p" + i)
+                                        .build())
+                .toList();
     }
 
     private static void assertAllRetryable(List<PublishOutcome> outcomes) {
-        assertThat(outcomes).isNotEmpty().allSatisfy(o -> {
-            assertThat(o.isPublished()).as("nothing is published while the broker is down").isFalse();
-            assertThat(o.isPermanent()).as("a broker outage is retryable: " + o).isFalse();
-        });
+        assertThat(outcomes)
+                .isNotEmpty()
+                .allSatisfy(
+                        o -> {
+                            assertThat(o.isPublished())
+                                    .as("nothing is published while the broker is down")
+                                    .isFalse();
+                            assertThat(o.isPermanent())
+                                    .as("a broker outage is retryable: " + o)
+                                    .isFalse();
+                        });
     }
 
     @Test
     void publish_toABrokerThatNeverAnswered_failsRetryablyWithinTheTimeout() {
         // no metadata at all: a plain KafkaProducer.send would block for max.block.ms (here 30 s)
         String nowhere = "127.0.0.1:" + ServerSupport.freePort();
-        try (KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(nowhere)
-                .closeTimeout(Duration.ZERO).build()) {
+        try (KafkaPublisher publisher =
+                KafkaPublisher.builder()
+                        .bootstrapServers(nowhere)
+                        .closeTimeout(Duration.ZERO)
+                        .build()) {
             long t0 = System.nanoTime();
-            List<PublishOutcome> outcomes = publisher.publish(batch("never", "orders", 5), Duration.ofSeconds(2));
+            List<PublishOutcome> outcomes =
+                    publisher.publish(batch("never", "orders", 5), Duration.ofSeconds(2));
             long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
 
             assertThat(outcomes).hasSize(5);
@@ -65,47 +86,66 @@ class BrokerDownTest {
     @Test
     void publish_whileTheBrokerIsStopped_failsRetryably_andPublishesAgainAfterRestart() {
         String topic = KafkaTopics.create(kafka, "down", 3, Map.of());
-        try (KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers())
-                .deliveryTimeout(Duration.ofSeconds(5)).closeTimeout(Duration.ofSeconds(1)).build()) {
+        try (KafkaPublisher publisher =
+                KafkaPublisher.builder()
+                        .bootstrapServers(kafka.bootstrapServers())
+                        .deliveryTimeout(Duration.ofSeconds(5))
+                        .closeTimeout(Duration.ofSeconds(1))
+                        .build()) {
             assertThat(publisher.publish(batch("warm", topic, 3), Duration.ofSeconds(20)))
                     .allMatch(PublishOutcome::isPublished);
 
             kafka.stop();
             long t0 = System.nanoTime();
-            List<PublishOutcome> whileDown = publisher.publish(batch("down", topic, 20), Duration.ofSeconds(2));
+            List<PublishOutcome> whileDown =
+                    publisher.publish(batch("down", topic, 20), Duration.ofSeconds(2));
             long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
             kafka.start();
 
             assertAllRetryable(whileDown);
             assertThat(tookMs).as("publish returns within its 2 s timeout").isLessThan(3_000);
-            List<PublishOutcome> afterRestart = publisher.publish(batch("after", topic, 20), Duration.ofSeconds(30));
-            assertThat(afterRestart).allSatisfy(o -> assertThat(o.isPublished()).as(o.toString()).isTrue());
+            List<PublishOutcome> afterRestart =
+                    publisher.publish(batch("after", topic, 20), Duration.ofSeconds(30));
+            assertThat(afterRestart)
+                    .allSatisfy(o -> assertThat(o.isPublished()).as(o.toString()).isTrue());
         }
-        List<String> ids = KafkaTopics.readAll(kafka, topic, 23, Duration.ofSeconds(20)).stream()
-                .map(r -> KafkaTopics.header(r, KafkaPublisher.ID_HEADER)).toList();
-        assertThat(ids).contains("warm-0", "warm-1", "warm-2").containsAll(
-                IntStream.range(0, 20).mapToObj(i -> "after-" + i).toList());
+        List<String> ids =
+                KafkaTopics.readAll(kafka, topic, 23, Duration.ofSeconds(20)).stream()
+                        .map(r -> KafkaTopics.header(r, KafkaPublisher.ID_HEADER))
+                        .toList();
+        assertThat(ids)
+                .contains("warm-0", "warm-1", "warm-2")
+                .containsAll(IntStream.range(0, 20).mapToObj(i -> "after-" + i).toList());
     }
 
     @Test
     void close_whileABatchWaitsForAStoppedBroker_reportsItFailed_neverPublished() throws Exception {
         String topic = KafkaTopics.create(kafka, "closing", 1, Map.of());
-        KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers())
-                .closeTimeout(Duration.ofMillis(500)).build();
+        KafkaPublisher publisher =
+                KafkaPublisher.builder()
+                        .bootstrapServers(kafka.bootstrapServers())
+                        .closeTimeout(Duration.ofMillis(500))
+                        .build();
         try {
             assertThat(publisher.publish(batch("warm", topic, 1), Duration.ofSeconds(20)))
                     .allMatch(PublishOutcome::isPublished);
             kafka.stop();
-            CompletableFuture<List<PublishOutcome>> inFlight = CompletableFuture.supplyAsync(
-                    () -> publisher.publish(batch("inflight", topic, 10), Duration.ofSeconds(30)));
-            Thread.sleep(300); // let the batch reach the producer; the outcome does not depend on it
+            CompletableFuture<List<PublishOutcome>> inFlight =
+                    CompletableFuture.supplyAsync(
+                            () ->
+                                    publisher.publish(
+                                            batch("inflight", topic, 10), Duration.ofSeconds(30)));
+            Thread.sleep(
+                    300); // let the batch reach the producer; the outcome does not depend on it
             long t0 = System.nanoTime();
             publisher.close();
             List<PublishOutcome> outcomes = inFlight.get(10, TimeUnit.SECONDS);
             long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
 
             assertAllRetryable(outcomes);
-            assertThat(tookMs).as("close bounds the wait by its 500 ms timeout, not the call's 30 s").isLessThan(5_000);
+            assertThat(tookMs)
+                    .as("close bounds the wait by its 500 ms timeout, not the call's 30 s")
+                    .isLessThan(5_000);
         } finally {
             publisher.close();
         }

@@ -19,10 +19,10 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.junit.jupiter.api.Test;
 
 /**
- * A measurement, not a test (its name keeps it out of the default surefire run): batches of 100 through a durable
- * producer, awaiting the futures with and without a flush first, and through the publisher. Run it with
- * {@code ./mvnw -pl publisher-kafka test -Dtest=FlushThroughputMeasurement -Dsurefire.failIfNoSpecifiedTests=false}
- * and read the printed figures.
+ * A measurement, not a test (its name keeps it out of the default surefire run): batches of 100
+ * through a durable producer, awaiting the futures with and without a flush first, and through the
+ * publisher. Run it with {@code ./mvnw -pl publisher-kafka test -Dtest=FlushThroughputMeasurement
+ * -Dsurefire.failIfNoSpecifiedTests=false} and read the printed figures.
  */
 class FlushThroughputMeasurement {
     private static final int BATCH = 100;
@@ -32,39 +32,53 @@ class FlushThroughputMeasurement {
     @Test
     void measure() throws Exception {
         byte[] payload = "x".repeat(100).getBytes(StandardCharsets.UTF_8);
-        Map<String, Object> config = ProducerSettings.resolve(KAFKA.bootstrapServers(), Map.of(), false);
+        Map<String, Object> config =
+                ProducerSettings.resolve(KAFKA.bootstrapServers(), Map.of(), false);
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config)) {
             String warm = KafkaTopics.create(KAFKA, "warm", 1, Map.of());
             rawRun(producer, warm, payload, true, MESSAGES);
             for (int round = 0; round < 2; round++) {
                 String t1 = KafkaTopics.create(KAFKA, "flush", 1, Map.of());
                 String t2 = KafkaTopics.create(KAFKA, "noflush", 1, Map.of());
-                System.out.printf("raw producer, batches of %d, flush then await: %,.0f msg/s%n", BATCH,
-                        rawRun(producer, t1, payload, true, MESSAGES));
-                System.out.printf("raw producer, batches of %d, await only:       %,.0f msg/s%n", BATCH,
-                        rawRun(producer, t2, payload, false, MESSAGES / 10));
+                System.out.printf(
+                        "raw producer, batches of %d, flush then await: %,.0f msg/s%n",
+                        BATCH, rawRun(producer, t1, payload, true, MESSAGES));
+                System.out.printf(
+                        "raw producer, batches of %d, await only:       %,.0f msg/s%n",
+                        BATCH, rawRun(producer, t2, payload, false, MESSAGES / 10));
             }
         }
-        try (KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(KAFKA.bootstrapServers()).build()) {
+        try (KafkaPublisher publisher =
+                KafkaPublisher.builder().bootstrapServers(KAFKA.bootstrapServers()).build()) {
             String topic = KafkaTopics.create(KAFKA, "publisher", 4, Map.of());
             List<List<Message>> batches = batches(topic, payload);
             publishAll(publisher, batches.subList(0, batches.size() / 5), 1);
             for (int threads : new int[] {1, 4}) {
                 double rate = publishAll(publisher, batches, threads);
-                System.out.printf("KafkaPublisher.publish, batches of %d, %d thread(s): %,.0f msg/s%n", BATCH, threads,
-                        rate);
+                System.out.printf(
+                        "KafkaPublisher.publish, batches of %d, %d thread(s): %,.0f msg/s%n",
+                        BATCH, threads, rate);
             }
         }
     }
 
-    private static double rawRun(KafkaProducer<byte[], byte[]> producer, String topic, byte[] payload, boolean flush,
-            int messages) throws Exception {
+    private static double rawRun(
+            KafkaProducer<byte[], byte[]> producer,
+            String topic,
+            byte[] payload,
+            boolean flush,
+            int messages)
+            throws Exception {
         long t0 = System.nanoTime();
         for (int b = 0; b < messages / BATCH; b++) {
             List<Future<RecordMetadata>> futures = new ArrayList<>(BATCH);
             for (int i = 0; i < BATCH; i++) {
-                futures.add(producer.send(new ProducerRecord<>(topic, ("k" + (i % 20)).getBytes(StandardCharsets.UTF_8),
-                        payload)));
+                futures.add(
+                        producer.send(
+                                new ProducerRecord<>(
+                                        topic,
+                                        ("k" + (i % 20)).getBytes(StandardCharsets.UTF_8),
+                                        payload)));
             }
             if (flush) {
                 producer.flush();
@@ -80,30 +94,44 @@ class FlushThroughputMeasurement {
         List<List<Message>> out = new ArrayList<>();
         for (int b = 0; b < MESSAGES / BATCH; b++) {
             int batch = b;
-            out.add(IntStream.range(0, BATCH).mapToObj(i -> Message.builder().id("m-" + batch + "-" + i).topic(topic)
-                    .module("bench").key("k" + (i % 20)).payload(payload).build()).toList());
+            out.add(
+                    IntStream.range(0, BATCH)
+                            .mapToObj(
+                                    i ->
+                                            Message.builder()
+                                                    .id("m-" + batch + "-" + i)
+                                                    .topic(topic)
+                                                    .module("bench")
+                                                    .key("k" + (i % 20))
+                                                    .payload(payload)
+                                                    .build())
+                            .toList());
         }
         return out;
     }
 
-    private static double publishAll(KafkaPublisher publisher, List<List<Message>> batches, int threads)
-            throws Exception {
+    private static double publishAll(
+            KafkaPublisher publisher, List<List<Message>> batches, int threads) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
             long t0 = System.nanoTime();
             List<Future<?>> done = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int thread = t;
-                done.add(pool.submit(() -> {
-                    for (int b = thread; b < batches.size(); b += threads) {
-                        for (PublishOutcome o : publisher.publish(batches.get(b), Duration.ofSeconds(30))) {
-                            if (!o.isPublished()) {
-                                throw new AssertionError(o.toString());
-                            }
-                        }
-                    }
-                    return null;
-                }));
+                done.add(
+                        pool.submit(
+                                () -> {
+                                    for (int b = thread; b < batches.size(); b += threads) {
+                                        for (PublishOutcome o :
+                                                publisher.publish(
+                                                        batches.get(b), Duration.ofSeconds(30))) {
+                                            if (!o.isPublished()) {
+                                                throw new AssertionError(o.toString());
+                                            }
+                                        }
+                                    }
+                                    return null;
+                                }));
             }
             for (Future<?> f : done) {
                 f.get();

@@ -14,8 +14,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Configuration checks: settings that would weaken durability are refused unless explicitly allowed. A producer
- * connects lazily, so no broker is needed to build one (the address below has nothing listening).
+ * Configuration checks: settings that would weaken durability are refused unless explicitly
+ * allowed. A producer connects lazily, so no broker is needed to build one (the address below has
+ * nothing listening).
  */
 class KafkaPublisherBuilderTest {
     private static final String NOWHERE = "127.0.0.1:1";
@@ -28,8 +29,11 @@ class KafkaPublisherBuilderTest {
     void build_withDefaults_setsDurabilityExplicitly() {
         Map<String, Object> config = ProducerSettings.resolve(NOWHERE, Map.of(), false);
 
-        assertThat(config).containsEntry("acks", "all").containsEntry("enable.idempotence", true)
-                .containsEntry("delivery.timeout.ms", 30_000).containsEntry("max.block.ms", 30_000);
+        assertThat(config)
+                .containsEntry("acks", "all")
+                .containsEntry("enable.idempotence", true)
+                .containsEntry("delivery.timeout.ms", 30_000)
+                .containsEntry("max.block.ms", 30_000);
     }
 
     @ParameterizedTest
@@ -50,7 +54,13 @@ class KafkaPublisherBuilderTest {
 
     @Test
     void build_acceptsWeakerSettings_whenExplicitlyAllowed() {
-        assertThatCode(() -> builder().producerProperty("acks", "1").allowWeakerDurability().build().close())
+        assertThatCode(
+                        () ->
+                                builder()
+                                        .producerProperty("acks", "1")
+                                        .allowWeakerDurability()
+                                        .build()
+                                        .close())
                 .doesNotThrowAnyException();
         assertThat(ProducerSettings.resolve(NOWHERE, Map.of("acks", "1"), true))
                 .as("lowering acks turns the idempotent producer off, which requires acks=all")
@@ -59,9 +69,22 @@ class KafkaPublisherBuilderTest {
 
     @Test
     void build_acceptsExplicitAllSpellings() {
-        assertThatCode(() -> builder().producerProperty("acks", "-1").build().close()).doesNotThrowAnyException();
-        assertThatCode(() -> builder().producerProperties(Map.of("acks", "all", "compression.type", "lz4",
-                "linger.ms", 20)).build().close()).doesNotThrowAnyException();
+        assertThatCode(() -> builder().producerProperty("acks", "-1").build().close())
+                .doesNotThrowAnyException();
+        assertThatCode(
+                        () ->
+                                builder()
+                                        .producerProperties(
+                                                Map.of(
+                                                        "acks",
+                                                        "all",
+                                                        "compression.type",
+                                                        "lz4",
+                                                        "linger.ms",
+                                                        20))
+                                        .build()
+                                        .close())
+                .doesNotThrowAnyException();
     }
 
     @ParameterizedTest
@@ -75,34 +98,45 @@ class KafkaPublisherBuilderTest {
     @Test
     void build_withoutBootstrapServers_saysWhatIsMissing() {
         assertThatThrownBy(() -> KafkaPublisher.builder().build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bootstrapServers must be set");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("bootstrapServers must be set");
     }
 
     @Test
     void build_withBootstrapServersTwice_refusesTheConflict() {
-        assertThatThrownBy(() -> builder().producerProperty("bootstrap.servers", "other:9092").build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("given twice");
+        assertThatThrownBy(
+                        () -> builder().producerProperty("bootstrap.servers", "other:9092").build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("given twice");
     }
 
     @Test
     void build_withAnInvalidKafkaValue_namesIt() {
         assertThatThrownBy(() -> builder().producerProperty("linger.ms", "soon").build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("linger.ms");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("linger.ms");
     }
 
     @Test
     void build_withDeliveryTimeoutBelowLingerPlusRequestTimeout_isRefused() {
-        assertThatThrownBy(() -> builder().deliveryTimeout(Duration.ofSeconds(5))
-                .producerProperty("request.timeout.ms", 10_000).build())
+        assertThatThrownBy(
+                        () ->
+                                builder()
+                                        .deliveryTimeout(Duration.ofSeconds(5))
+                                        .producerProperty("request.timeout.ms", 10_000)
+                                        .build())
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("deliveryTimeout (delivery.timeout.ms) must be at least");
     }
 
     @Test
     void build_withShortDeliveryTimeout_shortensTheRequestTimeoutToFit() {
-        Map<String, Object> config = ProducerSettings.resolve(NOWHERE, Map.of("delivery.timeout.ms", 5_000), false);
+        Map<String, Object> config =
+                ProducerSettings.resolve(NOWHERE, Map.of("delivery.timeout.ms", 5_000), false);
 
-        assertThat(config).containsEntry("request.timeout.ms", 4_995).containsEntry("max.block.ms", 5_000);
+        assertThat(config)
+                .containsEntry("request.timeout.ms", 4_995)
+                .containsEntry("max.block.ms", 5_000);
     }
 
     @Test
@@ -114,16 +148,24 @@ class KafkaPublisherBuilderTest {
 
     @Test
     void build_withAGivenProducer_refusesProducerPropertiesToo() {
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(
-                Map.of("bootstrap.servers", NOWHERE, "max.block.ms", 200),
-                new ByteArraySerializer(), new ByteArraySerializer())) {
-            assertThatThrownBy(() -> KafkaPublisher.builder().producer(producer).producerProperty("acks", "all")
-                    .build())
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not both");
+        try (KafkaProducer<byte[], byte[]> producer =
+                new KafkaProducer<>(
+                        Map.of("bootstrap.servers", NOWHERE, "max.block.ms", 200),
+                        new ByteArraySerializer(),
+                        new ByteArraySerializer())) {
+            assertThatThrownBy(
+                            () ->
+                                    KafkaPublisher.builder()
+                                            .producer(producer)
+                                            .producerProperty("acks", "all")
+                                            .build())
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("not both");
             KafkaPublisher publisher = KafkaPublisher.builder().producer(producer).build();
             publisher.close();
             assertThatCode(() -> producer.send(new ProducerRecord<>("x", new byte[0])))
-                    .as("the caller's producer stays open").doesNotThrowAnyException();
+                    .as("the caller's producer stays open")
+                    .doesNotThrowAnyException();
         }
     }
 
@@ -131,9 +173,11 @@ class KafkaPublisherBuilderTest {
     void publish_rejectsBadArguments() {
         try (KafkaPublisher publisher = builder().build()) {
             assertThatThrownBy(() -> publisher.publish(null, Duration.ofSeconds(1)))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("messages");
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("messages");
             assertThatThrownBy(() -> publisher.publish(java.util.List.of(), Duration.ZERO))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("timeout must be positive");
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("timeout must be positive");
             assertThat(publisher.publish(java.util.List.of(), Duration.ofSeconds(1))).isEmpty();
         }
     }

@@ -21,7 +21,8 @@ class KafkaPublisherContractTest extends PublisherContract {
     protected Publisher publisher() {
         synchronized (KafkaPublisherContractTest.class) {
             if (publisher == null) {
-                publisher = KafkaPublisher.builder().bootstrapServers(KAFKA.bootstrapServers()).build();
+                publisher =
+                        KafkaPublisher.builder().bootstrapServers(KAFKA.bootstrapServers()).build();
             }
             return publisher;
         }
@@ -45,17 +46,30 @@ class KafkaPublisherContractTest extends PublisherContract {
     @Override
     protected List<Received> readBack(String topic, int expected, Duration timeout) {
         return KafkaTopics.readAll(KAFKA, topic, expected, timeout).stream()
-                .map(r -> new Received(KafkaTopics.header(r, KafkaPublisher.ID_HEADER), r.value(),
-                        Optional.ofNullable(KafkaTopics.utf8(r.key()))))
+                .map(
+                        r ->
+                                new Received(
+                                        KafkaTopics.header(r, KafkaPublisher.ID_HEADER),
+                                        r.value(),
+                                        Optional.ofNullable(KafkaTopics.utf8(r.key()))))
                 .toList();
     }
 
-    /** A 2 MiB payload: over the producer's max.request.size (1 MiB), which Kafka refuses as record too large. */
+    /**
+     * A 2 MiB payload: over the producer's max.request.size (1 MiB), which Kafka refuses as record
+     * too large.
+     */
     @Override
     protected Optional<Message> permanentlyRejectedMessage(String topic) {
         int size = 2 * 1024 * 1024;
         MessageLimits limits = MessageLimits.DEFAULTS.withMaxPayloadBytes(size);
-        return Optional.of(Message.builder().limits(limits).id("too-large-" + UUID.randomUUID()).topic(topic)
-                .module("tck").payload(new byte[size]).build());
+        return Optional.of(
+                Message.builder()
+                        .limits(limits)
+                        .id("too-large-" + UUID.randomUUID())
+                        .topic(topic)
+                        .module("tck")
+                        .payload(new byte[size])
+                        .build());
     }
 }

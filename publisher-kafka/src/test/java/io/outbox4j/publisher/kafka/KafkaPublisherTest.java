@@ -47,28 +47,39 @@ class KafkaPublisherTest {
     void publish_roundTripsKeyPayloadAndHeaders() {
         String topic = KafkaTopics.create(KAFKA, "roundtrip", 1, Map.of());
         Instant occurredAt = Instant.parse("2024-05-01T12:00:00.123456Z");
-        Message m = message("m-1", topic).key("customer-7").contentType("application/json; charset=UTF-8")
-                .payload("{\"total\":42}").occurredAt(occurredAt)
-                .header("traceparent", "00-abc-def-01").header("tenant", "acme").build();
+        Message m =
+                message("m-1", topic)
+                        .key("customer-7")
+                        .contentType("application/json; charset=UTF-8")
+                        .payload("{\"total\":42}")
+                        .occurredAt(occurredAt)
+                        .header("traceparent", "00-abc-def-01")
+                        .header("tenant", "acme")
+                        .build();
 
         List<PublishOutcome> outcomes = publisher.publish(List.of(m), TIMEOUT);
 
-        assertThat(outcomes).singleElement().satisfies(o -> assertThat(o.isPublished()).as(o.toString()).isTrue());
+        assertThat(outcomes)
+                .singleElement()
+                .satisfies(o -> assertThat(o.isPublished()).as(o.toString()).isTrue());
         List<ConsumerRecord<byte[], byte[]>> read = KafkaTopics.readAll(KAFKA, topic, 1, TIMEOUT);
         assertThat(read).hasSize(1);
         ConsumerRecord<byte[], byte[]> r = read.get(0);
         assertThat(KafkaTopics.utf8(r.key())).isEqualTo("customer-7");
         assertThat(KafkaTopics.utf8(r.value())).isEqualTo("{\"total\":42}");
-        assertThat(KafkaTopics.headers(r)).containsExactly(
-                Map.entry("outbox-id", "m-1"),
-                Map.entry("outbox-topic", topic),
-                Map.entry("outbox-module", "orders"),
-                Map.entry("outbox-content-type", "application/json; charset=utf-8"),
-                Map.entry("outbox-occurred-at", "2024-05-01T12:00:00.123456Z"),
-                Map.entry("traceparent", "00-abc-def-01"),
-                Map.entry("tenant", "acme"));
-        assertThat(Instant.parse(KafkaTopics.header(r, KafkaPublisher.OCCURRED_AT_HEADER))).isEqualTo(occurredAt);
-        assertThat(r.timestamp()).as("record timestamp is the send time, not occurredAt")
+        assertThat(KafkaTopics.headers(r))
+                .containsExactly(
+                        Map.entry("outbox-id", "m-1"),
+                        Map.entry("outbox-topic", topic),
+                        Map.entry("outbox-module", "orders"),
+                        Map.entry("outbox-content-type", "application/json; charset=utf-8"),
+                        Map.entry("outbox-occurred-at", "2024-05-01T12:00:00.123456Z"),
+                        Map.entry("traceparent", "00-abc-def-01"),
+                        Map.entry("tenant", "acme"));
+        assertThat(Instant.parse(KafkaTopics.header(r, KafkaPublisher.OCCURRED_AT_HEADER)))
+                .isEqualTo(occurredAt);
+        assertThat(r.timestamp())
+                .as("record timestamp is the send time, not occurredAt")
                 .isGreaterThan(occurredAt.toEpochMilli());
     }
 
@@ -76,47 +87,69 @@ class KafkaPublisherTest {
     void publish_withoutKey_usesTheIdAsKey() {
         String topic = KafkaTopics.create(KAFKA, "idkey", 1, Map.of());
 
-        assertThat(publisher.publish(List.of(message("id-as-key", topic).build()), TIMEOUT).get(0).isPublished())
+        assertThat(
+                        publisher
+                                .publish(List.of(message("id-as-key", topic).build()), TIMEOUT)
+                                .get(0)
+                                .isPublished())
                 .isTrue();
 
         assertThat(KafkaTopics.readAll(KAFKA, topic, 1, TIMEOUT))
-                .extracting(r -> KafkaTopics.utf8(r.key())).containsExactly("id-as-key");
+                .extracting(r -> KafkaTopics.utf8(r.key()))
+                .containsExactly("id-as-key");
     }
 
     @Test
     void publish_sameKey_landsOnOnePartitionInBatchOrder() {
         String topic = KafkaTopics.create(KAFKA, "order", 6, Map.of());
-        List<Message> batch = IntStream.range(0, 300)
-                .mapToObj(i -> message("o-" + i, topic).key("k" + (i % 10)).build()).toList();
+        List<Message> batch =
+                IntStream.range(0, 300)
+                        .mapToObj(i -> message("o-" + i, topic).key("k" + (i % 10)).build())
+                        .toList();
 
         List<PublishOutcome> outcomes = publisher.publish(batch, TIMEOUT);
 
         assertThat(outcomes).allMatch(PublishOutcome::isPublished);
         List<ConsumerRecord<byte[], byte[]>> read = KafkaTopics.readAll(KAFKA, topic, 300, TIMEOUT);
         assertThat(read).hasSize(300);
-        Map<String, List<ConsumerRecord<byte[], byte[]>>> byKey = read.stream()
-                .collect(Collectors.groupingBy(r -> KafkaTopics.utf8(r.key())));
+        Map<String, List<ConsumerRecord<byte[], byte[]>>> byKey =
+                read.stream().collect(Collectors.groupingBy(r -> KafkaTopics.utf8(r.key())));
         assertThat(byKey).hasSize(10);
         assertThat(read.stream().map(ConsumerRecord::partition).distinct().count())
-                .as("10 keys spread over more than one of 6 partitions").isGreaterThan(1);
-        byKey.forEach((key, records) -> {
-            assertThat(records.stream().map(ConsumerRecord::partition).distinct()).as("partitions of " + key)
-                    .hasSize(1);
-            List<Integer> seq = records.stream()
-                    .map(r -> Integer.parseInt(KafkaTopics.header(r, KafkaPublisher.ID_HEADER).substring(2))).toList();
-            assertThat(seq).as("order of " + key).isSorted();
-        });
+                .as("10 keys spread over more than one of 6 partitions")
+                .isGreaterThan(1);
+        byKey.forEach(
+                (key, records) -> {
+                    assertThat(records.stream().map(ConsumerRecord::partition).distinct())
+                            .as("partitions of " + key)
+                            .hasSize(1);
+                    List<Integer> seq =
+                            records.stream()
+                                    .map(
+                                            r ->
+                                                    Integer.parseInt(
+                                                            KafkaTopics.header(
+                                                                            r,
+                                                                            KafkaPublisher
+                                                                                    .ID_HEADER)
+                                                                    .substring(2)))
+                                    .toList();
+                    assertThat(seq).as("order of " + key).isSorted();
+                });
     }
 
     @Test
     void publish_recordTooLargeForTopic_failsPermanently_whileTheRestOfTheBatchIsPublished() {
-        // The topic limit stays above the producer's batch.size (16 KiB): below it, Kafka's producer re-splits a
-        // rejected batch forever (KAFKA-8350) and the whole batch times out instead (see the README).
+        // The topic limit stays above the producer's batch.size (16 KiB): below it, Kafka's
+        // producer re-splits a
+        // rejected batch forever (KAFKA-8350) and the whole batch times out instead (see the
+        // README).
         String topic = KafkaTopics.create(KAFKA, "small", 1, Map.of("max.message.bytes", "32768"));
-        List<Message> batch = List.of(
-                message("before", topic).build(),
-                message("huge", topic).payload(new byte[64 * 1024]).build(),
-                message("after", topic).build());
+        List<Message> batch =
+                List.of(
+                        message("before", topic).build(),
+                        message("huge", topic).payload(new byte[64 * 1024]).build(),
+                        message("after", topic).build());
 
         List<PublishOutcome> outcomes = publisher.publish(batch, TIMEOUT);
 
@@ -127,48 +160,69 @@ class KafkaPublisherTest {
         assertThat(huge.isPermanent()).as(huge.toString()).isTrue();
         assertThat(huge.failure().orElseThrow())
                 .isInstanceOf(PermanentFailureException.class)
-                .hasMessageContaining("'huge'").hasMessageContaining("record too large")
+                .hasMessageContaining("'huge'")
+                .hasMessageContaining("record too large")
                 .hasCauseInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class);
         assertThat(KafkaTopics.readAll(KAFKA, topic, 2, TIMEOUT))
-                .extracting(r -> KafkaTopics.header(r, KafkaPublisher.ID_HEADER)).containsExactly("before", "after");
+                .extracting(r -> KafkaTopics.header(r, KafkaPublisher.ID_HEADER))
+                .containsExactly("before", "after");
     }
 
     @Test
     void publish_topicMapper_routesMessages_andAnInvalidTopicFailsOnlyThatMessagePermanently() {
         String topic = KafkaTopics.create(KAFKA, "mapped", 1, Map.of());
-        try (KafkaPublisher mapped = KafkaPublisher.builder().bootstrapServers(KAFKA.bootstrapServers())
-                .topicMapper(m -> m.topic().equals("orders.created") ? topic : "no such/topic").build()) {
-            List<PublishOutcome> outcomes = mapped.publish(List.of(
-                    message("routed", "orders.created").build(),
-                    message("unroutable", "orders.deleted").build()), TIMEOUT);
+        try (KafkaPublisher mapped =
+                KafkaPublisher.builder()
+                        .bootstrapServers(KAFKA.bootstrapServers())
+                        .topicMapper(
+                                m -> m.topic().equals("orders.created") ? topic : "no such/topic")
+                        .build()) {
+            List<PublishOutcome> outcomes =
+                    mapped.publish(
+                            List.of(
+                                    message("routed", "orders.created").build(),
+                                    message("unroutable", "orders.deleted").build()),
+                            TIMEOUT);
 
             assertThat(outcomes.get(0).isPublished()).as(outcomes.get(0).toString()).isTrue();
             assertThat(outcomes.get(1).isPermanent()).as(outcomes.get(1).toString()).isTrue();
             assertThat(outcomes.get(1).failure().orElseThrow())
-                    .hasMessageContaining("'unroutable'").hasMessageContaining("'no such/topic'");
+                    .hasMessageContaining("'unroutable'")
+                    .hasMessageContaining("'no such/topic'");
         }
         List<ConsumerRecord<byte[], byte[]>> read = KafkaTopics.readAll(KAFKA, topic, 1, TIMEOUT);
-        assertThat(read).extracting(r -> KafkaTopics.header(r, KafkaPublisher.ID_HEADER)).containsExactly("routed");
+        assertThat(read)
+                .extracting(r -> KafkaTopics.header(r, KafkaPublisher.ID_HEADER))
+                .containsExactly("routed");
         assertThat(KafkaTopics.header(read.get(0), KafkaPublisher.TOPIC_HEADER))
-                .as("the event-contract topic travels even when the Kafka topic differs").isEqualTo("orders.created");
+                .as("the event-contract topic travels even when the Kafka topic differs")
+                .isEqualTo("orders.created");
     }
 
     @Test
     void publish_topicMapperThrowing_failsThatMessageRetryably() {
         String topic = KafkaTopics.create(KAFKA, "mapperfail", 1, Map.of());
-        try (KafkaPublisher mapped = KafkaPublisher.builder().bootstrapServers(KAFKA.bootstrapServers())
-                .topicMapper(m -> {
-                    if (m.id().equals("boom")) {
-                        throw new IllegalStateException("routing table unavailable");
-                    }
-                    return topic;
-                }).build()) {
-            List<PublishOutcome> outcomes = mapped.publish(
-                    List.of(message("boom", "t").build(), message("fine", "t").build()), TIMEOUT);
+        try (KafkaPublisher mapped =
+                KafkaPublisher.builder()
+                        .bootstrapServers(KAFKA.bootstrapServers())
+                        .topicMapper(
+                                m -> {
+                                    if (m.id().equals("boom")) {
+                                        throw new IllegalStateException(
+                                                "routing table unavailable");
+                                    }
+                                    return topic;
+                                })
+                        .build()) {
+            List<PublishOutcome> outcomes =
+                    mapped.publish(
+                            List.of(message("boom", "t").build(), message("fine", "t").build()),
+                            TIMEOUT);
 
             assertThat(outcomes.get(0).isPublished()).isFalse();
             assertThat(outcomes.get(0).isPermanent()).isFalse();
-            assertThat(outcomes.get(0).failure().orElseThrow()).hasMessage("routing table unavailable");
+            assertThat(outcomes.get(0).failure().orElseThrow())
+                    .hasMessage("routing table unavailable");
             assertThat(outcomes.get(1).isPublished()).isTrue();
         }
     }
@@ -184,42 +238,65 @@ class KafkaPublisherTest {
             List<Callable<List<PublishOutcome>>> calls = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int thread = t;
-                calls.add(() -> {
-                    List<PublishOutcome> all = new ArrayList<>();
-                    for (int b = 0; b < batches; b++) {
-                        int batch = b;
-                        all.addAll(publisher.publish(IntStream.range(0, perBatch)
-                                .mapToObj(i -> message("t" + thread + "-b" + batch + "-" + i, topic)
-                                        .key("t" + thread).build()).toList(), TIMEOUT));
-                    }
-                    return all;
-                });
+                calls.add(
+                        () -> {
+                            List<PublishOutcome> all = new ArrayList<>();
+                            for (int b = 0; b < batches; b++) {
+                                int batch = b;
+                                all.addAll(
+                                        publisher.publish(
+                                                IntStream.range(0, perBatch)
+                                                        .mapToObj(
+                                                                i ->
+                                                                        message(
+                                                                                        "t" + thread
+                                                                                                + "-b"
+                                                                                                + batch
+                                                                                                + "-"
+                                                                                                + i,
+                                                                                        topic)
+                                                                                .key("t" + thread)
+                                                                                .build())
+                                                        .toList(),
+                                                TIMEOUT));
+                            }
+                            return all;
+                        });
             }
             for (Future<List<PublishOutcome>> f : pool.invokeAll(calls)) {
-                assertThat(f.get()).hasSize(batches * perBatch).allMatch(PublishOutcome::isPublished);
+                assertThat(f.get())
+                        .hasSize(batches * perBatch)
+                        .allMatch(PublishOutcome::isPublished);
             }
         } finally {
             pool.shutdownNow();
         }
         int total = threads * batches * perBatch;
-        List<String> ids = KafkaTopics.readAll(KAFKA, topic, total, TIMEOUT).stream()
-                .map(r -> KafkaTopics.header(r, KafkaPublisher.ID_HEADER)).toList();
+        List<String> ids =
+                KafkaTopics.readAll(KAFKA, topic, total, TIMEOUT).stream()
+                        .map(r -> KafkaTopics.header(r, KafkaPublisher.ID_HEADER))
+                        .toList();
         assertThat(ids).hasSize(total).doesNotHaveDuplicates();
     }
 
     @Test
     void publish_afterClose_failsEveryMessageRetryably_withoutSending() {
         String topic = KafkaTopics.create(KAFKA, "closed", 1, Map.of());
-        KafkaPublisher closing = KafkaPublisher.builder().bootstrapServers(KAFKA.bootstrapServers()).build();
+        KafkaPublisher closing =
+                KafkaPublisher.builder().bootstrapServers(KAFKA.bootstrapServers()).build();
         closing.close();
 
-        List<PublishOutcome> outcomes = closing.publish(List.of(message("late", topic).build()), TIMEOUT);
+        List<PublishOutcome> outcomes =
+                closing.publish(List.of(message("late", topic).build()), TIMEOUT);
 
-        assertThat(outcomes).singleElement().satisfies(o -> {
-            assertThat(o.isPublished()).isFalse();
-            assertThat(o.isPermanent()).isFalse();
-            assertThat(o.failure().orElseThrow()).hasMessageContaining("closed");
-        });
+        assertThat(outcomes)
+                .singleElement()
+                .satisfies(
+                        o -> {
+                            assertThat(o.isPublished()).isFalse();
+                            assertThat(o.isPermanent()).isFalse();
+                            assertThat(o.failure().orElseThrow()).hasMessageContaining("closed");
+                        });
         assertThat(KafkaTopics.readAll(KAFKA, topic, 0, Duration.ZERO)).isEmpty();
     }
 
@@ -236,6 +313,7 @@ class KafkaPublisherTest {
 
         ConsumerRecord<byte[], byte[]> r = KafkaTopics.readAll(KAFKA, topic, 1, TIMEOUT).get(0);
         assertThat(r.value()).isEqualTo(payload);
-        assertThat(new String(r.headers().lastHeader("note").value(), StandardCharsets.UTF_8)).isEqualTo("ünïcødé ✓");
+        assertThat(new String(r.headers().lastHeader("note").value(), StandardCharsets.UTF_8))
+                .isEqualTo("ünïcødé ✓");
     }
 }

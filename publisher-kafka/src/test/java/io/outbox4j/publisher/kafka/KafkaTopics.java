@@ -19,12 +19,11 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 final class KafkaTopics {
     private static KafkaServer stoppable;
 
-    private KafkaTopics() {
-    }
+    private KafkaTopics() {}
 
     /**
-     * A private embedded broker that tests may stop and start, shared by the test classes of this JVM (they run
-     * one after the other) so that its start-up is paid once; running when returned.
+     * A private embedded broker that tests may stop and start, shared by the test classes of this
+     * JVM (they run one after the other) so that its start-up is paid once; running when returned.
      */
     static synchronized KafkaServer stoppableBroker() {
         if (stoppable == null) {
@@ -35,15 +34,19 @@ final class KafkaTopics {
     }
 
     /** Creates a topic with a name unique to this run. */
-    static String create(KafkaServer kafka, String prefix, int partitions, Map<String, String> configs) {
+    static String create(
+            KafkaServer kafka, String prefix, int partitions, Map<String, String> configs) {
         String name = prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
         kafka.createTopic(name, partitions, configs);
         return name;
     }
 
-    /** Reads every partition of {@code topic} from the start until {@code expected} records came or time ran out. */
-    static List<ConsumerRecord<byte[], byte[]>> readAll(KafkaServer kafka, String topic, int expected,
-            Duration timeout) {
+    /**
+     * Reads every partition of {@code topic} from the start until {@code expected} records came or
+     * time ran out.
+     */
+    static List<ConsumerRecord<byte[], byte[]>> readAll(
+            KafkaServer kafka, String topic, int expected, Duration timeout) {
         Map<String, Object> props = kafka.clientProperties();
         props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);

@@ -38,9 +38,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * PostgreSQL store → relay → Kafka → a consumer, with the real database and broker: nothing lost, headers intact,
- * per-key order kept, a record the broker refuses dead-lettered with the reason, and a broker outage survived
- * without completing anything the broker did not acknowledge.
+ * PostgreSQL store → relay → Kafka → a consumer, with the real database and broker: nothing lost,
+ * headers intact, per-key order kept, a record the broker refuses dead-lettered with the reason,
+ * and a broker outage survived without completing anything the broker did not acknowledge.
  */
 class RelayToKafkaEndToEndTest {
     private static final Instant OCCURRED = Instant.parse("2024-06-01T08:00:00Z");
@@ -76,30 +76,53 @@ class RelayToKafkaEndToEndTest {
     private record Db(Jdbi jdbi, JdbiOutboxStore store) {
         void enqueue(List<Message> messages) {
             for (int from = 0; from < messages.size(); from += 1000) {
-                List<Message> chunk = messages.subList(from, Math.min(messages.size(), from + 1000));
+                List<Message> chunk =
+                        messages.subList(from, Math.min(messages.size(), from + 1000));
                 jdbi.useTransaction(h -> store.enqueueAll(h, chunk));
             }
         }
 
         int pending() {
-            return jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM outbox_message WHERE dead_at IS NULL")
-                    .mapTo(Integer.class).one());
+            return jdbi.withHandle(
+                    h ->
+                            h.createQuery(
+                                            "SELECT count(*) FROM outbox_message WHERE dead_at IS NULL")
+                                    .mapTo(Integer.class)
+                                    .one());
         }
 
         Map<String, String> deadLetters() {
-            return jdbi.withHandle(h -> h.createQuery("SELECT id, dead_reason FROM outbox_message WHERE dead_at IS NOT NULL")
-                    .map((rs, ctx) -> Map.entry(rs.getString(1), rs.getString(2))).list()).stream()
+            return jdbi
+                    .withHandle(
+                            h ->
+                                    h.createQuery(
+                                                    "SELECT id, dead_reason FROM outbox_message WHERE dead_at IS NOT NULL")
+                                            .map(
+                                                    (rs, ctx) ->
+                                                            Map.entry(
+                                                                    rs.getString(1),
+                                                                    rs.getString(2)))
+                                            .list())
+                    .stream()
                     .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
         }
     }
 
     private static Message message(String topic, int i, int keys) {
-        return Message.builder().id("e2e-" + i).topic(topic).key("key-" + (i % keys)).module("orders")
-                .contentType("application/json").payload("{\"i\":" + i + "}").header("seq", Integer.toString(i))
-                .occurredAt(OCCURRED.plusMillis(i)).build();
+        return Message.builder()
+                .id("e2e-" + i)
+                .topic(topic)
+                .key("key-" + (i % keys))
+                .module("orders")
+                .contentType("application/json")
+                .payload("{\"i\":" + i + "}")
+                .header("seq", Integer.toString(i))
+                .occurredAt(OCCURRED.plusMillis(i))
+                .build();
     }
 
-    private static void await(String what, Duration timeout, BooleanSupplier condition) throws InterruptedException {
+    private static void await(String what, Duration timeout, BooleanSupplier condition)
+            throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
@@ -111,7 +134,8 @@ class RelayToKafkaEndToEndTest {
 
     /** Counts the relay's outcomes. */
     private static final class Outcomes implements Observer {
-        private final Map<Observation.Outcome, AtomicInteger> counts = new EnumMap<>(Observation.Outcome.class);
+        private final Map<Observation.Outcome, AtomicInteger> counts =
+                new EnumMap<>(Observation.Outcome.class);
 
         Outcomes() {
             for (Observation.Outcome o : Observation.Outcome.values()) {
@@ -155,7 +179,10 @@ class RelayToKafkaEndToEndTest {
         }
     }
 
-    /** The system clock plus an offset the test moves, so released messages come due without waiting. */
+    /**
+     * The system clock plus an offset the test moves, so released messages come due without
+     * waiting.
+     */
     private static final class OffsetClock extends Clock {
         private final AtomicLong offsetMillis = new AtomicLong();
 
@@ -179,7 +206,8 @@ class RelayToKafkaEndToEndTest {
         }
     }
 
-    private static List<ConsumerRecord<byte[], byte[]>> read(KafkaServer kafka, String topic, int n) {
+    private static List<ConsumerRecord<byte[], byte[]>> read(
+            KafkaServer kafka, String topic, int n) {
         return KafkaTopics.readAll(kafka, topic, n, Duration.ofSeconds(60));
     }
 
@@ -188,65 +216,86 @@ class RelayToKafkaEndToEndTest {
     }
 
     @Test
-    void twentyThousandMessagesOver200Keys_allArrive_withHeadersIntact_andEachKeyInEnqueueOrderOnOnePartition()
-            throws Exception {
+    void
+            twentyThousandMessagesOver200Keys_allArrive_withHeadersIntact_andEachKeyInEnqueueOrderOnOnePartition()
+                    throws Exception {
         int total = 20_000;
         int keys = 200;
         KafkaServer kafka = KafkaServer.shared();
         String topic = KafkaTopics.create(kafka, "e2e", 8, Map.of());
         Db db = database("kafka_e2e_bulk");
-        List<Message> messages = IntStream.range(0, total).mapToObj(i -> message(topic, i, keys)).toList();
+        List<Message> messages =
+                IntStream.range(0, total).mapToObj(i -> message(topic, i, keys)).toList();
         db.enqueue(messages);
-        KafkaPublisher publisher = closeLater(KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers())
-                .build());
+        KafkaPublisher publisher =
+                closeLater(
+                        KafkaPublisher.builder()
+                                .bootstrapServers(kafka.bootstrapServers())
+                                .build());
         Outcomes outcomes = new Outcomes();
-        Relay relay = closeLater(Relay.builder(db.store(), publisher).batchSize(500).workers(4)
-                .deliveryTimeout(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).observer(outcomes)
-                .build());
+        Relay relay =
+                closeLater(
+                        Relay.builder(db.store(), publisher)
+                                .batchSize(500)
+                                .workers(4)
+                                .deliveryTimeout(Duration.ofSeconds(10))
+                                .pollInterval(Duration.ofMillis(20))
+                                .observer(outcomes)
+                                .build());
 
         long t0 = System.nanoTime();
         relay.start();
         await("the outbox to drain", Duration.ofSeconds(120), () -> db.pending() == 0);
         double seconds = (System.nanoTime() - t0) / 1e9;
         relay.close();
-        System.out.printf("end-to-end PostgreSQL -> relay -> Kafka: %,d messages in %.2f s = %,.0f messages/s (%s)%n",
+        System.out.printf(
+                "end-to-end PostgreSQL -> relay -> Kafka: %,d messages in %.2f s = %,.0f messages/s (%s)%n",
                 total, seconds, total / seconds, outcomes);
 
         assertThat(db.deadLetters()).isEmpty();
         List<ConsumerRecord<byte[], byte[]>> read = read(kafka, topic, total);
         Map<Integer, ConsumerRecord<byte[], byte[]>> bySeq = new HashMap<>();
         read.forEach(r -> bySeq.putIfAbsent(seq(r), r));
-        assertThat(bySeq.keySet()).as("every message arrived").hasSize(total)
+        assertThat(bySeq.keySet())
+                .as("every message arrived")
+                .hasSize(total)
                 .containsAll(IntStream.range(0, total).boxed().toList());
-        System.out.printf("end-to-end: %d records read, %d duplicates%n", read.size(), read.size() - total);
+        System.out.printf(
+                "end-to-end: %d records read, %d duplicates%n", read.size(), read.size() - total);
         for (ConsumerRecord<byte[], byte[]> r : bySeq.values()) {
             int i = seq(r);
             Message m = messages.get(i);
             assertThat(KafkaTopics.utf8(r.key())).isEqualTo(m.key().orElseThrow());
             assertThat(KafkaTopics.utf8(r.value())).isEqualTo(m.payloadAsString());
-            assertThat(KafkaTopics.headers(r)).containsExactly(
-                    Map.entry(KafkaPublisher.ID_HEADER, m.id()),
-                    Map.entry(KafkaPublisher.TOPIC_HEADER, topic),
-                    Map.entry(KafkaPublisher.MODULE_HEADER, "orders"),
-                    Map.entry(KafkaPublisher.CONTENT_TYPE_HEADER, "application/json"),
-                    Map.entry(KafkaPublisher.OCCURRED_AT_HEADER, m.occurredAt().toString()),
-                    Map.entry("seq", Integer.toString(i)));
+            assertThat(KafkaTopics.headers(r))
+                    .containsExactly(
+                            Map.entry(KafkaPublisher.ID_HEADER, m.id()),
+                            Map.entry(KafkaPublisher.TOPIC_HEADER, topic),
+                            Map.entry(KafkaPublisher.MODULE_HEADER, "orders"),
+                            Map.entry(KafkaPublisher.CONTENT_TYPE_HEADER, "application/json"),
+                            Map.entry(KafkaPublisher.OCCURRED_AT_HEADER, m.occurredAt().toString()),
+                            Map.entry("seq", Integer.toString(i)));
         }
-        Map<String, List<ConsumerRecord<byte[], byte[]>>> byKey = read.stream()
-                .collect(Collectors.groupingBy(r -> KafkaTopics.utf8(r.key())));
+        Map<String, List<ConsumerRecord<byte[], byte[]>>> byKey =
+                read.stream().collect(Collectors.groupingBy(r -> KafkaTopics.utf8(r.key())));
         assertThat(byKey).hasSize(keys);
-        byKey.forEach((key, records) -> {
-            assertThat(records.stream().map(ConsumerRecord::partition).distinct()).as("partitions of " + key)
-                    .hasSize(1);
-            List<Integer> firstSeen = records.stream().map(RelayToKafkaEndToEndTest::seq).distinct().toList();
-            assertThat(firstSeen).as("order of " + key).isSorted();
-        });
+        byKey.forEach(
+                (key, records) -> {
+                    assertThat(records.stream().map(ConsumerRecord::partition).distinct())
+                            .as("partitions of " + key)
+                            .hasSize(1);
+                    List<Integer> firstSeen =
+                            records.stream().map(RelayToKafkaEndToEndTest::seq).distinct().toList();
+                    assertThat(firstSeen).as("order of " + key).isSorted();
+                });
     }
 
     @Test
-    void recordTooLargeForTheTopic_isDeadLetteredWithTheReason_andTheRestIsPublished() throws Exception {
+    void recordTooLargeForTheTopic_isDeadLetteredWithTheReason_andTheRestIsPublished()
+            throws Exception {
         KafkaServer kafka = KafkaServer.shared();
-        String topic = KafkaTopics.create(kafka, "e2e-small", 1, Map.of("max.message.bytes", "32768"));
+        String topic =
+                KafkaTopics.create(kafka, "e2e-small", 1, Map.of("max.message.bytes", "32768"));
         Db db = database("kafka_e2e_too_large");
         List<Message> messages = new ArrayList<>();
         for (int i = 0; i < 30; i++) {
@@ -255,61 +304,112 @@ class RelayToKafkaEndToEndTest {
         }
         db.enqueue(messages);
         OffsetClock clock = new OffsetClock();
-        KafkaPublisher publisher = closeLater(KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers())
-                .build());
-        Relay relay = closeLater(Relay.builder(db.store(), publisher).batchSize(100).workers(2)
-                .deliveryTimeout(Duration.ofSeconds(20)).clock(clock).build());
+        KafkaPublisher publisher =
+                closeLater(
+                        KafkaPublisher.builder()
+                                .bootstrapServers(kafka.bootstrapServers())
+                                .build());
+        Relay relay =
+                closeLater(
+                        Relay.builder(db.store(), publisher)
+                                .batchSize(100)
+                                .workers(2)
+                                .deliveryTimeout(Duration.ofSeconds(20))
+                                .clock(clock)
+                                .build());
 
         int deadLettered = 0;
         for (int round = 0; round < 20 && db.pending() > 0; round++) {
             deadLettered += relay.runOnce().deadLettered();
-            clock.advance(Duration.ofMinutes(15)); // past any backoff of the lane that followed the dead letter
+            clock.advance(
+                    Duration.ofMinutes(
+                            15)); // past any backoff of the lane that followed the dead letter
         }
 
         assertThat(db.pending()).as("messages left in the outbox").isZero();
         assertThat(deadLettered).isEqualTo(1);
         assertThat(db.deadLetters()).containsOnlyKeys("e2e-10");
-        assertThat(db.deadLetters().get("e2e-10")).contains("record too large").contains("RecordTooLargeException");
+        assertThat(db.deadLetters().get("e2e-10"))
+                .contains("record too large")
+                .contains("RecordTooLargeException");
         List<ConsumerRecord<byte[], byte[]>> read = read(kafka, topic, 29);
-        assertThat(read.stream().map(r -> KafkaTopics.header(r, KafkaPublisher.ID_HEADER)).collect(Collectors.toSet()))
-                .hasSize(29).doesNotContain("e2e-10");
-        read.stream().collect(Collectors.groupingBy(r -> KafkaTopics.utf8(r.key())))
-                .forEach((key, records) -> assertThat(records.stream().map(RelayToKafkaEndToEndTest::seq).distinct()
-                        .toList()).as("order of " + key).isSorted());
+        assertThat(
+                        read.stream()
+                                .map(r -> KafkaTopics.header(r, KafkaPublisher.ID_HEADER))
+                                .collect(Collectors.toSet()))
+                .hasSize(29)
+                .doesNotContain("e2e-10");
+        read.stream()
+                .collect(Collectors.groupingBy(r -> KafkaTopics.utf8(r.key())))
+                .forEach(
+                        (key, records) ->
+                                assertThat(
+                                                records.stream()
+                                                        .map(RelayToKafkaEndToEndTest::seq)
+                                                        .distinct()
+                                                        .toList())
+                                        .as("order of " + key)
+                                        .isSorted());
     }
 
     @Test
-    void brokerStoppedMidRun_messagesAreReleasedAndRetried_andNothingIsCompletedThatKafkaDidNotAcknowledge()
-            throws Exception {
+    void
+            brokerStoppedMidRun_messagesAreReleasedAndRetried_andNothingIsCompletedThatKafkaDidNotAcknowledge()
+                    throws Exception {
         int total = 2_000;
         KafkaServer kafka = KafkaTopics.stoppableBroker();
         closeLater(kafka::start); // running again for the next test, whatever happens here
         String topic = KafkaTopics.create(kafka, "e2e-outage", 3, Map.of());
         Db db = database("kafka_e2e_outage");
         db.enqueue(IntStream.range(0, total).mapToObj(i -> message(topic, i, 30)).toList());
-        Recording publisher = new Recording(closeLater(KafkaPublisher.builder()
-                .bootstrapServers(kafka.bootstrapServers()).deliveryTimeout(Duration.ofSeconds(3))
-                .closeTimeout(Duration.ofSeconds(1)).build()));
+        Recording publisher =
+                new Recording(
+                        closeLater(
+                                KafkaPublisher.builder()
+                                        .bootstrapServers(kafka.bootstrapServers())
+                                        .deliveryTimeout(Duration.ofSeconds(3))
+                                        .closeTimeout(Duration.ofSeconds(1))
+                                        .build()));
         Outcomes outcomes = new Outcomes();
-        Relay relay = closeLater(Relay.builder(db.store(), publisher).batchSize(100).workers(4)
-                .deliveryTimeout(Duration.ofSeconds(2)).backoff(Backoff.fixed(Duration.ofMillis(200)))
-                .maxAttempts(1_000).pollInterval(Duration.ofMillis(20)).observer(outcomes).build());
+        Relay relay =
+                closeLater(
+                        Relay.builder(db.store(), publisher)
+                                .batchSize(100)
+                                .workers(4)
+                                .deliveryTimeout(Duration.ofSeconds(2))
+                                .backoff(Backoff.fixed(Duration.ofMillis(200)))
+                                .maxAttempts(1_000)
+                                .pollInterval(Duration.ofMillis(20))
+                                .observer(outcomes)
+                                .build());
 
         relay.start();
-        await("a third of the messages to be published", Duration.ofSeconds(60), () -> db.pending() <= 2 * total / 3);
+        await(
+                "a third of the messages to be published",
+                Duration.ofSeconds(60),
+                () -> db.pending() <= 2 * total / 3);
         kafka.stop();
         // once two full batches failed, nothing in flight at the stop can still complete
-        await("messages released while the broker is down", Duration.ofSeconds(60),
+        await(
+                "messages released while the broker is down",
+                Duration.ofSeconds(60),
                 () -> outcomes.get(Observation.Outcome.RELEASED) >= 200);
         int pendingWhileDown = db.pending();
         int completedWhileDown = outcomes.get(Observation.Outcome.COMPLETED);
-        await("more releases while the broker is down", Duration.ofSeconds(60),
+        await(
+                "more releases while the broker is down",
+                Duration.ofSeconds(60),
                 () -> outcomes.get(Observation.Outcome.RELEASED) >= 400);
-        assertThat(db.pending()).as("nothing completed while the broker was down").isEqualTo(pendingWhileDown);
+        assertThat(db.pending())
+                .as("nothing completed while the broker was down")
+                .isEqualTo(pendingWhileDown);
         assertThat(outcomes.get(Observation.Outcome.COMPLETED)).isEqualTo(completedWhileDown);
         assertThat(pendingWhileDown).as("the outage hit mid-run").isPositive();
         kafka.start();
-        await("the outbox to drain after the broker came back", Duration.ofSeconds(90), () -> db.pending() == 0);
+        await(
+                "the outbox to drain after the broker came back",
+                Duration.ofSeconds(90),
+                () -> db.pending() == 0);
         relay.close();
 
         assertThat(db.deadLetters()).isEmpty();
@@ -317,9 +417,14 @@ class RelayToKafkaEndToEndTest {
         List<ConsumerRecord<byte[], byte[]>> read = read(kafka, topic, total);
         Set<String> inKafka = new HashSet<>();
         read.forEach(r -> inKafka.add(KafkaTopics.header(r, KafkaPublisher.ID_HEADER)));
-        assertThat(inKafka).as("every message completed from the outbox is in Kafka").hasSize(total);
-        assertThat(inKafka).as("every message reported published is in Kafka").containsAll(publisher.published);
-        System.out.printf("broker outage: %s; %d records read for %d messages (%d duplicates)%n", outcomes,
-                read.size(), total, read.size() - total);
+        assertThat(inKafka)
+                .as("every message completed from the outbox is in Kafka")
+                .hasSize(total);
+        assertThat(inKafka)
+                .as("every message reported published is in Kafka")
+                .containsAll(publisher.published);
+        System.out.printf(
+                "broker outage: %s; %d records read for %d messages (%d duplicates)%n",
+                outcomes, read.size(), total, read.size() - total);
     }
 }

@@ -23,14 +23,15 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A channel in confirm mode that tracks its unconfirmed publishes by sequence number. Only one thread
- * publishes on it at a time (the pool hands it to one call); the connection's I/O thread delivers acks,
- * nacks, returns and the shutdown, in wire order, under this object's lock.
+ * A channel in confirm mode that tracks its unconfirmed publishes by sequence number. Only one
+ * thread publishes on it at a time (the pool hands it to one call); the connection's I/O thread
+ * delivers acks, nacks, returns and the shutdown, in wire order, under this object's lock.
  *
  * <ul>
- *   <li>ack (single or {@code multiple}) → published, unless the message was returned first (unroutable);</li>
- *   <li>nack → retryable failure;</li>
- *   <li>shutdown (channel or connection) → every unconfirmed message fails, retryable.</li>
+ *   <li>ack (single or {@code multiple}) → published, unless the message was returned first
+ *       (unroutable);
+ *   <li>nack → retryable failure;
+ *   <li>shutdown (channel or connection) → every unconfirmed message fails, retryable.
  * </ul>
  */
 final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownListener {
@@ -39,12 +40,15 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
     private final Channel channel;
     private final Connection connection;
     private final Consumer<String> onMissingExchange;
+
     /** Unconfirmed publishes by sequence number; guarded by {@code this}. */
     private final NavigableMap<Long, Slot> unconfirmed = new TreeMap<>();
+
     /** Set once by the shutdown listener; guarded by {@code this}. */
     private ShutdownSignalException closedBy;
 
-    private ConfirmChannel(Channel channel, Connection connection, Consumer<String> onMissingExchange) {
+    private ConfirmChannel(
+            Channel channel, Connection connection, Consumer<String> onMissingExchange) {
         this.channel = channel;
         this.connection = connection;
         this.onMissingExchange = onMissingExchange;
@@ -53,13 +57,19 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
     /**
      * Opens a channel on the connection and puts it in confirm mode.
      *
-     * @param onMissingExchange told the name of an exchange the broker closed this channel for (404)
+     * @param onMissingExchange told the name of an exchange the broker closed this channel for
+     *     (404)
      */
-    static ConfirmChannel open(Connection connection, Consumer<String> onMissingExchange) throws IOException {
+    static ConfirmChannel open(Connection connection, Consumer<String> onMissingExchange)
+            throws IOException {
         Channel channel = connection.createChannel();
         if (channel == null) {
-            throw new OutboxException("RabbitMQ connection " + connection + " has no free channel (channel_max "
-                    + connection.getChannelMax() + " reached)");
+            throw new OutboxException(
+                    "RabbitMQ connection "
+                            + connection
+                            + " has no free channel (channel_max "
+                            + connection.getChannelMax()
+                            + " reached)");
         }
         ConfirmChannel c = new ConfirmChannel(channel, connection, onMissingExchange);
         channel.addShutdownListener(c);
@@ -78,8 +88,8 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
     }
 
     /**
-     * Publishes one message with {@code mandatory=true}, registering it under its sequence number first so
-     * that a confirm racing the call cannot be missed.
+     * Publishes one message with {@code mandatory=true}, registering it under its sequence number
+     * first so that a confirm racing the call cannot be missed.
      */
     void publish(PublishCall call, int index, Prepared p) throws IOException {
         long seq;
@@ -91,7 +101,11 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
             unconfirmed.put(seq, new Slot(call, index, p));
         }
         try {
-            channel.basicPublish(p.destination().exchange(), p.destination().routingKey(), true, p.properties(),
+            channel.basicPublish(
+                    p.destination().exchange(),
+                    p.destination().routingKey(),
+                    true,
+                    p.properties(),
                     p.body());
         } catch (IOException | RuntimeException e) {
             synchronized (this) {
@@ -104,17 +118,27 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
     @Override
     public void handleAck(long deliveryTag, boolean multiple) {
         for (Slot s : take(deliveryTag, multiple)) {
-            s.call.decide(s.index, s.returned == null ? PublishOutcome.published() : PublishOutcome.failed(s.returned));
+            s.call.decide(
+                    s.index,
+                    s.returned == null
+                            ? PublishOutcome.published()
+                            : PublishOutcome.failed(s.returned));
         }
     }
 
     @Override
     public void handleNack(long deliveryTag, boolean multiple) {
         for (Slot s : take(deliveryTag, multiple)) {
-            s.call.decide(s.index, PublishOutcome.failed(new OutboxException("RabbitMQ nacked message '"
-                    + s.prepared.messageId() + "' " + s.prepared.destination().describe()
-                    + ": the broker did not take responsibility for it (for example a queue at its x-max-length "
-                    + "with x-overflow=reject-publish, or an internal error); it will be retried")));
+            s.call.decide(
+                    s.index,
+                    PublishOutcome.failed(
+                            new OutboxException(
+                                    "RabbitMQ nacked message '"
+                                            + s.prepared.messageId()
+                                            + "' "
+                                            + s.prepared.destination().describe()
+                                            + ": the broker did not take responsibility for it (for example a queue at its x-max-length "
+                                            + "with x-overflow=reject-publish, or an internal error); it will be retried")));
         }
     }
 
@@ -134,18 +158,34 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
     }
 
     /**
-     * A mandatory message no queue took. The broker sends the return before the ack of the same message on
-     * the same channel, so the message is still unconfirmed here: mark the oldest such publish of that id.
+     * A mandatory message no queue took. The broker sends the return before the ack of the same
+     * message on the same channel, so the message is still unconfirmed here: mark the oldest such
+     * publish of that id.
      */
     @Override
-    public synchronized void handleReturn(int replyCode, String replyText, String exchange, String routingKey,
-            AMQP.BasicProperties properties, byte[] body) {
+    public synchronized void handleReturn(
+            int replyCode,
+            String replyText,
+            String exchange,
+            String routingKey,
+            AMQP.BasicProperties properties,
+            byte[] body) {
         String id = properties == null ? null : properties.getMessageId();
         for (Slot s : unconfirmed.values()) {
             if (s.returned == null && s.prepared.messageId().equals(id)) {
-                s.returned = new OutboxException("RabbitMQ returned message '" + id + "' as unroutable (" + replyCode
-                        + " " + replyText + ", exchange '" + exchange + "', routing key '" + routingKey
-                        + "'): no queue is bound for it; it will be retried");
+                s.returned =
+                        new OutboxException(
+                                "RabbitMQ returned message '"
+                                        + id
+                                        + "' as unroutable ("
+                                        + replyCode
+                                        + " "
+                                        + replyText
+                                        + ", exchange '"
+                                        + exchange
+                                        + "', routing key '"
+                                        + routingKey
+                                        + "'): no queue is bound for it; it will be retried");
                 return;
             }
         }
@@ -162,13 +202,26 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
         missingExchange(cause).ifPresent(onMissingExchange);
         String reason = describe(cause);
         for (Slot s : lost) {
-            s.call.decide(s.index, PublishOutcome.failed(new OutboxException("the RabbitMQ channel closed before the "
-                    + "broker confirmed message '" + s.prepared.messageId() + "' " + s.prepared.destination().describe()
-                    + ": " + reason + "; it will be retried", cause)));
+            s.call.decide(
+                    s.index,
+                    PublishOutcome.failed(
+                            new OutboxException(
+                                    "the RabbitMQ channel closed before the "
+                                            + "broker confirmed message '"
+                                            + s.prepared.messageId()
+                                            + "' "
+                                            + s.prepared.destination().describe()
+                                            + ": "
+                                            + reason
+                                            + "; it will be retried",
+                                    cause)));
         }
     }
 
-    /** The exchange named by a channel closed with 404 "no exchange 'x' in vhost '/'", if that is the reason. */
+    /**
+     * The exchange named by a channel closed with 404 "no exchange 'x' in vhost '/'", if that is
+     * the reason.
+     */
     static Optional<String> missingExchange(ShutdownSignalException cause) {
         if (cause.getReason() instanceof AMQP.Channel.Close) {
             AMQP.Channel.Close c = (AMQP.Channel.Close) cause.getReason();
@@ -185,7 +238,8 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
     static String describe(ShutdownSignalException cause) {
         Object reason = cause.getReason();
         String who = cause.isHardError() ? "connection" : "channel";
-        String by = cause.isInitiatedByApplication() ? "closed by the client" : "closed by the broker";
+        String by =
+                cause.isInitiatedByApplication() ? "closed by the client" : "closed by the broker";
         if (reason instanceof AMQP.Channel.Close) {
             AMQP.Channel.Close c = (AMQP.Channel.Close) reason;
             return who + " " + by + " with " + c.getReplyCode() + " " + c.getReplyText();
@@ -197,7 +251,10 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
         return who + " " + by + (cause.getCause() == null ? "" : " (" + cause.getCause() + ")");
     }
 
-    /** Drops every unconfirmed publish of a call that gave up, so late confirms find nothing to decide. */
+    /**
+     * Drops every unconfirmed publish of a call that gave up, so late confirms find nothing to
+     * decide.
+     */
     synchronized void forget(PublishCall call) {
         for (Iterator<Slot> it = unconfirmed.values().iterator(); it.hasNext(); ) {
             if (it.next().call == call) {
@@ -210,7 +267,10 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
         return !unconfirmed.isEmpty();
     }
 
-    /** Closes the channel; may block while the connection is blocked, so callers run it off the caller's thread. */
+    /**
+     * Closes the channel; may block while the connection is blocked, so callers run it off the
+     * caller's thread.
+     */
     void closeQuietly() {
         try {
             channel.abort();
@@ -224,6 +284,7 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
         final PublishCall call;
         final int index;
         final Prepared prepared;
+
         /** Set by a return before the ack; guarded by the channel's lock. */
         OutboxException returned;
 

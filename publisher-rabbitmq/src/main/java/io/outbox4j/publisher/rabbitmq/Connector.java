@@ -15,10 +15,11 @@ import java.util.concurrent.TimeoutException;
 /**
  * Owns the publisher's one connection and its pool of idle confirm channels.
  *
- * <p>The connection is opened on first use and replaced on the first use after it closed; the factory is a
- * private copy with automatic recovery turned off, so a recovered connection can never carry a confirm
- * that the publisher would attribute to a message published before the loss. Idle channels are handed to
- * one call at a time; a channel that closed (or whose connection closed) is discarded, never reused.
+ * <p>The connection is opened on first use and replaced on the first use after it closed; the
+ * factory is a private copy with automatic recovery turned off, so a recovered connection can never
+ * carry a confirm that the publisher would attribute to a message published before the loss. Idle
+ * channels are handed to one call at a time; a channel that closed (or whose connection closed) is
+ * discarded, never reused.
  */
 final class Connector {
     private static final int MAX_IDLE_CHANNELS = 32;
@@ -27,10 +28,16 @@ final class Connector {
     private final String connectionName;
     private final Object connectLock = new Object();
     private final ConcurrentLinkedDeque<ConfirmChannel> idle = new ConcurrentLinkedDeque<>();
-    /** Exchanges a channel was closed for with 404; checked again before anything is published to them. */
+
+    /**
+     * Exchanges a channel was closed for with 404; checked again before anything is published to
+     * them.
+     */
     private final Set<String> suspectExchanges = ConcurrentHashMap.newKeySet();
+
     /** The current connection; written under {@code connectLock}. */
     private volatile Link link;
+
     private volatile boolean closed;
 
     Connector(ConnectionFactory factory, String connectionName) {
@@ -41,7 +48,8 @@ final class Connector {
     /**
      * Tells why the current connection is blocked by a broker resource alarm.
      *
-     * @return the broker's reason, or {@code null} when it is not blocked (or there is no connection)
+     * @return the broker's reason, or {@code null} when it is not blocked (or there is no
+     *     connection)
      */
     String blockedReason() {
         Link l = link;
@@ -61,10 +69,10 @@ final class Connector {
     }
 
     /**
-     * Tells whether an exchange exists. Only exchanges a channel was closed for (404) are checked, with a
-     * passive declare on a throwaway channel; every other exchange is assumed to exist, at no cost. This
-     * keeps messages to a missing exchange from closing the publishing channel, and failing every other
-     * message of their call, on each retry.
+     * Tells whether an exchange exists. Only exchanges a channel was closed for (404) are checked,
+     * with a passive declare on a throwaway channel; every other exchange is assumed to exist, at
+     * no cost. This keeps messages to a missing exchange from closing the publishing channel, and
+     * failing every other message of their call, on each retry.
      *
      * @return {@code false} only if the broker says the exchange does not exist
      */
@@ -82,7 +90,8 @@ final class Connector {
             return true;
         } catch (IOException e) {
             if (e.getCause() instanceof ShutdownSignalException
-                    && ConfirmChannel.missingExchange((ShutdownSignalException) e.getCause()).isPresent()) {
+                    && ConfirmChannel.missingExchange((ShutdownSignalException) e.getCause())
+                            .isPresent()) {
                 return false;
             }
             throw e;
@@ -96,10 +105,14 @@ final class Connector {
     /**
      * Takes back a channel whose call ended with every publish confirmed.
      *
-     * @return {@code false} if the channel is not fit for reuse: the caller discards it (off its own thread)
+     * @return {@code false} if the channel is not fit for reuse: the caller discards it (off its
+     *     own thread)
      */
     boolean offer(ConfirmChannel c) {
-        if (closed || !c.isUsable() || !isCurrent(c.connection()) || c.hasUnconfirmed()
+        if (closed
+                || !c.isUsable()
+                || !isCurrent(c.connection())
+                || c.hasUnconfirmed()
                 || idle.size() >= MAX_IDLE_CHANNELS) {
             return false;
         }
@@ -145,7 +158,9 @@ final class Connector {
         return closed;
     }
 
-    /** Stops handing out channels and closes the connection (which closes every channel). May block. */
+    /**
+     * Stops handing out channels and closes the connection (which closes every channel). May block.
+     */
     void close(int timeoutMillis) {
         closed = true;
         ConfirmChannel c;

@@ -9,9 +9,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * One {@code publish} call: one outcome slot per message, set exactly once by whoever decides first (a
- * confirm, a nack, a channel shutdown, the worker on an error, or the caller at the deadline), and the
- * hand-over of the channel between the worker thread that writes and the caller that waits.
+ * One {@code publish} call: one outcome slot per message, set exactly once by whoever decides first
+ * (a confirm, a nack, a channel shutdown, the worker on an error, or the caller at the deadline),
+ * and the hand-over of the channel between the worker thread that writes and the caller that waits.
  */
 final class PublishCall {
     private static final int WRITING = 0;
@@ -22,8 +22,13 @@ final class PublishCall {
     private final CountDownLatch undecided;
     private final AtomicInteger state = new AtomicInteger(WRITING);
     private volatile String stage = "waiting for a publishing thread";
-    /** Written by the worker before {@link #markWritten()}, read by the caller after a failed {@link #abandon()}. */
+
+    /**
+     * Written by the worker before {@link #markWritten()}, read by the caller after a failed {@link
+     * #abandon()}.
+     */
     private ConfirmChannel channel;
+
     private boolean channelBroken;
 
     PublishCall(int size) {
@@ -35,7 +40,10 @@ final class PublishCall {
         return outcomes.length();
     }
 
-    /** Sets the outcome of message {@code index} unless it is already decided; returns whether it was set. */
+    /**
+     * Sets the outcome of message {@code index} unless it is already decided; returns whether it
+     * was set.
+     */
     boolean decide(int index, PublishOutcome outcome) {
         if (outcomes.compareAndSet(index, null, outcome)) {
             undecided.countDown();
@@ -60,7 +68,10 @@ final class PublishCall {
         return undecided.getCount() == 0;
     }
 
-    /** Waits until every outcome is decided or the deadline passes; returns whether all were decided. */
+    /**
+     * Waits until every outcome is decided or the deadline passes; returns whether all were
+     * decided.
+     */
     boolean await(long deadlineNanos) throws InterruptedException {
         long remaining = deadlineNanos - System.nanoTime();
         return undecided.await(Math.max(0, remaining), TimeUnit.NANOSECONDS);
@@ -74,7 +85,10 @@ final class PublishCall {
         return stage;
     }
 
-    /** The worker records the channel it used and whether it failed, just before {@link #markWritten()}. */
+    /**
+     * The worker records the channel it used and whether it failed, just before {@link
+     * #markWritten()}.
+     */
     void handOver(ConfirmChannel channel, boolean broken) {
         this.channel = channel;
         this.channelBroken = broken;
@@ -88,12 +102,18 @@ final class PublishCall {
         return channelBroken;
     }
 
-    /** The worker finished writing; returns false if the caller already gave up (the worker then owns cleanup). */
+    /**
+     * The worker finished writing; returns false if the caller already gave up (the worker then
+     * owns cleanup).
+     */
     boolean markWritten() {
         return state.compareAndSet(WRITING, WRITTEN);
     }
 
-    /** The caller gives up; returns false if the worker had already finished writing (the caller owns cleanup). */
+    /**
+     * The caller gives up; returns false if the worker had already finished writing (the caller
+     * owns cleanup).
+     */
     boolean abandon() {
         return state.compareAndSet(WRITING, ABANDONED);
     }

@@ -21,14 +21,14 @@ import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 /**
- * A {@link Publisher} that sends outbox messages to RabbitMQ and reports a message as published only once
- * the broker has confirmed it.
+ * A {@link Publisher} that sends outbox messages to RabbitMQ and reports a message as published
+ * only once the broker has confirmed it.
  *
  * <pre>{@code
  * Publisher publisher = RabbitMqPublisher.builder()
@@ -38,47 +38,64 @@ import java.util.function.Function;
  * }</pre>
  *
  * <p>How a batch is published:
+ *
  * <ul>
- *   <li>Every message goes out with {@code mandatory=true}, persistent delivery mode, {@code message-id} =
- *       the message id, {@code content-type}, {@code timestamp} = occurredAt (seconds), {@code type} = topic,
- *       the optional {@code app-id}, and as headers the message's own headers plus {@value #HEADER_ID},
- *       {@value #HEADER_TOPIC}, {@value #HEADER_MODULE}, {@value #HEADER_OCCURRED_AT} (ISO-8601, microseconds)
- *       and {@value #HEADER_KEY} (when the message has a key).</li>
- *   <li>A call borrows one channel in confirm mode from a small pool (a channel is never used by two
- *       calls at once), publishes the whole batch pipelined, then waits for the broker's confirms until the
- *       deadline: the smaller of the caller's {@code timeout} and {@link Builder#publishTimeout(Duration)}.
- *       The writes run on a publisher thread, so the call returns by its deadline even when a write blocks
- *       (a broker under a resource alarm stops reading).</li>
- *   <li>Ack → published. Returned as unroutable (no queue bound), nack, channel or connection closed
- *       before the confirm, no confirm by the deadline, connection blocked by a resource alarm → a
- *       retryable failure for that message. A payload over {@link Builder#maxBodyBytes(int)}, a value that
- *       does not fit an AMQP short string (255 bytes), or no valid destination (see
- *       {@link Builder#destinationMapper(Function)}) → a {@link PermanentFailureException}.</li>
+ *   <li>Every message goes out with {@code mandatory=true}, persistent delivery mode, {@code
+ *       message-id} = the message id, {@code content-type}, {@code timestamp} = occurredAt
+ *       (seconds), {@code type} = topic, the optional {@code app-id}, and as headers the message's
+ *       own headers plus {@value #HEADER_ID}, {@value #HEADER_TOPIC}, {@value #HEADER_MODULE},
+ *       {@value #HEADER_OCCURRED_AT} (ISO-8601, microseconds) and {@value #HEADER_KEY} (when the
+ *       message has a key).
+ *   <li>A call borrows one channel in confirm mode from a small pool (a channel is never used by
+ *       two calls at once), publishes the whole batch pipelined, then waits for the broker's
+ *       confirms until the deadline: the smaller of the caller's {@code timeout} and {@link
+ *       Builder#publishTimeout(Duration)}. The writes run on a publisher thread, so the call
+ *       returns by its deadline even when a write blocks (a broker under a resource alarm stops
+ *       reading).
+ *   <li>Ack → published. Returned as unroutable (no queue bound), nack, channel or connection
+ *       closed before the confirm, no confirm by the deadline, connection blocked by a resource
+ *       alarm → a retryable failure for that message. A payload over {@link
+ *       Builder#maxBodyBytes(int)}, a value that does not fit an AMQP short string (255 bytes), or
+ *       no valid destination (see {@link Builder#destinationMapper(Function)}) → a {@link
+ *       PermanentFailureException}.
  *   <li>A channel that closed (for example after publishing to an exchange that does not exist) is
- *       discarded with its unconfirmed messages failed; the next call gets a new channel. An exchange the
- *       broker closed a channel for is checked with a passive declare before anything is sent to it again:
- *       while it is missing, its messages fail (retryable) without closing the channel under the rest of
- *       their batch; once it exists they go out again. The connection
- *       is opened on first use and re-opened on the first call after it was lost; the client's automatic
- *       recovery is turned off on the publisher's private copy of the factory, so a recovered connection
- *       can never mark anything published.</li>
+ *       discarded with its unconfirmed messages failed; the next call gets a new channel. An
+ *       exchange the broker closed a channel for is checked with a passive declare before anything
+ *       is sent to it again: while it is missing, its messages fail (retryable) without closing the
+ *       channel under the rest of their batch; once it exists they go out again. The connection is
+ *       opened on first use and re-opened on the first call after it was lost; the client's
+ *       automatic recovery is turned off on the publisher's private copy of the factory, so a
+ *       recovered connection can never mark anything published.
  * </ul>
+ *
  * Thread-safe; {@link #close()} closes the connection.
  */
 public final class RabbitMqPublisher implements Publisher {
     /** Header carrying the outbox message id (also in the {@code message-id} property). */
     public static final String HEADER_ID = "outbox-id";
+
     /** Header carrying the topic (also in the {@code type} property). */
     public static final String HEADER_TOPIC = "outbox-topic";
+
     /** Header carrying the publishing module. */
     public static final String HEADER_MODULE = "outbox-module";
+
     /** Header carrying the message key, present only when the message has one. */
     public static final String HEADER_KEY = "outbox-key";
-    /** Header carrying occurredAt as an ISO-8601 instant with microseconds (the timestamp property has seconds). */
+
+    /**
+     * Header carrying occurredAt as an ISO-8601 instant with microseconds (the timestamp property
+     * has seconds).
+     */
     public static final String HEADER_OCCURRED_AT = "outbox-occurred-at";
+
     /** RabbitMQ's default {@code max_message_size}: 128 MiB. */
     public static final int DEFAULT_MAX_BODY_BYTES = 128 * 1024 * 1024;
-    /** The connection name shown by the broker unless {@link Builder#connectionName(String)} sets another. */
+
+    /**
+     * The connection name shown by the broker unless {@link Builder#connectionName(String)} sets
+     * another.
+     */
     public static final String DEFAULT_CONNECTION_NAME = "outbox4j-publisher";
 
     private static final int SHORT_STRING_MAX = 255;
@@ -99,38 +116,46 @@ public final class RabbitMqPublisher implements Publisher {
         factory.setTopologyRecoveryEnabled(false);
         this.connector = new Connector(factory, b.connectionName);
         String exchange = b.exchange == null ? "" : b.exchange;
-        this.destinationMapper = b.mapper != null ? b.mapper : m -> new Destination(exchange, m.topic());
+        this.destinationMapper =
+                b.mapper != null ? b.mapper : m -> new Destination(exchange, m.topic());
         this.publishTimeout = b.publishTimeout;
         this.appId = b.appId;
         this.maxBodyBytes = b.maxBodyBytes;
         String prefix = "outbox4j-rabbitmq-" + INSTANCES.incrementAndGet() + "-writer-";
         AtomicInteger threads = new AtomicInteger();
-        this.writers = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
-                r -> {
-                    Thread t = new Thread(r, prefix + threads.incrementAndGet());
-                    t.setDaemon(true);
-                    return t;
-                });
+        this.writers =
+                new ThreadPoolExecutor(
+                        0,
+                        Integer.MAX_VALUE,
+                        60,
+                        TimeUnit.SECONDS,
+                        new SynchronousQueue<>(),
+                        r -> {
+                            Thread t = new Thread(r, prefix + threads.incrementAndGet());
+                            t.setDaemon(true);
+                            return t;
+                        });
     }
 
     /**
      * Starts a publisher configuration.
      *
-     * @return a new builder; {@link Builder#connectionFactory(ConnectionFactory)} or {@link Builder#uri(String)}
-     *         is required
+     * @return a new builder; {@link Builder#connectionFactory(ConnectionFactory)} or {@link
+     *     Builder#uri(String)} is required
      */
     public static Builder builder() {
         return new Builder();
     }
 
     /**
-     * Publishes a batch pipelined on one confirm channel and waits for the confirms until the deadline.
+     * Publishes a batch pipelined on one confirm channel and waits for the confirms until the
+     * deadline.
      *
      * @param messages the messages; an empty list returns an empty list
      * @param timeout how long the call may take in all, positive
      * @return one outcome per message, in the order of {@code messages}
-     * @throws IllegalArgumentException if {@code messages}, one of them, or {@code timeout} is null, or the
-     *         timeout is not positive
+     * @throws IllegalArgumentException if {@code messages}, one of them, or {@code timeout} is
+     *     null, or the timeout is not positive
      */
     @Override
     public List<PublishOutcome> publish(List<Message> messages, Duration timeout) {
@@ -149,7 +174,10 @@ public final class RabbitMqPublisher implements Publisher {
             return List.of();
         }
         long start = System.nanoTime();
-        Duration limit = publishTimeout != null && publishTimeout.compareTo(timeout) < 0 ? publishTimeout : timeout;
+        Duration limit =
+                publishTimeout != null && publishTimeout.compareTo(timeout) < 0
+                        ? publishTimeout
+                        : timeout;
         long deadline = start + saturatedNanos(limit);
 
         PublishCall call = new PublishCall(messages.size());
@@ -167,8 +195,11 @@ public final class RabbitMqPublisher implements Publisher {
         }
         String blocked = connector.blockedReason();
         if (blocked != null) {
-            call.failUndecided(new OutboxException("the RabbitMQ connection is blocked by a resource alarm ("
-                    + blocked + "): nothing is published until the broker unblocks it; it will be retried"));
+            call.failUndecided(
+                    new OutboxException(
+                            "the RabbitMQ connection is blocked by a resource alarm ("
+                                    + blocked
+                                    + "): nothing is published until the broker unblocks it; it will be retried"));
             return call.outcomes();
         }
         if (call.allDecided()) {
@@ -191,15 +222,21 @@ public final class RabbitMqPublisher implements Publisher {
             allDecided = false;
         }
         if (!allDecided) {
-            call.failUndecided(new OutboxException(interrupted
-                    ? "interrupted while " + call.stage() + "; it will be retried"
-                    : "RabbitMQ did not confirm within " + limit + " (the publisher was " + call.stage()
-                            + "); it will be retried"));
+            call.failUndecided(
+                    new OutboxException(
+                            interrupted
+                                    ? "interrupted while " + call.stage() + "; it will be retried"
+                                    : "RabbitMQ did not confirm within "
+                                            + limit
+                                            + " (the publisher was "
+                                            + call.stage()
+                                            + "); it will be retried"));
         }
         if (!call.abandon()) {
             // The writer is done: this thread decides what becomes of the channel.
             ConfirmChannel channel = call.channel();
-            if (channel != null && (!allDecided || call.channelBroken() || !connector.offer(channel))) {
+            if (channel != null
+                    && (!allDecided || call.channelBroken() || !connector.offer(channel))) {
                 discard(channel);
             }
         }
@@ -222,10 +259,16 @@ public final class RabbitMqPublisher implements Publisher {
                         continue;
                     }
                     if (missing.contains(prepared[i].destination().exchange())) {
-                        call.decide(i, PublishOutcome.failed(new OutboxException("exchange '"
-                                + prepared[i].destination().exchange() + "' does not exist (RabbitMQ answered 404 "
-                                + "NOT_FOUND to a passive declare), so message '" + prepared[i].messageId()
-                                + "' was not sent; it will be retried")));
+                        call.decide(
+                                i,
+                                PublishOutcome.failed(
+                                        new OutboxException(
+                                                "exchange '"
+                                                        + prepared[i].destination().exchange()
+                                                        + "' does not exist (RabbitMQ answered 404 "
+                                                        + "NOT_FOUND to a passive declare), so message '"
+                                                        + prepared[i].messageId()
+                                                        + "' was not sent; it will be retried")));
                     } else {
                         channel.publish(call, i, prepared[i]);
                     }
@@ -234,12 +277,19 @@ public final class RabbitMqPublisher implements Publisher {
             }
         } catch (Exception e) {
             broken = true;
-            call.failUndecided(new OutboxException("could not publish to RabbitMQ while " + call.stage() + ": " + e
-                    + "; it will be retried", e));
+            call.failUndecided(
+                    new OutboxException(
+                            "could not publish to RabbitMQ while "
+                                    + call.stage()
+                                    + ": "
+                                    + e
+                                    + "; it will be retried",
+                            e));
         } finally {
             call.handOver(channel, broken);
             if (!call.markWritten() && channel != null) {
-                // The caller gave up before the writes ended: nobody else will look at this channel again.
+                // The caller gave up before the writes ended: nobody else will look at this channel
+                // again.
                 channel.forget(call);
                 channel.closeQuietly();
             }
@@ -247,7 +297,8 @@ public final class RabbitMqPublisher implements Publisher {
     }
 
     /** Checks the exchanges that were found missing before (and only those) again. */
-    private Set<String> missingExchanges(PublishCall call, Prepared[] prepared) throws IOException, TimeoutException {
+    private Set<String> missingExchanges(PublishCall call, Prepared[] prepared)
+            throws IOException, TimeoutException {
         Set<String> checked = new HashSet<>();
         Set<String> missing = new HashSet<>();
         for (int i = 0; i < prepared.length; i++) {
@@ -276,17 +327,26 @@ public final class RabbitMqPublisher implements Publisher {
         } catch (PermanentFailureException e) {
             throw e;
         } catch (IllegalArgumentException e) {
-            throw new PermanentFailureException("no valid RabbitMQ destination for message '" + m.id() + "': "
-                    + e.getMessage(), e);
+            throw new PermanentFailureException(
+                    "no valid RabbitMQ destination for message '" + m.id() + "': " + e.getMessage(),
+                    e);
         } catch (RuntimeException e) {
-            throw new OutboxException("destinationMapper failed for message '" + m.id() + "': " + e, e);
+            throw new OutboxException(
+                    "destinationMapper failed for message '" + m.id() + "': " + e, e);
         }
         if (d == null) {
-            throw new PermanentFailureException("destinationMapper returned null for message '" + m.id() + "'");
+            throw new PermanentFailureException(
+                    "destinationMapper returned null for message '" + m.id() + "'");
         }
         if (m.payloadSize() > maxBodyBytes) {
-            throw new PermanentFailureException("message '" + m.id() + "' has a " + m.payloadSize()
-                    + "-byte payload, over the " + maxBodyBytes + "-byte maxBodyBytes limit (RabbitMQ's max_message_size)");
+            throw new PermanentFailureException(
+                    "message '"
+                            + m.id()
+                            + "' has a "
+                            + m.payloadSize()
+                            + "-byte payload, over the "
+                            + maxBodyBytes
+                            + "-byte maxBodyBytes limit (RabbitMQ's max_message_size)");
         }
         shortString(m.id(), "its id (message-id property)", m);
         shortString(m.topic(), "its topic (type property)", m);
@@ -301,23 +361,32 @@ public final class RabbitMqPublisher implements Publisher {
         headers.put(HEADER_MODULE, m.module());
         headers.put(HEADER_OCCURRED_AT, m.occurredAt().toString());
         m.key().ifPresent(k -> headers.put(HEADER_KEY, k));
-        AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder()
-                .deliveryMode(2)
-                .messageId(m.id())
-                .contentType(m.contentType())
-                .timestamp(Date.from(m.occurredAt()))
-                .type(m.topic())
-                .appId(appId)
-                .headers(headers)
-                .build();
+        AMQP.BasicProperties properties =
+                new AMQP.BasicProperties.Builder()
+                        .deliveryMode(2)
+                        .messageId(m.id())
+                        .contentType(m.contentType())
+                        .timestamp(Date.from(m.occurredAt()))
+                        .type(m.topic())
+                        .appId(appId)
+                        .headers(headers)
+                        .build();
         return new Prepared(m.id(), d, properties, m.payload());
     }
 
     private static void shortString(String value, String what, Message m) {
         int bytes = utf8Length(value);
         if (bytes > SHORT_STRING_MAX) {
-            throw new PermanentFailureException("message '" + m.id() + "' cannot be published to RabbitMQ: " + what
-                    + " is " + bytes + " bytes in UTF-8, over AMQP's " + SHORT_STRING_MAX + "-byte short-string limit");
+            throw new PermanentFailureException(
+                    "message '"
+                            + m.id()
+                            + "' cannot be published to RabbitMQ: "
+                            + what
+                            + " is "
+                            + bytes
+                            + " bytes in UTF-8, over AMQP's "
+                            + SHORT_STRING_MAX
+                            + "-byte short-string limit");
         }
     }
 
@@ -334,8 +403,8 @@ public final class RabbitMqPublisher implements Publisher {
     }
 
     /**
-     * Closes the connection; calls still waiting for confirms fail (retryable). Waits at most a few seconds,
-     * even when the broker has blocked the connection. Idempotent.
+     * Closes the connection; calls still waiting for confirms fail (retryable). Waits at most a few
+     * seconds, even when the broker has blocked the connection. Idempotent.
      */
     @Override
     public void close() {
@@ -343,7 +412,10 @@ public final class RabbitMqPublisher implements Publisher {
             return;
         }
         closed = true;
-        Thread closer = new Thread(() -> connector.close((int) CLOSE_TIMEOUT.toMillis()), "outbox4j-rabbitmq-close");
+        Thread closer =
+                new Thread(
+                        () -> connector.close((int) CLOSE_TIMEOUT.toMillis()),
+                        "outbox4j-rabbitmq-close");
         closer.setDaemon(true);
         closer.start();
         try {
@@ -358,15 +430,16 @@ public final class RabbitMqPublisher implements Publisher {
     /**
      * Where a message goes: an exchange and a routing key.
      *
-     * @param exchange the exchange name; {@code ""} is the default exchange, which routes to the queue named by
-     *        the routing key
+     * @param exchange the exchange name; {@code ""} is the default exchange, which routes to the
+     *     queue named by the routing key
      * @param routingKey the routing key
      */
     public record Destination(String exchange, String routingKey) {
         /**
          * Validates a destination.
          *
-         * @param exchange the exchange name, at most 255 bytes in UTF-8; {@code ""} for the default exchange
+         * @param exchange the exchange name, at most 255 bytes in UTF-8; {@code ""} for the default
+         *     exchange
          * @param routingKey the routing key, at most 255 bytes in UTF-8
          * @throws IllegalArgumentException if either is null or too long
          */
@@ -386,8 +459,15 @@ public final class RabbitMqPublisher implements Publisher {
         }
         int bytes = utf8Length(value);
         if (bytes > SHORT_STRING_MAX) {
-            throw new IllegalArgumentException(name + " must be at most " + SHORT_STRING_MAX
-                    + " bytes in UTF-8, but was " + bytes + " bytes: '" + value + "'");
+            throw new IllegalArgumentException(
+                    name
+                            + " must be at most "
+                            + SHORT_STRING_MAX
+                            + " bytes in UTF-8, but was "
+                            + bytes
+                            + " bytes: '"
+                            + value
+                            + "'");
         }
     }
 
@@ -401,12 +481,12 @@ public final class RabbitMqPublisher implements Publisher {
         private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
         private String connectionName = DEFAULT_CONNECTION_NAME;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
-         * Connects with a copy of this factory (host, credentials, TLS, timeouts, heartbeat...). The copy has
-         * automatic connection recovery turned off: the publisher re-opens a lost connection itself.
+         * Connects with a copy of this factory (host, credentials, TLS, timeouts, heartbeat...).
+         * The copy has automatic connection recovery turned off: the publisher re-opens a lost
+         * connection itself.
          *
          * @param factory the connection factory; later changes to it do not affect the publisher
          * @return this builder
@@ -421,13 +501,14 @@ public final class RabbitMqPublisher implements Publisher {
         }
 
         /**
-         * Connects to the broker named by an AMQP URI, e.g. {@code amqp://user:pass@host:5672/vhost} or
-         * {@code amqps://...}; the rest of the factory keeps the client's defaults.
+         * Connects to the broker named by an AMQP URI, e.g. {@code
+         * amqp://user:pass@host:5672/vhost} or {@code amqps://...}; the rest of the factory keeps
+         * the client's defaults.
          *
          * @param uri the URI
          * @return this builder
-         * @throws IllegalArgumentException if the URI is null or not a valid AMQP URI (the message hides
-         *         the password)
+         * @throws IllegalArgumentException if the URI is null or not a valid AMQP URI (the message
+         *     hides the password)
          */
         public Builder uri(String uri) {
             if (uri == null) {
@@ -437,8 +518,13 @@ public final class RabbitMqPublisher implements Publisher {
             try {
                 f.setUri(uri);
             } catch (URISyntaxException | GeneralSecurityException | IllegalArgumentException e) {
-                throw new IllegalArgumentException("uri must be an amqp:// or amqps:// URI, but was '"
-                        + withoutPassword(uri) + "' (" + e.getMessage() + ")", e);
+                throw new IllegalArgumentException(
+                        "uri must be an amqp:// or amqps:// URI, but was '"
+                                + withoutPassword(uri)
+                                + "' ("
+                                + e.getMessage()
+                                + ")",
+                        e);
             }
             this.factory = f;
             return this;
@@ -449,8 +535,9 @@ public final class RabbitMqPublisher implements Publisher {
         }
 
         /**
-         * Sets the exchange the default mapping publishes to, with the topic as routing key. The default,
-         * {@code ""}, is RabbitMQ's default exchange: a message goes to the queue named like its topic.
+         * Sets the exchange the default mapping publishes to, with the topic as routing key. The
+         * default, {@code ""}, is RabbitMQ's default exchange: a message goes to the queue named
+         * like its topic.
          *
          * @param exchange the exchange name, at most 255 bytes in UTF-8
          * @return this builder
@@ -463,10 +550,11 @@ public final class RabbitMqPublisher implements Publisher {
         }
 
         /**
-         * Chooses each message's exchange and routing key, instead of {@link #exchange(String)} + topic. A
-         * {@code null} result, an invalid {@link Destination}, or a {@link PermanentFailureException} or
-         * {@link IllegalArgumentException} thrown by the function fails that message permanently (it goes to
-         * the dead letter); any other exception is a retryable failure of that message.
+         * Chooses each message's exchange and routing key, instead of {@link #exchange(String)} +
+         * topic. A {@code null} result, an invalid {@link Destination}, or a {@link
+         * PermanentFailureException} or {@link IllegalArgumentException} thrown by the function
+         * fails that message permanently (it goes to the dead letter); any other exception is a
+         * retryable failure of that message.
          *
          * @param destinationMapper message → destination
          * @return this builder
@@ -481,8 +569,8 @@ public final class RabbitMqPublisher implements Publisher {
         }
 
         /**
-         * Caps how long one call waits for its confirms, when the caller allows longer. By default only the
-         * caller's timeout applies.
+         * Caps how long one call waits for its confirms, when the caller allows longer. By default
+         * only the caller's timeout applies.
          *
          * @param publishTimeout the cap, positive
          * @return this builder
@@ -490,7 +578,8 @@ public final class RabbitMqPublisher implements Publisher {
          */
         public Builder publishTimeout(Duration publishTimeout) {
             if (publishTimeout == null || publishTimeout.isNegative() || publishTimeout.isZero()) {
-                throw new IllegalArgumentException("publishTimeout must be positive, but was " + publishTimeout);
+                throw new IllegalArgumentException(
+                        "publishTimeout must be positive, but was " + publishTimeout);
             }
             this.publishTimeout = publishTimeout;
             return this;
@@ -510,31 +599,37 @@ public final class RabbitMqPublisher implements Publisher {
         }
 
         /**
-         * Sets the largest payload sent; a larger one fails permanently without reaching the broker (the
-         * broker would close the channel). Set it to the broker's {@code max_message_size} when lowered.
+         * Sets the largest payload sent; a larger one fails permanently without reaching the broker
+         * (the broker would close the channel). Set it to the broker's {@code max_message_size}
+         * when lowered.
          *
-         * @param maxBodyBytes the limit in bytes, positive; {@value RabbitMqPublisher#DEFAULT_MAX_BODY_BYTES} by default
+         * @param maxBodyBytes the limit in bytes, positive; {@value
+         *     RabbitMqPublisher#DEFAULT_MAX_BODY_BYTES} by default
          * @return this builder
          * @throws IllegalArgumentException if it is not positive
          */
         public Builder maxBodyBytes(int maxBodyBytes) {
             if (maxBodyBytes < 1) {
-                throw new IllegalArgumentException("maxBodyBytes must be >= 1, but was " + maxBodyBytes);
+                throw new IllegalArgumentException(
+                        "maxBodyBytes must be >= 1, but was " + maxBodyBytes);
             }
             this.maxBodyBytes = maxBodyBytes;
             return this;
         }
 
         /**
-         * Sets the client-provided connection name the broker shows (management UI, {@code rabbitmqctl}).
+         * Sets the client-provided connection name the broker shows (management UI, {@code
+         * rabbitmqctl}).
          *
-         * @param connectionName the name, not blank; {@value RabbitMqPublisher#DEFAULT_CONNECTION_NAME} by default
+         * @param connectionName the name, not blank; {@value
+         *     RabbitMqPublisher#DEFAULT_CONNECTION_NAME} by default
          * @return this builder
          * @throws IllegalArgumentException if it is null or blank
          */
         public Builder connectionName(String connectionName) {
             if (connectionName == null || connectionName.isBlank()) {
-                throw new IllegalArgumentException("connectionName must not be blank, but was '" + connectionName + "'");
+                throw new IllegalArgumentException(
+                        "connectionName must not be blank, but was '" + connectionName + "'");
             }
             this.connectionName = connectionName;
             return this;
@@ -544,16 +639,17 @@ public final class RabbitMqPublisher implements Publisher {
          * Builds the publisher. It connects on the first publish, not here.
          *
          * @return the publisher
-         * @throws IllegalStateException if neither a connection factory nor a URI was given, or both an exchange
-         *         and a destination mapper were (the mapper chooses the exchange)
+         * @throws IllegalStateException if neither a connection factory nor a URI was given, or
+         *     both an exchange and a destination mapper were (the mapper chooses the exchange)
          */
         public RabbitMqPublisher build() {
             if (factory == null) {
                 throw new IllegalStateException("connectionFactory or uri must be set");
             }
             if (exchange != null && mapper != null) {
-                throw new IllegalStateException("set either exchange or destinationMapper, not both: the mapper "
-                        + "chooses the exchange");
+                throw new IllegalStateException(
+                        "set either exchange or destinationMapper, not both: the mapper "
+                                + "chooses the exchange");
             }
             return new RabbitMqPublisher(this);
         }

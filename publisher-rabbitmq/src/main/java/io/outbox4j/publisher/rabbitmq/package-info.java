@@ -1,6 +1,7 @@
 /**
- * Publishes outbox messages to RabbitMQ with publisher confirms, mandatory routing and a deadline on every
- * call. The one entry point is {@link io.outbox4j.publisher.rabbitmq.RabbitMqPublisher#builder()}; every
- * other type of the package is an implementation detail.
+ * Publishes outbox messages to RabbitMQ with publisher confirms, mandatory routing and a deadline
+ * on every call. The one entry point is {@link
+ * io.outbox4j.publisher.rabbitmq.RabbitMqPublisher#builder()}; every other type of the package is
+ * an implementation detail.
  */
 package io.outbox4j.publisher.rabbitmq;

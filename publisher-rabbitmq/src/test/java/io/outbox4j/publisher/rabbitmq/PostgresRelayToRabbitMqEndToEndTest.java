@@ -27,15 +27,16 @@ import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
 
 /**
- * The whole path on real servers: messages committed to a PostgreSQL outbox, moved by the relay, published
- * to a durable RabbitMQ queue with confirms, consumed back.
+ * The whole path on real servers: messages committed to a PostgreSQL outbox, moved by the relay,
+ * published to a durable RabbitMQ queue with confirms, consumed back.
  */
 class PostgresRelayToRabbitMqEndToEndTest {
     private static final int MESSAGES = 20_000;
 
     @Test
-    void twentyThousandCommittedMessages_areAllConsumedFromADurableQueue_withTheirIdsAndPayloadsIntact()
-            throws Exception {
+    void
+            twentyThousandCommittedMessages_areAllConsumedFromADurableQueue_withTheirIdsAndPayloadsIntact()
+                    throws Exception {
         PostgresServer pg = PostgresServer.shared();
         HikariConfig pool = new HikariConfig();
         pool.setJdbcUrl(pg.createDatabase("rabbitmq_e2e"));
@@ -59,8 +60,14 @@ class PostgresRelayToRabbitMqEndToEndTest {
             for (int i = 0; i < 1000; i++) {
                 String id = "order-" + tx + "-" + i;
                 expected.add(id);
-                batch.add(Message.builder().id(id).topic(queue).module("orders").contentType("application/json")
-                        .payload("{\"id\":\"" + id + "\"}").build());
+                batch.add(
+                        Message.builder()
+                                .id(id)
+                                .topic(queue)
+                                .module("orders")
+                                .contentType("application/json")
+                                .payload("{\"id\":\"" + id + "\"}")
+                                .build());
             }
             jdbi.useTransaction(h -> store.enqueueAll(h, batch));
         }
@@ -71,26 +78,46 @@ class PostgresRelayToRabbitMqEndToEndTest {
         CountDownLatch allDistinct = new CountDownLatch(MESSAGES);
         Channel consumer = Rabbit.admin().createChannel();
         consumer.basicQos(2000);
-        consumer.basicConsume(queue, true, new DefaultConsumer(consumer) {
-            @Override
-            public void handleDelivery(String tag, Envelope envelope, AMQP.BasicProperties props, byte[] body) {
-                String id = props.getMessageId();
-                if (!new String(body, StandardCharsets.UTF_8).equals("{\"id\":\"" + id + "\"}")
-                        || !id.equals(String.valueOf(props.getHeaders().get(RabbitMqPublisher.HEADER_ID)))) {
-                    corrupted.add(id);
-                }
-                if (received.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet() == 1) {
-                    allDistinct.countDown();
-                }
-            }
-        });
+        consumer.basicConsume(
+                queue,
+                true,
+                new DefaultConsumer(consumer) {
+                    @Override
+                    public void handleDelivery(
+                            String tag,
+                            Envelope envelope,
+                            AMQP.BasicProperties props,
+                            byte[] body) {
+                        String id = props.getMessageId();
+                        if (!new String(body, StandardCharsets.UTF_8)
+                                        .equals("{\"id\":\"" + id + "\"}")
+                                || !id.equals(
+                                        String.valueOf(
+                                                props.getHeaders()
+                                                        .get(RabbitMqPublisher.HEADER_ID)))) {
+                            corrupted.add(id);
+                        }
+                        if (received.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet()
+                                == 1) {
+                            allDistinct.countDown();
+                        }
+                    }
+                });
 
-        // 8 publisher calls of 125 messages per claimed batch: each call pipelines its messages on one channel.
+        // 8 publisher calls of 125 messages per claimed batch: each call pipelines its messages on
+        // one channel.
         long relayStart = System.nanoTime();
         boolean complete;
-        try (RabbitMqPublisher publisher = Rabbit.publisherBuilder().connectionName("outbox4j-e2e").build();
-                Relay relay = Relay.builder(store, publisher).owner("e2e-relay").batchSize(1000).workers(8)
-                        .deliveryTimeout(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50)).build()) {
+        try (RabbitMqPublisher publisher =
+                        Rabbit.publisherBuilder().connectionName("outbox4j-e2e").build();
+                Relay relay =
+                        Relay.builder(store, publisher)
+                                .owner("e2e-relay")
+                                .batchSize(1000)
+                                .workers(8)
+                                .deliveryTimeout(Duration.ofSeconds(10))
+                                .pollInterval(Duration.ofMillis(50))
+                                .build()) {
             relay.start();
             complete = allDistinct.await(120, TimeUnit.SECONDS);
         } finally {
@@ -99,13 +126,29 @@ class PostgresRelayToRabbitMqEndToEndTest {
         Duration relayTook = Duration.ofNanos(System.nanoTime() - relayStart);
 
         int duplicates = received.values().stream().mapToInt(c -> c.get() - 1).sum();
-        System.out.printf("PostgreSQL -> relay -> RabbitMQ: %d messages enqueued in %d ms, published, confirmed and "
-                + "consumed in %d ms = %.0f messages/s (duplicates: %d)%n", MESSAGES, enqueueTook.toMillis(),
-                relayTook.toMillis(), MESSAGES / (relayTook.toNanos() / 1e9), duplicates);
-        assertThat(complete).as("all %s messages consumed within 120 s (got %s)", MESSAGES, received.size()).isTrue();
+        System.out.printf(
+                "PostgreSQL -> relay -> RabbitMQ: %d messages enqueued in %d ms, published, confirmed and "
+                        + "consumed in %d ms = %.0f messages/s (duplicates: %d)%n",
+                MESSAGES,
+                enqueueTook.toMillis(),
+                relayTook.toMillis(),
+                MESSAGES / (relayTook.toNanos() / 1e9),
+                duplicates);
+        assertThat(complete)
+                .as("all %s messages consumed within 120 s (got %s)", MESSAGES, received.size())
+                .isTrue();
         assertThat(received.keySet()).isEqualTo(expected);
-        assertThat(corrupted).as("messages whose payload or id header did not match their message-id").isEmpty();
-        long left = jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM outbox_message").mapTo(Long.class).one());
-        assertThat(left).as("every message completed (deleted) in the outbox, none dead-lettered").isZero();
+        assertThat(corrupted)
+                .as("messages whose payload or id header did not match their message-id")
+                .isEmpty();
+        long left =
+                jdbi.withHandle(
+                        h ->
+                                h.createQuery("SELECT count(*) FROM outbox_message")
+                                        .mapTo(Long.class)
+                                        .one());
+        assertThat(left)
+                .as("every message completed (deleted) in the outbox, none dead-lettered")
+                .isZero();
     }
 }

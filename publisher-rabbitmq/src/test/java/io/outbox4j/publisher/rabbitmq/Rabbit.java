@@ -20,8 +20,7 @@ import java.util.concurrent.TimeoutException;
 final class Rabbit {
     private static Connection admin;
 
-    private Rabbit() {
-    }
+    private Rabbit() {}
 
     static RabbitMqServer server() {
         return RabbitMqServer.shared();
@@ -73,7 +72,10 @@ final class Rabbit {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
     }
 
-    /** Declares a durable queue (expiring 10 minutes after last use, to keep an external broker tidy). */
+    /**
+     * Declares a durable queue (expiring 10 minutes after last use, to keep an external broker
+     * tidy).
+     */
     static String declareQueue(String prefix, Map<String, Object> arguments) {
         String name = uniqueName(prefix);
         Map<String, Object> args = new HashMap<>(arguments);
@@ -100,28 +102,31 @@ final class Rabbit {
         return withChannel(ch -> ch.messageCount(queue));
     }
 
-    /** Takes (auto-ack) up to {@code expected} messages, waiting at most {@code timeout} for them. */
+    /**
+     * Takes (auto-ack) up to {@code expected} messages, waiting at most {@code timeout} for them.
+     */
     static List<GetResponse> take(String queue, int expected, Duration timeout) {
-        return withChannel(ch -> {
-            List<GetResponse> got = new ArrayList<>();
-            long deadline = System.nanoTime() + timeout.toNanos();
-            while (got.size() < expected) {
-                GetResponse r = ch.basicGet(queue, true);
-                if (r != null) {
-                    got.add(r);
-                } else if (System.nanoTime() > deadline) {
-                    break;
-                } else {
-                    try {
-                        Thread.sleep(5);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        break;
+        return withChannel(
+                ch -> {
+                    List<GetResponse> got = new ArrayList<>();
+                    long deadline = System.nanoTime() + timeout.toNanos();
+                    while (got.size() < expected) {
+                        GetResponse r = ch.basicGet(queue, true);
+                        if (r != null) {
+                            got.add(r);
+                        } else if (System.nanoTime() > deadline) {
+                            break;
+                        } else {
+                            try {
+                                Thread.sleep(5);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                                break;
+                            }
+                        }
                     }
-                }
-            }
-            return got;
-        });
+                    return got;
+                });
     }
 
     /** Takes everything in the queue now. */
@@ -130,8 +135,13 @@ final class Rabbit {
     }
 
     static Message message(String topic, String id) {
-        return Message.builder().id(id).topic(topic).module("orders").contentType("application/json")
-                .payload("{\"id\":\"" + id + "\"}").build();
+        return Message.builder()
+                .id(id)
+                .topic(topic)
+                .module("orders")
+                .contentType("application/json")
+                .payload("{\"id\":\"" + id + "\"}")
+                .build();
     }
 
     static List<Message> messages(String topic, String idPrefix, int n) {

@@ -13,9 +13,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A broker under a resource alarm (memory watermark set to 0 with {@code rabbitmqctl}) blocks publishing
- * connections: it stops reading from their sockets. The publisher must still return by its deadline, fail
- * fast while it knows the connection is blocked, and publish again once the alarm clears.
+ * A broker under a resource alarm (memory watermark set to 0 with {@code rabbitmqctl}) blocks
+ * publishing connections: it stops reading from their sockets. The publisher must still return by
+ * its deadline, fail fast while it knows the connection is blocked, and publish again once the
+ * alarm clears.
  */
 class RabbitMqBlockedConnectionTest {
     private final List<RabbitMqPublisher> publishers = new ArrayList<>();
@@ -38,18 +39,28 @@ class RabbitMqBlockedConnectionTest {
     private static void raiseMemoryAlarm() throws InterruptedException {
         Rabbit.server().rabbitmqctl("set_vm_memory_high_watermark", "0");
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (!Rabbit.server().rabbitmqctl("eval", "rabbit_alarm:get_alarms().").contains("memory")) {
-            assertThat(System.nanoTime()).as("memory alarm raised within 10 s").isLessThan(deadline);
+        while (!Rabbit.server()
+                .rabbitmqctl("eval", "rabbit_alarm:get_alarms().")
+                .contains("memory")) {
+            assertThat(System.nanoTime())
+                    .as("memory alarm raised within 10 s")
+                    .isLessThan(deadline);
             Thread.sleep(50);
         }
     }
 
-    /** Publishes one message until it is confirmed; returns how long that took after the alarm cleared. */
-    private static Duration publishUntilConfirmed(RabbitMqPublisher p, String queue, String id) throws InterruptedException {
+    /**
+     * Publishes one message until it is confirmed; returns how long that took after the alarm
+     * cleared.
+     */
+    private static Duration publishUntilConfirmed(RabbitMqPublisher p, String queue, String id)
+            throws InterruptedException {
         long start = System.nanoTime();
         long deadline = start + Duration.ofSeconds(30).toNanos();
         while (System.nanoTime() < deadline) {
-            if (p.publish(List.of(message(queue, id)), Duration.ofSeconds(5)).get(0).isPublished()) {
+            if (p.publish(List.of(message(queue, id)), Duration.ofSeconds(5))
+                    .get(0)
+                    .isPublished()) {
                 return Duration.ofNanos(System.nanoTime() - start);
             }
             Thread.sleep(100);
@@ -58,71 +69,105 @@ class RabbitMqBlockedConnectionTest {
     }
 
     @Test
-    void resourceAlarm_failsTheCallWithinItsDeadline_thenFailsFast_andPublishingResumesOnceCleared() throws Exception {
+    void resourceAlarm_failsTheCallWithinItsDeadline_thenFailsFast_andPublishingResumesOnceCleared()
+            throws Exception {
         String queue = Rabbit.declareQueue("alarm");
         RabbitMqPublisher p = publisher(Rabbit.publisherBuilder());
-        assertThat(p.publish(List.of(message(queue, "before")), Duration.ofSeconds(10)).get(0).isPublished()).isTrue();
+        assertThat(
+                        p.publish(List.of(message(queue, "before")), Duration.ofSeconds(10))
+                                .get(0)
+                                .isPublished())
+                .isTrue();
         raiseMemoryAlarm();
 
         long t0 = System.nanoTime();
-        List<PublishOutcome> first = p.publish(messages(queue, "during", 10), Duration.ofSeconds(2));
+        List<PublishOutcome> first =
+                p.publish(messages(queue, "during", 10), Duration.ofSeconds(2));
         Duration firstTook = Duration.ofNanos(System.nanoTime() - t0);
 
-        assertThat(first).allSatisfy(o -> {
-            assertThat(o.isPublished()).isFalse();
-            assertThat(o.isPermanent()).isFalse();
-        });
-        assertThat(firstTook).as("returned by the 2 s deadline").isLessThan(Duration.ofMillis(3500));
+        assertThat(first)
+                .allSatisfy(
+                        o -> {
+                            assertThat(o.isPublished()).isFalse();
+                            assertThat(o.isPermanent()).isFalse();
+                        });
+        assertThat(firstTook)
+                .as("returned by the 2 s deadline")
+                .isLessThan(Duration.ofMillis(3500));
 
         long t1 = System.nanoTime();
-        List<PublishOutcome> second = p.publish(messages(queue, "still-blocked", 10), Duration.ofSeconds(2));
+        List<PublishOutcome> second =
+                p.publish(messages(queue, "still-blocked", 10), Duration.ofSeconds(2));
         Duration secondTook = Duration.ofNanos(System.nanoTime() - t1);
 
-        assertThat(second).allSatisfy(o -> assertThat(o.failure().orElseThrow().getMessage()).contains("blocked"));
-        assertThat(secondTook).as("fails fast once the broker said the connection is blocked")
+        assertThat(second)
+                .allSatisfy(
+                        o ->
+                                assertThat(o.failure().orElseThrow().getMessage())
+                                        .contains("blocked"));
+        assertThat(secondTook)
+                .as("fails fast once the broker said the connection is blocked")
                 .isLessThan(Duration.ofMillis(500));
 
         Rabbit.server().rabbitmqctl("set_vm_memory_high_watermark", "0.4");
         Duration resumed = publishUntilConfirmed(p, queue, "after");
-        System.out.printf("blocked connection: first call failed after %d ms, second after %d ms, "
-                + "published again %d ms after the alarm cleared%n", firstTook.toMillis(), secondTook.toMillis(),
-                resumed.toMillis());
-        assertThat(Rabbit.drain(queue)).extracting(r -> r.getProps().getMessageId()).contains("before", "after");
+        System.out.printf(
+                "blocked connection: first call failed after %d ms, second after %d ms, "
+                        + "published again %d ms after the alarm cleared%n",
+                firstTook.toMillis(), secondTook.toMillis(), resumed.toMillis());
+        assertThat(Rabbit.drain(queue))
+                .extracting(r -> r.getProps().getMessageId())
+                .contains("before", "after");
     }
 
     @Test
-    void resourceAlarm_whileALargeBatchIsStillBeingWritten_theCallReturnsByItsDeadline() throws Exception {
+    void resourceAlarm_whileALargeBatchIsStillBeingWritten_theCallReturnsByItsDeadline()
+            throws Exception {
         String queue = Rabbit.declareQueue("alarm-large");
         raiseMemoryAlarm();
-        // A fresh connection: the broker only tells it that it is blocked after its first publish, so the
+        // A fresh connection: the broker only tells it that it is blocked after its first publish,
+        // so the
         // writes really start and stall once the socket buffers fill (40 MiB >> loopback buffers).
-        RabbitMqPublisher p = publisher(Rabbit.publisherBuilder().publishTimeout(Duration.ofSeconds(2)));
+        RabbitMqPublisher p =
+                publisher(Rabbit.publisherBuilder().publishTimeout(Duration.ofSeconds(2)));
         List<Message> large = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
-            large.add(Message.builder().id("large-" + i).topic(queue).module("orders").payload(new byte[1024 * 1024])
-                    .build());
+            large.add(
+                    Message.builder()
+                            .id("large-" + i)
+                            .topic(queue)
+                            .module("orders")
+                            .payload(new byte[1024 * 1024])
+                            .build());
         }
 
         long t0 = System.nanoTime();
         List<PublishOutcome> outcomes = p.publish(large, Duration.ofSeconds(60));
         Duration took = Duration.ofNanos(System.nanoTime() - t0);
 
-        assertThat(took).as("publishTimeout (2 s) caps the caller's 60 s, and a stalled write does not hold the call")
+        assertThat(took)
+                .as(
+                        "publishTimeout (2 s) caps the caller's 60 s, and a stalled write does not hold the call")
                 .isLessThan(Duration.ofMillis(3500));
-        assertThat(outcomes).allSatisfy(o -> {
-            assertThat(o.isPublished()).isFalse();
-            assertThat(o.isPermanent()).isFalse();
-        });
+        assertThat(outcomes)
+                .allSatisfy(
+                        o -> {
+                            assertThat(o.isPublished()).isFalse();
+                            assertThat(o.isPermanent()).isFalse();
+                        });
         assertThat(outcomes.get(outcomes.size() - 1).failure().orElseThrow().getMessage())
-                .as("the writer thread was still stuck in a socket write at the deadline").contains("was publishing");
+                .as("the writer thread was still stuck in a socket write at the deadline")
+                .contains("was publishing");
 
         Rabbit.server().rabbitmqctl("set_vm_memory_high_watermark", "0.4");
         Duration resumed = publishUntilConfirmed(p, queue, "after-large");
         long t1 = System.nanoTime();
         p.close();
         Duration closeTook = Duration.ofNanos(System.nanoTime() - t1);
-        System.out.printf("blocked large batch: call returned after %d ms; published again %d ms after the alarm "
-                + "cleared; close took %d ms%n", took.toMillis(), resumed.toMillis(), closeTook.toMillis());
+        System.out.printf(
+                "blocked large batch: call returned after %d ms; published again %d ms after the alarm "
+                        + "cleared; close took %d ms%n",
+                took.toMillis(), resumed.toMillis(), closeTook.toMillis());
         assertThat(closeTook).isLessThan(Duration.ofSeconds(11));
     }
 }

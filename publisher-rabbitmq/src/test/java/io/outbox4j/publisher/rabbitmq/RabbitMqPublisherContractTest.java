@@ -12,8 +12,8 @@ import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 
 /**
- * The publisher contract kit against a real RabbitMQ: each topic is a durable queue reached through the
- * default exchange (the publisher's default mapping).
+ * The publisher contract kit against a real RabbitMQ: each topic is a durable queue reached through
+ * the default exchange (the publisher's default mapping).
  */
 class RabbitMqPublisherContractTest extends PublisherContract {
     private static RabbitMqPublisher publisher;
@@ -45,20 +45,33 @@ class RabbitMqPublisherContractTest extends PublisherContract {
 
     @Override
     protected List<Received> readBack(String topic, int expected, Duration timeout) {
-        return Rabbit.take(topic, expected, timeout).stream().map(RabbitMqPublisherContractTest::received).toList();
+        return Rabbit.take(topic, expected, timeout).stream()
+                .map(RabbitMqPublisherContractTest::received)
+                .toList();
     }
 
     private static Received received(GetResponse r) {
         Map<String, Object> headers = r.getProps().getHeaders();
         Object key = headers == null ? null : headers.get(RabbitMqPublisher.HEADER_KEY);
-        return new Received(r.getProps().getMessageId(), r.getBody(),
+        return new Received(
+                r.getProps().getMessageId(),
+                r.getBody(),
                 Optional.ofNullable(key).map(Object::toString));
     }
 
-    /** AMQP short strings hold 255 bytes: an id of 200 two-byte characters is valid for the outbox, never for AMQP. */
+    /**
+     * AMQP short strings hold 255 bytes: an id of 200 two-byte characters is valid for the outbox,
+     * never for AMQP.
+     */
     @Override
     protected Optional<Message> permanentlyRejectedMessage(String topic) {
         String id = "é".repeat(200) + UUID.randomUUID().toString().substring(0, 8);
-        return Optional.of(Message.builder().id(id).topic(topic).module("tck").payload("too long an id").build());
+        return Optional.of(
+                Message.builder()
+                        .id(id)
+                        .topic(topic)
+                        .module("tck")
+                        .payload("too long an id")
+                        .build());
     }
 }

@@ -57,9 +57,18 @@ class RabbitMqPublisherTest {
     void publishedMessage_carriesIdContentTypeTimestampTopicHeadersAndPayload() {
         String queue = Rabbit.declareQueue("props");
         Instant occurredAt = Instant.parse("2024-05-06T07:08:09.123456Z");
-        Message m = Message.builder().id("order-42").topic(queue).key("customer-7").module("orders")
-                .contentType("Application/JSON; Charset=UTF-8").payload("{\"total\":12.5}")
-                .header("tenant", "acme").header("trace-id", "abc123").occurredAt(occurredAt).build();
+        Message m =
+                Message.builder()
+                        .id("order-42")
+                        .topic(queue)
+                        .key("customer-7")
+                        .module("orders")
+                        .contentType("Application/JSON; Charset=UTF-8")
+                        .payload("{\"total\":12.5}")
+                        .header("tenant", "acme")
+                        .header("trace-id", "abc123")
+                        .occurredAt(occurredAt)
+                        .build();
         RabbitMqPublisher p = publisher(Rabbit.publisherBuilder().appId("orders-service"));
 
         List<PublishOutcome> outcomes = p.publish(List.of(m), TIMEOUT);
@@ -72,17 +81,22 @@ class RabbitMqPublisherTest {
         assertThat(props.getDeliveryMode()).as("persistent").isEqualTo(2);
         assertThat(props.getType()).isEqualTo(queue);
         assertThat(props.getAppId()).isEqualTo("orders-service");
-        assertThat(props.getTimestamp().toInstant()).isEqualTo(Instant.parse("2024-05-06T07:08:09Z"));
-        Map<String, String> headers = props.getHeaders().entrySet().stream()
-                .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().toString()));
-        assertThat(headers).containsOnly(
-                Map.entry("tenant", "acme"),
-                Map.entry("trace-id", "abc123"),
-                Map.entry(RabbitMqPublisher.HEADER_ID, "order-42"),
-                Map.entry(RabbitMqPublisher.HEADER_TOPIC, queue),
-                Map.entry(RabbitMqPublisher.HEADER_MODULE, "orders"),
-                Map.entry(RabbitMqPublisher.HEADER_KEY, "customer-7"),
-                Map.entry(RabbitMqPublisher.HEADER_OCCURRED_AT, "2024-05-06T07:08:09.123456Z"));
+        assertThat(props.getTimestamp().toInstant())
+                .isEqualTo(Instant.parse("2024-05-06T07:08:09Z"));
+        Map<String, String> headers =
+                props.getHeaders().entrySet().stream()
+                        .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().toString()));
+        assertThat(headers)
+                .containsOnly(
+                        Map.entry("tenant", "acme"),
+                        Map.entry("trace-id", "abc123"),
+                        Map.entry(RabbitMqPublisher.HEADER_ID, "order-42"),
+                        Map.entry(RabbitMqPublisher.HEADER_TOPIC, queue),
+                        Map.entry(RabbitMqPublisher.HEADER_MODULE, "orders"),
+                        Map.entry(RabbitMqPublisher.HEADER_KEY, "customer-7"),
+                        Map.entry(
+                                RabbitMqPublisher.HEADER_OCCURRED_AT,
+                                "2024-05-06T07:08:09.123456Z"));
         assertThat(new String(got.getBody(), StandardCharsets.UTF_8)).isEqualTo("{\"total\":12.5}");
         assertThat(got.getEnvelope().getExchange()).as("default exchange").isEmpty();
         assertThat(got.getEnvelope().getRoutingKey()).isEqualTo(queue);
@@ -99,9 +113,12 @@ class RabbitMqPublisherTest {
 
         List<PublishOutcome> first = p.publish(List.of(unroutable, routable), TIMEOUT);
 
-        assertThat(failureText(first.get(0))).contains("unroutable", "312", "NO_ROUTE", "order.cancelled");
+        assertThat(failureText(first.get(0)))
+                .contains("unroutable", "312", "NO_ROUTE", "order.cancelled");
         assertThat(first.get(0).isPermanent()).isFalse();
-        assertThat(first.get(1).isPublished()).as("the routable message of the same batch").isTrue();
+        assertThat(first.get(1).isPublished())
+                .as("the routable message of the same batch")
+                .isTrue();
         assertThat(ids(Rabbit.take(routed, 1, TIMEOUT))).containsExactly("create-1");
 
         String cancelled = Rabbit.declareQueue("cancelled");
@@ -110,22 +127,27 @@ class RabbitMqPublisherTest {
 
         assertThat(retry.get(0).isPublished()).isTrue();
         assertThat(ids(Rabbit.take(cancelled, 2, Duration.ofMillis(300))))
-                .as("delivered once: the returned copy never reached a queue").containsExactly("cancel-1");
+                .as("delivered once: the returned copy never reached a queue")
+                .containsExactly("cancel-1");
     }
 
     @Test
     void queueFullWithRejectPublish_nacksTheOverflow_asRetryableFailures_thatSucceedOnceConsumed() {
-        String queue = Rabbit.declareQueue("bounded", Map.of("x-max-length", 2, "x-overflow", "reject-publish"));
+        String queue =
+                Rabbit.declareQueue(
+                        "bounded", Map.of("x-max-length", 2, "x-overflow", "reject-publish"));
         RabbitMqPublisher p = publisher();
         List<Message> batch = messages(queue, "m", 5);
 
         List<PublishOutcome> outcomes = p.publish(batch, TIMEOUT);
 
         assertThat(outcomes.subList(0, 2)).allSatisfy(o -> assertThat(o.isPublished()).isTrue());
-        assertThat(outcomes.subList(2, 5)).allSatisfy(o -> {
-            assertThat(failureText(o)).contains("nacked");
-            assertThat(o.isPermanent()).isFalse();
-        });
+        assertThat(outcomes.subList(2, 5))
+                .allSatisfy(
+                        o -> {
+                            assertThat(failureText(o)).contains("nacked");
+                            assertThat(o.isPermanent()).isFalse();
+                        });
         List<String> delivered = new ArrayList<>(ids(Rabbit.take(queue, 2, TIMEOUT)));
 
         List<PublishOutcome> retried = p.publish(batch.subList(2, 4), TIMEOUT);
@@ -138,13 +160,23 @@ class RabbitMqPublisherTest {
     }
 
     @Test
-    void publishingToAMissingExchange_closesTheChannel_failsItsUnconfirmedMessages_andTheNextBatchWorks() {
-        // The protocol: publishing to an exchange that does not exist is a channel error (404); the broker
+    void
+            publishingToAMissingExchange_closesTheChannel_failsItsUnconfirmedMessages_andTheNextBatchWorks() {
+        // The protocol: publishing to an exchange that does not exist is a channel error (404); the
+        // broker
         // discards everything published after it on that channel.
         String queue = Rabbit.declareQueue("after-404");
         String missing = Rabbit.uniqueName("no-such-exchange");
-        RabbitMqPublisher p = publisher(Rabbit.publisherBuilder().destinationMapper(m -> m.topic().equals("lost")
-                ? new RabbitMqPublisher.Destination(missing, "x") : new RabbitMqPublisher.Destination("", m.topic())));
+        RabbitMqPublisher p =
+                publisher(
+                        Rabbit.publisherBuilder()
+                                .destinationMapper(
+                                        m ->
+                                                m.topic().equals("lost")
+                                                        ? new RabbitMqPublisher.Destination(
+                                                                missing, "x")
+                                                        : new RabbitMqPublisher.Destination(
+                                                                "", m.topic())));
         Message before = message(queue, "before");
         Message lost = message("lost", "lost");
         List<Message> after = messages(queue, "after", 20);
@@ -157,11 +189,13 @@ class RabbitMqPublisherTest {
 
         assertThat(failureText(outcomes.get(1))).contains("404", "NOT_FOUND", missing);
         assertThat(outcomes.get(1).isPermanent()).isFalse();
-        assertThat(outcomes.subList(2, outcomes.size())).as("published on the channel after its error")
-                .allSatisfy(o -> {
-                    assertThat(o.isPublished()).isFalse();
-                    assertThat(o.isPermanent()).isFalse();
-                });
+        assertThat(outcomes.subList(2, outcomes.size()))
+                .as("published on the channel after its error")
+                .allSatisfy(
+                        o -> {
+                            assertThat(o.isPublished()).isFalse();
+                            assertThat(o.isPermanent()).isFalse();
+                        });
         Set<String> reportedPublished = new HashSet<>();
         for (int i = 0; i < batch.size(); i++) {
             if (outcomes.get(i).isPublished()) {
@@ -169,31 +203,43 @@ class RabbitMqPublisherTest {
             }
         }
         List<String> inQueue = ids(Rabbit.take(queue, 22, Duration.ofMillis(500)));
-        assertThat(inQueue).as("nothing after the error reached the queue").doesNotContain("after-0", "after-19");
-        assertThat(inQueue).as("every message reported published is in the queue").containsAll(reportedPublished);
+        assertThat(inQueue)
+                .as("nothing after the error reached the queue")
+                .doesNotContain("after-0", "after-19");
+        assertThat(inQueue)
+                .as("every message reported published is in the queue")
+                .containsAll(reportedPublished);
 
         List<PublishOutcome> next = p.publish(batch.subList(1, batch.size()), TIMEOUT);
 
-        assertThat(failureText(next.get(0))).as("known missing: checked, not sent").contains("does not exist", missing);
+        assertThat(failureText(next.get(0)))
+                .as("known missing: checked, not sent")
+                .contains("does not exist", missing);
         assertThat(next.get(0).isPermanent()).isFalse();
-        assertThat(next.subList(1, next.size())).as("the rest of the batch, on a new channel, unharmed")
+        assertThat(next.subList(1, next.size()))
+                .as("the rest of the batch, on a new channel, unharmed")
                 .allSatisfy(o -> assertThat(o.isPublished()).isTrue());
-        assertThat(ids(Rabbit.take(queue, after.size(), TIMEOUT))).containsExactlyElementsOf(
-                after.stream().map(Message::id).toList());
+        assertThat(ids(Rabbit.take(queue, after.size(), TIMEOUT)))
+                .containsExactlyElementsOf(after.stream().map(Message::id).toList());
 
         Rabbit.withChannel(ch -> ch.exchangeDeclare(missing, "direct", false, true, null));
         String lostQueue = Rabbit.declareQueue("found");
         Rabbit.bind(lostQueue, missing, "x");
 
-        assertThat(p.publish(List.of(lost), TIMEOUT).get(0).isPublished()).as("once the exchange exists").isTrue();
+        assertThat(p.publish(List.of(lost), TIMEOUT).get(0).isPublished())
+                .as("once the exchange exists")
+                .isTrue();
         assertThat(ids(Rabbit.take(lostQueue, 1, TIMEOUT))).containsExactly("lost");
     }
 
     @Test
-    void connectionClosedByTheBroker_failsWhatWasUnconfirmed_andTheNextCallReconnects() throws Exception {
+    void connectionClosedByTheBroker_failsWhatWasUnconfirmed_andTheNextCallReconnects()
+            throws Exception {
         String queue = Rabbit.declareQueue("reconnect");
-        RabbitMqPublisher p = publisher(Rabbit.publisherBuilder().connectionName("outbox4j-reconnect-test"));
-        assertThat(p.publish(List.of(message(queue, "warm-up")), TIMEOUT).get(0).isPublished()).isTrue();
+        RabbitMqPublisher p =
+                publisher(Rabbit.publisherBuilder().connectionName("outbox4j-reconnect-test"));
+        assertThat(p.publish(List.of(message(queue, "warm-up")), TIMEOUT).get(0).isPublished())
+                .isTrue();
 
         Rabbit.server().rabbitmqctl("close_all_connections", "--vhost", "/", "closed by a test");
 
@@ -212,10 +258,14 @@ class RabbitMqPublisherTest {
                 Thread.sleep(50);
             }
         }
-        assertThat(reconnected).as("published again after the broker closed the connection").isTrue();
-        // A message failed while the connection went down may still have reached the queue (at least once);
+        assertThat(reconnected)
+                .as("published again after the broker closed the connection")
+                .isTrue();
+        // A message failed while the connection went down may still have reached the queue (at
+        // least once);
         // one reported published must be there.
-        assertThat(ids(Rabbit.take(queue, attempt + 1, Duration.ofSeconds(1)))).containsAll(published);
+        assertThat(ids(Rabbit.take(queue, attempt + 1, Duration.ofSeconds(1))))
+                .containsAll(published);
     }
 
     @Test
@@ -230,16 +280,25 @@ class RabbitMqPublisherTest {
             List<Future<List<PublishOutcome>>> futures = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int thread = t;
-                futures.add(pool.submit(() -> {
-                    List<PublishOutcome> all = new ArrayList<>();
-                    for (int b = 0; b < batches; b++) {
-                        all.addAll(p.publish(messages(queue, "t" + thread + "-b" + b, batchSize), TIMEOUT));
-                    }
-                    return all;
-                }));
+                futures.add(
+                        pool.submit(
+                                () -> {
+                                    List<PublishOutcome> all = new ArrayList<>();
+                                    for (int b = 0; b < batches; b++) {
+                                        all.addAll(
+                                                p.publish(
+                                                        messages(
+                                                                queue,
+                                                                "t" + thread + "-b" + b,
+                                                                batchSize),
+                                                        TIMEOUT));
+                                    }
+                                    return all;
+                                }));
             }
             for (Future<List<PublishOutcome>> f : futures) {
-                assertThat(f.get()).allSatisfy(o -> assertThat(o.isPublished()).as("%s", o).isTrue());
+                assertThat(f.get())
+                        .allSatisfy(o -> assertThat(o.isPublished()).as("%s", o).isTrue());
             }
         } finally {
             pool.shutdownNow();
@@ -252,25 +311,57 @@ class RabbitMqPublisherTest {
     @Test
     void messagesNoRetryCanFix_failPermanently_withoutHarmingTheRestOfTheBatch() {
         String queue = Rabbit.declareQueue("permanent");
-        RabbitMqPublisher p = publisher(Rabbit.publisherBuilder().maxBodyBytes(1024).destinationMapper(m -> {
-            if (m.topic().equals("rejected-by-mapper")) {
-                throw new IllegalArgumentException("no route for tenant x");
-            }
-            if (m.topic().equals("mapper-bug")) {
-                throw new IllegalStateException("lookup table not loaded");
-            }
-            if (m.topic().equals("mapper-null")) {
-                return null;
-            }
-            return new RabbitMqPublisher.Destination("", m.topic());
-        }));
-        Message tooBig = Message.builder().id("big").topic(queue).module("orders").payload(new byte[1025]).build();
-        Message longId = Message.builder().id("é".repeat(128)).topic(queue).module("orders").payload("x").build();
-        Message longHeaderName = Message.builder().id("hdr").topic(queue).module("orders").payload("x")
-                .header("ü".repeat(128), "v").build();
-        List<Message> batch = List.of(message(queue, "ok-1"), tooBig, longId, longHeaderName,
-                message("rejected-by-mapper", "mapper-iae"), message("mapper-bug", "mapper-ise"),
-                message("mapper-null", "mapper-null"), message(queue, "ok-2"));
+        RabbitMqPublisher p =
+                publisher(
+                        Rabbit.publisherBuilder()
+                                .maxBodyBytes(1024)
+                                .destinationMapper(
+                                        m -> {
+                                            if (m.topic().equals("rejected-by-mapper")) {
+                                                throw new IllegalArgumentException(
+                                                        "no route for tenant x");
+                                            }
+                                            if (m.topic().equals("mapper-bug")) {
+                                                throw new IllegalStateException(
+                                                        "lookup table not loaded");
+                                            }
+                                            if (m.topic().equals("mapper-null")) {
+                                                return null;
+                                            }
+                                            return new RabbitMqPublisher.Destination("", m.topic());
+                                        }));
+        Message tooBig =
+                Message.builder()
+                        .id("big")
+                        .topic(queue)
+                        .module("orders")
+                        .payload(new byte[1025])
+                        .build();
+        Message longId =
+                Message.builder()
+                        .id("é".repeat(128))
+                        .topic(queue)
+                        .module("orders")
+                        .payload("x")
+                        .build();
+        Message longHeaderName =
+                Message.builder()
+                        .id("hdr")
+                        .topic(queue)
+                        .module("orders")
+                        .payload("x")
+                        .header("ü".repeat(128), "v")
+                        .build();
+        List<Message> batch =
+                List.of(
+                        message(queue, "ok-1"),
+                        tooBig,
+                        longId,
+                        longHeaderName,
+                        message("rejected-by-mapper", "mapper-iae"),
+                        message("mapper-bug", "mapper-ise"),
+                        message("mapper-null", "mapper-null"),
+                        message(queue, "ok-2"));
 
         List<PublishOutcome> o = p.publish(batch, TIMEOUT);
 
@@ -283,12 +374,15 @@ class RabbitMqPublisherTest {
         assertThat(failureText(o.get(3))).contains("header name");
         assertThat(o.get(4).isPermanent()).isTrue();
         assertThat(failureText(o.get(4))).contains("no route for tenant x");
-        assertThat(o.get(5).isPermanent()).as("an unexpected mapper error may be transient").isFalse();
+        assertThat(o.get(5).isPermanent())
+                .as("an unexpected mapper error may be transient")
+                .isFalse();
         assertThat(failureText(o.get(5))).contains("lookup table not loaded");
         assertThat(o.get(6).isPermanent()).isTrue();
         assertThat(failureText(o.get(6))).contains("returned null");
         assertThat(o.get(7).isPublished()).isTrue();
-        assertThat(ids(Rabbit.take(queue, 3, Duration.ofMillis(500)))).containsExactly("ok-1", "ok-2");
+        assertThat(ids(Rabbit.take(queue, 3, Duration.ofMillis(500))))
+                .containsExactly("ok-1", "ok-2");
     }
 
     @Test
@@ -299,7 +393,8 @@ class RabbitMqPublisherTest {
         f.setPort(io.outbox4j.testservices.ServerSupport.freePort());
         f.setAutomaticRecoveryEnabled(true);
 
-        assertThat(p.publish(List.of(message(queue, "copied")), TIMEOUT).get(0).isPublished()).isTrue();
+        assertThat(p.publish(List.of(message(queue, "copied")), TIMEOUT).get(0).isPublished())
+                .isTrue();
         assertThat(ids(Rabbit.take(queue, 1, TIMEOUT))).containsExactly("copied");
     }
 
@@ -313,30 +408,40 @@ class RabbitMqPublisherTest {
         p.close();
         List<PublishOutcome> o = p.publish(messages(queue, "late", 3), TIMEOUT);
 
-        assertThat(o).hasSize(3).allSatisfy(x -> {
-            assertThat(failureText(x)).contains("closed");
-            assertThat(x.isPermanent()).isFalse();
-        });
+        assertThat(o)
+                .hasSize(3)
+                .allSatisfy(
+                        x -> {
+                            assertThat(failureText(x)).contains("closed");
+                            assertThat(x.isPermanent()).isFalse();
+                        });
     }
 
     @Test
     void manyBatchesInARow_reuseThePooledChannel_andStayInOrder() {
         String queue = Rabbit.declareQueue("order");
-        RabbitMqPublisher p = publisher(Rabbit.publisherBuilder().connectionName("outbox4j-sequential-test"));
+        RabbitMqPublisher p =
+                publisher(Rabbit.publisherBuilder().connectionName("outbox4j-sequential-test"));
         List<String> expected = new ArrayList<>();
         for (int b = 0; b < 50; b++) {
             List<Message> batch = messages(queue, "b" + b, 10);
             batch.forEach(m -> expected.add(m.id()));
-            assertThat(p.publish(batch, TIMEOUT)).allSatisfy(o -> assertThat(o.isPublished()).isTrue());
+            assertThat(p.publish(batch, TIMEOUT))
+                    .allSatisfy(o -> assertThat(o.isPublished()).isTrue());
         }
-        assertThat(ids(Rabbit.take(queue, expected.size(), TIMEOUT))).containsExactlyElementsOf(expected);
+        assertThat(ids(Rabbit.take(queue, expected.size(), TIMEOUT)))
+                .containsExactlyElementsOf(expected);
         assertThat(Rabbit.server().controllable() ? channelsOf("outbox4j-sequential-test") : 1)
-                .as("one call at a time needs one channel").isEqualTo(1);
+                .as("one call at a time needs one channel")
+                .isEqualTo(1);
     }
 
     /** Counts the channels the broker sees on connections with this client-provided name. */
     static int channelsOf(String connectionName) {
-        String out = Rabbit.server().rabbitmqctl("list_connections", "client_properties", "channels", "--silent");
+        String out =
+                Rabbit.server()
+                        .rabbitmqctl(
+                                "list_connections", "client_properties", "channels", "--silent");
         return out.lines()
                 .filter(l -> l.contains("\"" + connectionName + "\""))
                 .mapToInt(l -> Integer.parseInt(l.substring(l.lastIndexOf('\t') + 1).strip()))

@@ -5,8 +5,8 @@ import java.util.Optional;
 import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
 
 /**
- * The end of one publish call, and the SDK timeouts of a request sent before it: the configured API-call and
- * attempt timeouts, each cut to the time left, so no request outlives the call.
+ * The end of one publish call, and the SDK timeouts of a request sent before it: the configured
+ * API-call and attempt timeouts, each cut to the time left, so no request outlives the call.
  */
 final class Deadline {
     private final Duration total;
@@ -37,10 +37,11 @@ final class Deadline {
             return Optional.empty();
         }
         Duration call = min(apiCallTimeout, left);
-        return Optional.of(AwsRequestOverrideConfiguration.builder()
-                .apiCallTimeout(call)
-                .apiCallAttemptTimeout(min(attemptTimeout, call))
-                .build());
+        return Optional.of(
+                AwsRequestOverrideConfiguration.builder()
+                        .apiCallTimeout(call)
+                        .apiCallAttemptTimeout(min(attemptTimeout, call))
+                        .build());
     }
 
     private static Duration min(Duration a, Duration b) {

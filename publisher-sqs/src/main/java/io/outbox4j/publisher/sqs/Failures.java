@@ -14,71 +14,109 @@ import software.amazon.awssdk.services.sqs.model.InvalidMessageContentsException
 import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
 
 /**
- * Maps SQS errors to publish outcomes. The rule: only an error about the message itself is permanent (a
- * {@code Failed[]} entry with {@code SenderFault=true}, or a content error on a request that held that message
- * alone); configuration and infrastructure errors (missing queue, access denied, throttling, timeouts, network)
- * are retryable, because fixing them fixes the message.
+ * Maps SQS errors to publish outcomes. The rule: only an error about the message itself is
+ * permanent (a {@code Failed[]} entry with {@code SenderFault=true}, or a content error on a
+ * request that held that message alone); configuration and infrastructure errors (missing queue,
+ * access denied, throttling, timeouts, network) are retryable, because fixing them fixes the
+ * message.
  */
 final class Failures {
-    /** Error codes (of the JSON and query protocols) that describe the content of a message, not the request. */
-    private static final Set<String> CONTENT_CODES = Set.of("MessageTooLong", "InvalidMessageContents",
-            "InvalidParameterValue", "InvalidAttributeName", "InvalidAttributeValue", "BatchRequestTooLong",
-            "AWS.SimpleQueueService.BatchRequestTooLong");
+    /**
+     * Error codes (of the JSON and query protocols) that describe the content of a message, not the
+     * request.
+     */
+    private static final Set<String> CONTENT_CODES =
+            Set.of(
+                    "MessageTooLong",
+                    "InvalidMessageContents",
+                    "InvalidParameterValue",
+                    "InvalidAttributeName",
+                    "InvalidAttributeValue",
+                    "BatchRequestTooLong",
+                    "AWS.SimpleQueueService.BatchRequestTooLong");
 
-    private Failures() {
-    }
+    private Failures() {}
 
     static Throwable unwrap(Throwable t) {
         Throwable c = t;
-        while ((c instanceof CompletionException || c instanceof ExecutionException) && c.getCause() != null) {
+        while ((c instanceof CompletionException || c instanceof ExecutionException)
+                && c.getCause() != null) {
             c = c.getCause();
         }
         return c;
     }
 
     /**
-     * Tells whether a whole-request error is caused by the content of (one of) its entries, so that sending the
-     * entries one by one isolates the culprit. ElasticMQ, for one, rejects a whole batch this way when a single
-     * entry is too long.
+     * Tells whether a whole-request error is caused by the content of (one of) its entries, so that
+     * sending the entries one by one isolates the culprit. ElasticMQ, for one, rejects a whole
+     * batch this way when a single entry is too long.
      */
     static boolean isContentError(Throwable error) {
-        if (error instanceof InvalidMessageContentsException || error instanceof BatchRequestTooLongException
-                || error instanceof InvalidAttributeNameException || error instanceof InvalidAttributeValueException) {
+        if (error instanceof InvalidMessageContentsException
+                || error instanceof BatchRequestTooLongException
+                || error instanceof InvalidAttributeNameException
+                || error instanceof InvalidAttributeValueException) {
             return true;
         }
         if (error instanceof AwsServiceException) {
             AwsServiceException e = (AwsServiceException) error;
-            return e.statusCode() >= 400 && e.statusCode() < 500 && e.awsErrorDetails() != null
+            return e.statusCode() >= 400
+                    && e.statusCode() < 500
+                    && e.awsErrorDetails() != null
                     && CONTENT_CODES.contains(e.awsErrorDetails().errorCode());
         }
         return false;
     }
 
     /** The failure of an entry SQS listed in {@code Failed[]}. */
-    static RuntimeException ofEntry(BatchResultErrorEntry failed, String messageId, String queueUrl) {
-        String text = "SQS " + (Boolean.TRUE.equals(failed.senderFault()) ? "rejected" : "failed to store")
-                + " message '" + messageId + "' for " + queueUrl + ": " + failed.code()
-                + (failed.message() == null ? "" : " (" + failed.message() + ")");
+    static RuntimeException ofEntry(
+            BatchResultErrorEntry failed, String messageId, String queueUrl) {
+        String text =
+                "SQS "
+                        + (Boolean.TRUE.equals(failed.senderFault())
+                                ? "rejected"
+                                : "failed to store")
+                        + " message '"
+                        + messageId
+                        + "' for "
+                        + queueUrl
+                        + ": "
+                        + failed.code()
+                        + (failed.message() == null ? "" : " (" + failed.message() + ")");
         return Boolean.TRUE.equals(failed.senderFault())
-                ? new PermanentFailureException(text + "; SenderFault=true, so a retry cannot succeed")
+                ? new PermanentFailureException(
+                        text + "; SenderFault=true, so a retry cannot succeed")
                 : new OutboxException(text + "; the message will be retried");
     }
 
     /**
      * The failure of every entry of a request that failed as a whole.
      *
-     * @param alone whether the request held a single entry (then a content error is that message's own fault)
+     * @param alone whether the request held a single entry (then a content error is that message's
+     *     own fault)
      */
-    static RuntimeException ofRequest(Throwable error, String queueUrl, int entries, boolean alone) {
+    static RuntimeException ofRequest(
+            Throwable error, String queueUrl, int entries, boolean alone) {
         if (alone && isContentError(error)) {
-            return new PermanentFailureException("SQS rejected the message for " + queueUrl + ": " + error.getMessage(),
-                    error);
+            return new PermanentFailureException(
+                    "SQS rejected the message for " + queueUrl + ": " + error.getMessage(), error);
         }
         if (error instanceof QueueDoesNotExistException) {
-            return new OutboxException("SQS queue " + queueUrl + " does not exist: create it or fix the queueMapper;"
-                    + " the message will be retried", error);
+            return new OutboxException(
+                    "SQS queue "
+                            + queueUrl
+                            + " does not exist: create it or fix the queueMapper;"
+                            + " the message will be retried",
+                    error);
         }
-        return new OutboxException("SendMessageBatch of " + entries + " message(s) to " + queueUrl + " failed: "
-                + error + "; the message(s) will be retried", error);
+        return new OutboxException(
+                "SendMessageBatch of "
+                        + entries
+                        + " message(s) to "
+                        + queueUrl
+                        + " failed: "
+                        + error
+                        + "; the message(s) will be retried",
+                error);
     }
 }

@@ -26,9 +26,9 @@ import software.amazon.awssdk.services.sqs.model.SendMessageBatchResponse;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchResultEntry;
 
 /**
- * One {@link SqsPublisher#publish} call: resolve and encode every message, split each queue's messages into
- * SendMessageBatch requests, send them (a standard queue's requests all at once, a FIFO queue's one after the
- * other), and collect one outcome per message before the deadline.
+ * One {@link SqsPublisher#publish} call: resolve and encode every message, split each queue's
+ * messages into SendMessageBatch requests, send them (a standard queue's requests all at once, a
+ * FIFO queue's one after the other), and collect one outcome per message before the deadline.
  */
 final class PublishRun {
     /** SQS takes at most this many entries in one SendMessageBatch. */
@@ -41,10 +41,18 @@ final class PublishRun {
     private final Deadline deadline;
     private final AtomicReferenceArray<PublishOutcome> outcomes;
     private final Queue<CompletableFuture<?>> inFlight = new ConcurrentLinkedQueue<>();
-    /** Set once the call has returned (timeout) or was interrupted: nothing may be sent after that. */
+
+    /**
+     * Set once the call has returned (timeout) or was interrupted: nothing may be sent after that.
+     */
     private volatile boolean abandoned;
 
-    PublishRun(SqsCalls calls, EntryEncoder encoder, QueueResolver resolver, int maxRequestBytes, Deadline deadline,
+    PublishRun(
+            SqsCalls calls,
+            EntryEncoder encoder,
+            QueueResolver resolver,
+            int maxRequestBytes,
+            Deadline deadline,
             int size) {
         this.calls = calls;
         this.encoder = encoder;
@@ -61,8 +69,12 @@ final class PublishRun {
             try {
                 String url = queueUrlOf.apply(m);
                 if (url == null || url.isBlank()) {
-                    throw new OutboxException("queueMapper returned no queue URL for message '" + m.id() + "' (topic '"
-                            + m.topic() + "'); the message will be retried");
+                    throw new OutboxException(
+                            "queueMapper returned no queue URL for message '"
+                                    + m.id()
+                                    + "' (topic '"
+                                    + m.topic()
+                                    + "'); the message will be retried");
                 }
                 byQueue.computeIfAbsent(url, u -> new ArrayList<>()).add(encoder.encode(i, m, url));
             } catch (RuntimeException e) {
@@ -70,38 +82,52 @@ final class PublishRun {
             }
         }
         List<CompletableFuture<Void>> sends = new ArrayList<>();
-        byQueue.forEach((url, entries) -> {
-            QueueSender sender = new QueueSender(url);
-            List<List<EntryEncoder.Entry>> requests = split(entries, maxRequestBytes);
-            if (EntryEncoder.isFifo(url)) {
-                // One request after the other: a later request of a group must not overtake an earlier one.
-                CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
-                for (List<EntryEncoder.Entry> request : requests) {
-                    chain = chain.thenCompose(v -> sender.send(request));
-                }
-                sends.add(chain);
-            } else {
-                requests.forEach(request -> sends.add(sender.send(request)));
-            }
-        });
+        byQueue.forEach(
+                (url, entries) -> {
+                    QueueSender sender = new QueueSender(url);
+                    List<List<EntryEncoder.Entry>> requests = split(entries, maxRequestBytes);
+                    if (EntryEncoder.isFifo(url)) {
+                        // One request after the other: a later request of a group must not overtake
+                        // an earlier one.
+                        CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+                        for (List<EntryEncoder.Entry> request : requests) {
+                            chain = chain.thenCompose(v -> sender.send(request));
+                        }
+                        sends.add(chain);
+                    } else {
+                        requests.forEach(request -> sends.add(sender.send(request)));
+                    }
+                });
         await(sends);
         List<PublishOutcome> result = new ArrayList<>(messages.size());
         for (int i = 0; i < messages.size(); i++) {
             PublishOutcome o = outcomes.get(i);
-            result.add(o != null ? o : PublishOutcome.failed(new OutboxException("SQS did not answer for message '"
-                    + messages.get(i).id() + "' within the publish timeout of " + deadline.total()
-                    + "; it may still arrive, and will be retried", new TimeoutException())));
+            result.add(
+                    o != null
+                            ? o
+                            : PublishOutcome.failed(
+                                    new OutboxException(
+                                            "SQS did not answer for message '"
+                                                    + messages.get(i).id()
+                                                    + "' within the publish timeout of "
+                                                    + deadline.total()
+                                                    + "; it may still arrive, and will be retried",
+                                            new TimeoutException())));
         }
         return result;
     }
 
-    /** Cuts a queue's entries, in order, into requests of at most 10 entries and {@code maxBytes} in all. */
+    /**
+     * Cuts a queue's entries, in order, into requests of at most 10 entries and {@code maxBytes} in
+     * all.
+     */
     static List<List<EntryEncoder.Entry>> split(List<EntryEncoder.Entry> entries, int maxBytes) {
         List<List<EntryEncoder.Entry>> requests = new ArrayList<>();
         List<EntryEncoder.Entry> current = new ArrayList<>();
         long bytes = 0;
         for (EntryEncoder.Entry e : entries) {
-            if (!current.isEmpty() && (current.size() == MAX_BATCH_ENTRIES || bytes + e.bytes() > maxBytes)) {
+            if (!current.isEmpty()
+                    && (current.size() == MAX_BATCH_ENTRIES || bytes + e.bytes() > maxBytes)) {
                 requests.add(current);
                 current = new ArrayList<>();
                 bytes = 0;
@@ -116,7 +142,8 @@ final class PublishRun {
     }
 
     private void await(List<CompletableFuture<Void>> sends) {
-        CompletableFuture<Void> all = CompletableFuture.allOf(sends.toArray(new CompletableFuture<?>[0]));
+        CompletableFuture<Void> all =
+                CompletableFuture.allOf(sends.toArray(new CompletableFuture<?>[0]));
         try {
             all.get(Math.max(1, deadline.remaining().toNanos()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
@@ -126,10 +153,14 @@ final class PublishRun {
             abandoned = true;
             Thread.currentThread().interrupt();
             inFlight.forEach(f -> f.cancel(true));
-            failUnanswered(new OutboxException("interrupted while waiting for SQS; the message will be retried", e));
+            failUnanswered(
+                    new OutboxException(
+                            "interrupted while waiting for SQS; the message will be retried", e));
         } catch (ExecutionException e) {
             // cannot happen: every send records its failures and completes normally
-            failUnanswered(new OutboxException("unexpected failure while publishing to SQS", Failures.unwrap(e)));
+            failUnanswered(
+                    new OutboxException(
+                            "unexpected failure while publishing to SQS", Failures.unwrap(e)));
         }
     }
 
@@ -143,25 +174,37 @@ final class PublishRun {
         outcomes.compareAndSet(e.index(), null, outcome);
     }
 
-    /** Sends the requests of one queue; for a FIFO queue, stops a group at its first retryable failure. */
+    /**
+     * Sends the requests of one queue; for a FIFO queue, stops a group at its first retryable
+     * failure.
+     */
     private final class QueueSender {
         private final String url;
         private final boolean fifo;
-        private final Set<String> stoppedGroups = new HashSet<>(); // FIFO only; touched by one request at a time
+        private final Set<String> stoppedGroups =
+                new HashSet<>(); // FIFO only; touched by one request at a time
 
         QueueSender(String url) {
             this.url = url;
             this.fifo = EntryEncoder.isFifo(url);
         }
 
-        /** Sends one request; the future always completes normally, every outcome being recorded. */
+        /**
+         * Sends one request; the future always completes normally, every outcome being recorded.
+         */
         CompletableFuture<Void> send(List<EntryEncoder.Entry> request) {
             List<EntryEncoder.Entry> live = new ArrayList<>(request.size());
             for (EntryEncoder.Entry e : request) {
                 if (fifo && stoppedGroups.contains(e.groupId())) {
-                    record(e, PublishOutcome.failed(new OutboxException("message '" + e.message().id() + "' was not"
-                            + " sent: an earlier message of its FIFO group failed in this publish call, and sending this one"
-                            + " first would break the group's order; it will be retried")));
+                    record(
+                            e,
+                            PublishOutcome.failed(
+                                    new OutboxException(
+                                            "message '"
+                                                    + e.message().id()
+                                                    + "' was not"
+                                                    + " sent: an earlier message of its FIFO group failed in this publish call, and sending this one"
+                                                    + " first would break the group's order; it will be retried")));
                 } else {
                     live.add(e);
                 }
@@ -170,32 +213,63 @@ final class PublishRun {
                 return CompletableFuture.completedFuture(null);
             }
             if (abandoned || Thread.currentThread().isInterrupted()) {
-                live.forEach(e -> fail(e, new OutboxException("message '" + e.message().id() + "' was not sent: the"
-                        + " publish call was interrupted or gave up; it will be retried")));
+                live.forEach(
+                        e ->
+                                fail(
+                                        e,
+                                        new OutboxException(
+                                                "message '"
+                                                        + e.message().id()
+                                                        + "' was not sent: the"
+                                                        + " publish call was interrupted or gave up; it will be retried")));
                 return CompletableFuture.completedFuture(null);
             }
             var timeouts = deadline.requestTimeouts();
             if (timeouts.isEmpty()) {
-                live.forEach(e -> fail(e, new OutboxException("message '" + e.message().id() + "' was not sent: the"
-                        + " publish timeout of " + deadline.total() + " passed first; it will be retried")));
+                live.forEach(
+                        e ->
+                                fail(
+                                        e,
+                                        new OutboxException(
+                                                "message '"
+                                                        + e.message().id()
+                                                        + "' was not sent: the"
+                                                        + " publish timeout of "
+                                                        + deadline.total()
+                                                        + " passed first; it will be retried")));
                 return CompletableFuture.completedFuture(null);
             }
             List<SendMessageBatchRequestEntry> entries = new ArrayList<>(live.size());
             live.forEach(e -> entries.add(e.request()));
-            var call = calls.sendMessageBatch(SendMessageBatchRequest.builder()
-                    .queueUrl(url).entries(entries).overrideConfiguration(timeouts.get()).build());
+            var call =
+                    calls.sendMessageBatch(
+                            SendMessageBatchRequest.builder()
+                                    .queueUrl(url)
+                                    .entries(entries)
+                                    .overrideConfiguration(timeouts.get())
+                                    .build());
             inFlight.add(call);
-            return call.handle((response, error) -> error == null
-                            ? answered(live, response)
-                            : failed(live, Failures.unwrap(error)))
+            return call.handle(
+                            (response, error) ->
+                                    error == null
+                                            ? answered(live, response)
+                                            : failed(live, Failures.unwrap(error)))
                     .thenCompose(Function.identity())
-                    .exceptionally(t -> { // a bug of ours must still leave every message with an outcome
-                        live.forEach(e -> fail(e, new OutboxException("publishing to SQS failed unexpectedly", t)));
-                        return null;
-                    });
+                    .exceptionally(
+                            t -> { // a bug of ours must still leave every message with an outcome
+                                live.forEach(
+                                        e ->
+                                                fail(
+                                                        e,
+                                                        new OutboxException(
+                                                                "publishing to SQS failed unexpectedly",
+                                                                t)));
+                                return null;
+                            });
         }
 
-        private CompletableFuture<Void> answered(List<EntryEncoder.Entry> live, SendMessageBatchResponse response) {
+        private CompletableFuture<Void> answered(
+                List<EntryEncoder.Entry> live, SendMessageBatchResponse response) {
             Map<String, EntryEncoder.Entry> byId = new HashMap<>();
             live.forEach(e -> byId.put(e.entryId(), e));
             for (SendMessageBatchResultEntry ok : response.successful()) {
@@ -210,9 +284,18 @@ final class PublishRun {
                     fail(e, Failures.ofEntry(failed, e.message().id(), url));
                 }
             }
-            // Every entry is in Successful[] or Failed[]; one in neither was not confirmed, so it is retried.
-            live.stream().filter(e -> byId.containsKey(e.entryId())).forEach(e -> fail(e, new OutboxException(
-                    "SQS's answer did not mention message '" + e.message().id() + "'; it will be retried")));
+            // Every entry is in Successful[] or Failed[]; one in neither was not confirmed, so it
+            // is retried.
+            live.stream()
+                    .filter(e -> byId.containsKey(e.entryId()))
+                    .forEach(
+                            e ->
+                                    fail(
+                                            e,
+                                            new OutboxException(
+                                                    "SQS's answer did not mention message '"
+                                                            + e.message().id()
+                                                            + "'; it will be retried")));
             return CompletableFuture.completedFuture(null);
         }
 
@@ -221,14 +304,16 @@ final class PublishRun {
                 resolver.forget(url);
             }
             if (live.size() > 1 && Failures.isContentError(error)) {
-                // One entry spoiled the whole request: send them one by one so only the culprit fails.
+                // One entry spoiled the whole request: send them one by one so only the culprit
+                // fails.
                 CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
                 for (EntryEncoder.Entry e : live) {
                     chain = chain.thenCompose(v -> send(List.of(e)));
                 }
                 return chain;
             }
-            RuntimeException failure = Failures.ofRequest(error, url, live.size(), live.size() == 1);
+            RuntimeException failure =
+                    Failures.ofRequest(error, url, live.size(), live.size() == 1);
             live.forEach(e -> fail(e, failure));
             return CompletableFuture.completedFuture(null);
         }

@@ -14,13 +14,16 @@ import software.amazon.awssdk.services.sqs.model.GetQueueUrlRequest;
 import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
 
 /**
- * Maps a message to a queue name, resolves the name to a URL with GetQueueUrl once and caches it. Only
- * successes are cached: a queue that is missing now is looked up again on the next call, so creating it is
- * enough to let its messages through.
+ * Maps a message to a queue name, resolves the name to a URL with GetQueueUrl once and caches it.
+ * Only successes are cached: a queue that is missing now is looked up again on the next call, so
+ * creating it is enough to let its messages through.
  */
 final class QueueResolver {
-    /** 1 to 80 characters: alphanumerics, hyphens, underscores; a FIFO queue's name ends in ".fifo". */
-    private static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_-]{1,75}(\\.fifo)?|[A-Za-z0-9_-]{1,80}");
+    /**
+     * 1 to 80 characters: alphanumerics, hyphens, underscores; a FIFO queue's name ends in ".fifo".
+     */
+    private static final Pattern QUEUE_NAME =
+            Pattern.compile("[A-Za-z0-9_-]{1,75}(\\.fifo)?|[A-Za-z0-9_-]{1,80}");
 
     private final SqsCalls calls;
     private final Function<Message, String> queueName;
@@ -32,17 +35,22 @@ final class QueueResolver {
     }
 
     /**
-     * Returns a mapper for one publish call: it asks SQS at most once per queue name during the call, and
-     * throws the same failure for every message of a queue that could not be resolved.
+     * Returns a mapper for one publish call: it asks SQS at most once per queue name during the
+     * call, and throws the same failure for every message of a queue that could not be resolved.
      */
     Function<Message, String> forCall(Deadline deadline) {
         Map<String, RuntimeException> failed = new HashMap<>();
         return m -> {
             String name = queueName.apply(m);
             if (name == null || !QUEUE_NAME.matcher(name).matches()) {
-                throw new OutboxException("topic '" + m.topic() + "' maps to '" + name + "', which is not a valid SQS"
-                        + " queue name (1-80 characters of [A-Za-z0-9_-], a FIFO queue's ending in .fifo): map it with"
-                        + " SqsPublisher.builder().queueNameMapper(...) or queueMapper(...); the message will be retried");
+                throw new OutboxException(
+                        "topic '"
+                                + m.topic()
+                                + "' maps to '"
+                                + name
+                                + "', which is not a valid SQS"
+                                + " queue name (1-80 characters of [A-Za-z0-9_-], a FIFO queue's ending in .fifo): map it with"
+                                + " SqsPublisher.builder().queueNameMapper(...) or queueMapper(...); the message will be retried");
             }
             String url = urls.get(name);
             if (url != null) {
@@ -69,28 +77,59 @@ final class QueueResolver {
     }
 
     private String lookUp(String name, String topic, Deadline deadline) {
-        var timeouts = deadline.requestTimeouts().orElseThrow(() -> new OutboxException("could not resolve the URL"
-                + " of SQS queue '" + name + "' within the publish timeout of " + deadline.total()
-                + "; the message will be retried"));
-        var request = GetQueueUrlRequest.builder().queueName(name).overrideConfiguration(timeouts).build();
+        var timeouts =
+                deadline.requestTimeouts()
+                        .orElseThrow(
+                                () ->
+                                        new OutboxException(
+                                                "could not resolve the URL"
+                                                        + " of SQS queue '"
+                                                        + name
+                                                        + "' within the publish timeout of "
+                                                        + deadline.total()
+                                                        + "; the message will be retried"));
+        var request =
+                GetQueueUrlRequest.builder()
+                        .queueName(name)
+                        .overrideConfiguration(timeouts)
+                        .build();
         try {
-            return calls.getQueueUrl(request).get(Math.max(1, deadline.remaining().toNanos()), TimeUnit.NANOSECONDS)
+            return calls.getQueueUrl(request)
+                    .get(Math.max(1, deadline.remaining().toNanos()), TimeUnit.NANOSECONDS)
                     .queueUrl();
         } catch (ExecutionException e) {
             Throwable cause = Failures.unwrap(e);
             if (cause instanceof QueueDoesNotExistException) {
-                throw new OutboxException("SQS queue '" + name + "' does not exist (topic '" + topic + "' maps to it):"
-                        + " create the queue or configure SqsPublisher.builder().queueNameMapper(...) or"
-                        + " queueMapper(...); the message will be retried", cause);
+                throw new OutboxException(
+                        "SQS queue '"
+                                + name
+                                + "' does not exist (topic '"
+                                + topic
+                                + "' maps to it):"
+                                + " create the queue or configure SqsPublisher.builder().queueNameMapper(...) or"
+                                + " queueMapper(...); the message will be retried",
+                        cause);
             }
-            throw new OutboxException("could not resolve the URL of SQS queue '" + name + "': " + cause
-                    + "; the message will be retried", cause);
+            throw new OutboxException(
+                    "could not resolve the URL of SQS queue '"
+                            + name
+                            + "': "
+                            + cause
+                            + "; the message will be retried",
+                    cause);
         } catch (TimeoutException e) {
-            throw new OutboxException("could not resolve the URL of SQS queue '" + name + "' within the publish"
-                    + " timeout of " + deadline.total() + "; the message will be retried", e);
+            throw new OutboxException(
+                    "could not resolve the URL of SQS queue '"
+                            + name
+                            + "' within the publish"
+                            + " timeout of "
+                            + deadline.total()
+                            + "; the message will be retried",
+                    e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new OutboxException("interrupted while resolving the URL of SQS queue '" + name + "'", e);
+            throw new OutboxException(
+                    "interrupted while resolving the URL of SQS queue '" + name + "'", e);
         }
     }
 }

@@ -11,7 +11,8 @@ import software.amazon.awssdk.services.sqs.SqsAsyncClient;
 import software.amazon.awssdk.services.sqs.SqsClient;
 
 /**
- * Publishes outbox messages to Amazon SQS (or any SQS-compatible server) with {@code SendMessageBatch}.
+ * Publishes outbox messages to Amazon SQS (or any SQS-compatible server) with {@code
+ * SendMessageBatch}.
  *
  * <pre>{@code
  * Publisher publisher = SqsPublisher.builder()
@@ -22,86 +23,120 @@ import software.amazon.awssdk.services.sqs.SqsClient;
  * }</pre>
  *
  * <h2>Destination</h2>
+ *
  * By default a message goes to the queue named like its topic; the URL is looked up once with
- * {@code GetQueueUrl} and cached. {@link Builder#queueNameMapper} maps a message to another queue name;
- * {@link Builder#queueMapper} maps it straight to a queue URL. A missing queue fails its messages with a message
- * naming the queue, as a <em>retryable</em> failure: creating the queue (or fixing the mapper) lets them through,
- * whereas a permanent failure would dead-letter them at once.
+ * {@code GetQueueUrl} and cached. {@link Builder#queueNameMapper} maps a message to another queue
+ * name; {@link Builder#queueMapper} maps it straight to a queue URL. A missing queue fails its
+ * messages with a message naming the queue, as a <em>retryable</em> failure: creating the queue (or
+ * fixing the mapper) lets them through, whereas a permanent failure would dead-letter them at once.
  *
  * <h2>What is sent</h2>
+ *
  * <ul>
- *   <li>Requests of at most 10 entries and at most {@code maxMessageBytes} in all; each entry's id is
- *       {@code <position>-<message id with characters SQS refuses replaced by '_'>}, cut to 80 characters.</li>
- *   <li>Body: the payload as text when it is valid UTF-8 made only of characters SQS accepts; otherwise its
- *       base64 form, marked by the attribute {@value #ATTRIBUTE_BODY_ENCODING}={@value #ENCODING_BASE64}. An empty
- *       payload (SQS refuses an empty body) is sent as the body {@value #EMPTY_BODY} marked
- *       {@value #ATTRIBUTE_BODY_ENCODING}={@value #ENCODING_EMPTY}.</li>
- *   <li>String message attributes: {@value #ATTRIBUTE_ID}, {@value #ATTRIBUTE_TOPIC}, {@value #ATTRIBUTE_MODULE},
- *       {@value #ATTRIBUTE_CONTENT_TYPE}, {@value #ATTRIBUTE_OCCURRED_AT} (ISO-8601), {@value #ATTRIBUTE_KEY} when
- *       the message has a key, and {@value #ATTRIBUTE_HEADERS} when it has user headers: all of them in one JSON
- *       object, in their order, because SQS allows only 10 attributes per message whereas a message may carry up
- *       to 64 headers. At most 8 attributes are used, so a message never fails on the attribute count.</li>
+ *   <li>Requests of at most 10 entries and at most {@code maxMessageBytes} in all; each entry's id
+ *       is {@code <position>-<message id with characters SQS refuses replaced by '_'>}, cut to 80
+ *       characters.
+ *   <li>Body: the payload as text when it is valid UTF-8 made only of characters SQS accepts;
+ *       otherwise its base64 form, marked by the attribute {@value
+ *       #ATTRIBUTE_BODY_ENCODING}={@value #ENCODING_BASE64}. An empty payload (SQS refuses an empty
+ *       body) is sent as the body {@value #EMPTY_BODY} marked {@value
+ *       #ATTRIBUTE_BODY_ENCODING}={@value #ENCODING_EMPTY}.
+ *   <li>String message attributes: {@value #ATTRIBUTE_ID}, {@value #ATTRIBUTE_TOPIC}, {@value
+ *       #ATTRIBUTE_MODULE}, {@value #ATTRIBUTE_CONTENT_TYPE}, {@value #ATTRIBUTE_OCCURRED_AT}
+ *       (ISO-8601), {@value #ATTRIBUTE_KEY} when the message has a key, and {@value
+ *       #ATTRIBUTE_HEADERS} when it has user headers: all of them in one JSON object, in their
+ *       order, because SQS allows only 10 attributes per message whereas a message may carry up to
+ *       64 headers. At most 8 attributes are used, so a message never fails on the attribute count.
  *   <li>FIFO queues (URL ending in {@code .fifo}): {@code MessageGroupId} = the message key, else
- *       {@link Builder#fifoDefaultGroupId}; {@code MessageDeduplicationId} = the message id. A value SQS would
- *       refuse (over 128 characters, or characters outside printable ASCII) is replaced by
- *       {@code sha256-<hex of its UTF-8 bytes>}, so equal values still give equal ids.</li>
+ *       {@link Builder#fifoDefaultGroupId}; {@code MessageDeduplicationId} = the message id. A
+ *       value SQS would refuse (over 128 characters, or characters outside printable ASCII) is
+ *       replaced by {@code sha256-<hex of its UTF-8 bytes>}, so equal values still give equal ids.
  * </ul>
  *
  * <h2>Outcomes</h2>
+ *
  * <ul>
- *   <li>Published: the entry is in {@code Successful[]}.</li>
- *   <li>Permanent: the message is larger than {@code maxMessageBytes} (body plus attributes, checked before
- *       sending; the other messages are still sent), an attribute would hold a character SQS refuses, SQS lists
- *       it in {@code Failed[]} with {@code SenderFault=true}, or SQS rejects its content when it is sent alone.</li>
- *   <li>Retryable: everything else — {@code Failed[]} with {@code SenderFault=false}, a request that failed as a
- *       whole (every entry of that request fails), a missing queue, access denied, throttling, a timeout. When a
- *       whole request is rejected for the content of its entries (ElasticMQ does this for one oversized entry),
- *       the entries are sent again one by one so that only the culprit fails.</li>
- *   <li>FIFO order: the requests of a FIFO queue are sent one after the other, and after a retryable failure the
- *       later messages of the same group in the same call are not sent (they fail as retryable), so a group is
- *       never reordered across requests.</li>
+ *   <li>Published: the entry is in {@code Successful[]}.
+ *   <li>Permanent: the message is larger than {@code maxMessageBytes} (body plus attributes,
+ *       checked before sending; the other messages are still sent), an attribute would hold a
+ *       character SQS refuses, SQS lists it in {@code Failed[]} with {@code SenderFault=true}, or
+ *       SQS rejects its content when it is sent alone.
+ *   <li>Retryable: everything else — {@code Failed[]} with {@code SenderFault=false}, a request
+ *       that failed as a whole (every entry of that request fails), a missing queue, access denied,
+ *       throttling, a timeout. When a whole request is rejected for the content of its entries
+ *       (ElasticMQ does this for one oversized entry), the entries are sent again one by one so
+ *       that only the culprit fails.
+ *   <li>FIFO order: the requests of a FIFO queue are sent one after the other, and after a
+ *       retryable failure the later messages of the same group in the same call are not sent (they
+ *       fail as retryable), so a group is never reordered across requests.
  * </ul>
  *
  * <h2>Timeouts</h2>
- * Every request carries an API-call timeout and an API-call-attempt timeout
- * ({@link Builder#apiCallTimeout}, {@link Builder#apiCallAttemptTimeout}), each cut to the time left of the
- * {@code publish} call's own timeout; a message without an answer by then fails as retryable (it may still have
- * arrived: delivery is at least once, and the message id is the consumer's deduplication key). Once the call has
- * timed out or its thread was interrupted, no further request is sent.
+ *
+ * Every request carries an API-call timeout and an API-call-attempt timeout ({@link
+ * Builder#apiCallTimeout}, {@link Builder#apiCallAttemptTimeout}), each cut to the time left of the
+ * {@code publish} call's own timeout; a message without an answer by then fails as retryable (it
+ * may still have arrived: delivery is at least once, and the message id is the consumer's
+ * deduplication key). Once the call has timed out or its thread was interrupted, no further request
+ * is sent.
  *
  * <p>The publisher is thread-safe. It does not own the SQS client: {@link #close()} leaves it open.
  */
 public final class SqsPublisher implements Publisher {
     /** Attribute carrying the message id, the consumer's idempotency key. */
     public static final String ATTRIBUTE_ID = "outbox-id";
+
     /** Attribute carrying the message topic. */
     public static final String ATTRIBUTE_TOPIC = "outbox-topic";
+
     /** Attribute carrying the publishing module. */
     public static final String ATTRIBUTE_MODULE = "outbox-module";
+
     /** Attribute carrying the payload's media type. */
     public static final String ATTRIBUTE_CONTENT_TYPE = "outbox-content-type";
-    /** Attribute carrying when the event occurred, in ISO-8601 ({@code 2025-01-31T12:00:00.123456Z}). */
+
+    /**
+     * Attribute carrying when the event occurred, in ISO-8601 ({@code
+     * 2025-01-31T12:00:00.123456Z}).
+     */
     public static final String ATTRIBUTE_OCCURRED_AT = "outbox-occurred-at";
+
     /** Attribute carrying the message key, when it has one. */
     public static final String ATTRIBUTE_KEY = "outbox-key";
-    /** Attribute carrying the user headers as one JSON object of string values, when there are any. */
+
+    /**
+     * Attribute carrying the user headers as one JSON object of string values, when there are any.
+     */
     public static final String ATTRIBUTE_HEADERS = "outbox-headers";
-    /** Attribute present when the body is not the payload as text; its value says how to decode it. */
+
+    /**
+     * Attribute present when the body is not the payload as text; its value says how to decode it.
+     */
     public static final String ATTRIBUTE_BODY_ENCODING = "outbox-body-encoding";
+
     /** {@value #ATTRIBUTE_BODY_ENCODING} value: the body is the payload in standard base64. */
     public static final String ENCODING_BASE64 = "base64";
+
     /** {@value #ATTRIBUTE_BODY_ENCODING} value: the payload is empty and the body a placeholder. */
     public static final String ENCODING_EMPTY = "empty";
+
     /** The placeholder body of a message with an empty payload (SQS refuses an empty body). */
     public static final String EMPTY_BODY = "(empty)";
+
     /** The default message size limit: 256 KiB, the limit every SQS-compatible server takes. */
     public static final int DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024;
-    /** The largest accepted {@code maxMessageBytes}: 1 MiB, the largest message Amazon SQS takes. */
+
+    /**
+     * The largest accepted {@code maxMessageBytes}: 1 MiB, the largest message Amazon SQS takes.
+     */
     public static final int MAX_MESSAGE_BYTES = 1024 * 1024;
+
     /** The smallest accepted {@code maxMessageBytes}: 1 KiB, SQS's own minimum for a queue. */
     public static final int MIN_MESSAGE_BYTES = 1024;
+
     /** The default timeout of one SQS API call, retries included. */
     public static final Duration DEFAULT_API_CALL_TIMEOUT = Duration.ofSeconds(10);
+
     /** The default timeout of one HTTP attempt of an SQS API call. */
     public static final Duration DEFAULT_API_CALL_ATTEMPT_TIMEOUT = Duration.ofSeconds(5);
 
@@ -122,10 +157,19 @@ public final class SqsPublisher implements Publisher {
         this.maxMessageBytes = b.maxMessageBytes;
         this.apiCallTimeout = b.apiCallTimeout;
         this.apiCallAttemptTimeout = b.apiCallAttemptTimeout;
-        this.description = "SqsPublisher[" + (b.client != null ? "sync" : "async") + " client, maxMessageBytes="
-                + maxMessageBytes + ", apiCallTimeout=" + apiCallTimeout + ", apiCallAttemptTimeout="
-                + apiCallAttemptTimeout + (b.fifoDefaultGroupId == null ? "" : ", fifoDefaultGroupId="
-                + b.fifoDefaultGroupId) + "]";
+        this.description =
+                "SqsPublisher["
+                        + (b.client != null ? "sync" : "async")
+                        + " client, maxMessageBytes="
+                        + maxMessageBytes
+                        + ", apiCallTimeout="
+                        + apiCallTimeout
+                        + ", apiCallAttemptTimeout="
+                        + apiCallAttemptTimeout
+                        + (b.fifoDefaultGroupId == null
+                                ? ""
+                                : ", fifoDefaultGroupId=" + b.fifoDefaultGroupId)
+                        + "]";
     }
 
     /**
@@ -143,7 +187,8 @@ public final class SqsPublisher implements Publisher {
      * @param messages the messages; an empty list returns an empty list
      * @param timeout how long the call may take in all, positive
      * @return one outcome per message, in the order of {@code messages}
-     * @throws IllegalArgumentException if {@code messages} or {@code timeout} is null, or the timeout is not positive
+     * @throws IllegalArgumentException if {@code messages} or {@code timeout} is null, or the
+     *     timeout is not positive
      */
     @Override
     public List<PublishOutcome> publish(List<Message> messages, Duration timeout) {
@@ -157,7 +202,8 @@ public final class SqsPublisher implements Publisher {
             return List.of();
         }
         Deadline deadline = new Deadline(timeout, apiCallTimeout, apiCallAttemptTimeout);
-        Function<Message, String> urlOf = queueMapper != null ? queueMapper : resolver.forCall(deadline);
+        Function<Message, String> urlOf =
+                queueMapper != null ? queueMapper : resolver.forCall(deadline);
         return new PublishRun(calls, encoder, resolver, maxMessageBytes, deadline, messages.size())
                 .run(messages, urlOf);
     }
@@ -185,13 +231,14 @@ public final class SqsPublisher implements Publisher {
         private Duration apiCallTimeout = DEFAULT_API_CALL_TIMEOUT;
         private Duration apiCallAttemptTimeout = DEFAULT_API_CALL_ATTEMPT_TIMEOUT;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
-         * Sends with a synchronous client: the requests of one call go one after the other in the calling thread.
+         * Sends with a synchronous client: the requests of one call go one after the other in the
+         * calling thread.
          *
-         * @param client the client, configured with region and credentials; the caller keeps ownership
+         * @param client the client, configured with region and credentials; the caller keeps
+         *     ownership
          * @return this builder
          * @throws IllegalArgumentException if the client is null
          */
@@ -201,9 +248,11 @@ public final class SqsPublisher implements Publisher {
         }
 
         /**
-         * Sends with an asynchronous client: the requests of one call to a standard queue go out together.
+         * Sends with an asynchronous client: the requests of one call to a standard queue go out
+         * together.
          *
-         * @param asyncClient the client, configured with region and credentials; the caller keeps ownership
+         * @param asyncClient the client, configured with region and credentials; the caller keeps
+         *     ownership
          * @return this builder
          * @throws IllegalArgumentException if the client is null
          */
@@ -213,11 +262,12 @@ public final class SqsPublisher implements Publisher {
         }
 
         /**
-         * Maps each message straight to a queue URL (no lookup). Exclusive with {@link #queueNameMapper}. An
-         * exception it throws fails that message: retryable, unless it is a
+         * Maps each message straight to a queue URL (no lookup). Exclusive with {@link
+         * #queueNameMapper}. An exception it throws fails that message: retryable, unless it is a
          * {@link io.outbox4j.api.PermanentFailureException}.
          *
-         * @param queueMapper message to queue URL, e.g. {@code m -> "https://sqs.eu-west-1.amazonaws.com/123/" + m.topic()}
+         * @param queueMapper message to queue URL, e.g. {@code m ->
+         *     "https://sqs.eu-west-1.amazonaws.com/123/" + m.topic()}
          * @return this builder
          * @throws IllegalArgumentException if the mapper is null
          */
@@ -227,11 +277,11 @@ public final class SqsPublisher implements Publisher {
         }
 
         /**
-         * Maps each message to a queue name, resolved to its URL with {@code GetQueueUrl} once and cached. The
-         * default is {@code Message::topic}. Exclusive with {@link #queueMapper}.
+         * Maps each message to a queue name, resolved to its URL with {@code GetQueueUrl} once and
+         * cached. The default is {@code Message::topic}. Exclusive with {@link #queueMapper}.
          *
-         * @param queueNameMapper message to queue name (1-80 characters of {@code [A-Za-z0-9_-]}, FIFO names
-         *     ending in {@code .fifo})
+         * @param queueNameMapper message to queue name (1-80 characters of {@code [A-Za-z0-9_-]},
+         *     FIFO names ending in {@code .fifo})
          * @return this builder
          * @throws IllegalArgumentException if the mapper is null
          */
@@ -242,8 +292,9 @@ public final class SqsPublisher implements Publisher {
         }
 
         /**
-         * Sets the {@code MessageGroupId} of messages without a key sent to a FIFO queue. Without it, such a
-         * message fails (retryable, with a message saying to set this) because SQS requires a group.
+         * Sets the {@code MessageGroupId} of messages without a key sent to a FIFO queue. Without
+         * it, such a message fails (retryable, with a message saying to set this) because SQS
+         * requires a group.
          *
          * @param groupId 1 to 128 printable ASCII characters ({@code !} to {@code ~})
          * @return this builder
@@ -251,35 +302,47 @@ public final class SqsPublisher implements Publisher {
          */
         public Builder fifoDefaultGroupId(String groupId) {
             notNull(groupId, "fifoDefaultGroupId");
-            if (groupId.isEmpty() || groupId.length() > EntryEncoder.MAX_FIFO_ID_LENGTH
+            if (groupId.isEmpty()
+                    || groupId.length() > EntryEncoder.MAX_FIFO_ID_LENGTH
                     || !groupId.chars().allMatch(c -> c >= 0x21 && c <= 0x7E)) {
-                throw new IllegalArgumentException("fifoDefaultGroupId must be 1 to 128 printable ASCII characters"
-                        + " (! to ~), but was '" + groupId + "'");
+                throw new IllegalArgumentException(
+                        "fifoDefaultGroupId must be 1 to 128 printable ASCII characters"
+                                + " (! to ~), but was '"
+                                + groupId
+                                + "'");
             }
             this.fifoDefaultGroupId = groupId;
             return this;
         }
 
         /**
-         * Sets the largest message accepted, counted as SQS does (body plus attribute names, types and values),
-         * and the largest total of one request. Set it to the queue's {@code MaximumMessageSize}.
+         * Sets the largest message accepted, counted as SQS does (body plus attribute names, types
+         * and values), and the largest total of one request. Set it to the queue's {@code
+         * MaximumMessageSize}.
          *
-         * @param maxMessageBytes from {@value SqsPublisher#MIN_MESSAGE_BYTES} to {@value SqsPublisher#MAX_MESSAGE_BYTES}; default
-         *     {@value SqsPublisher#DEFAULT_MAX_MESSAGE_BYTES}
+         * @param maxMessageBytes from {@value SqsPublisher#MIN_MESSAGE_BYTES} to {@value
+         *     SqsPublisher#MAX_MESSAGE_BYTES}; default {@value
+         *     SqsPublisher#DEFAULT_MAX_MESSAGE_BYTES}
          * @return this builder
          * @throws IllegalArgumentException if out of range
          */
         public Builder maxMessageBytes(int maxMessageBytes) {
             if (maxMessageBytes < MIN_MESSAGE_BYTES || maxMessageBytes > MAX_MESSAGE_BYTES) {
-                throw new IllegalArgumentException("maxMessageBytes must be between " + MIN_MESSAGE_BYTES + " and "
-                        + MAX_MESSAGE_BYTES + ", but was " + maxMessageBytes);
+                throw new IllegalArgumentException(
+                        "maxMessageBytes must be between "
+                                + MIN_MESSAGE_BYTES
+                                + " and "
+                                + MAX_MESSAGE_BYTES
+                                + ", but was "
+                                + maxMessageBytes);
             }
             this.maxMessageBytes = maxMessageBytes;
             return this;
         }
 
         /**
-         * Sets the timeout of one SQS API call, SDK retries included (cut to the time left of each publish call).
+         * Sets the timeout of one SQS API call, SDK retries included (cut to the time left of each
+         * publish call).
          *
          * @param timeout positive; default 10 seconds
          * @return this builder
@@ -306,22 +369,28 @@ public final class SqsPublisher implements Publisher {
          * Builds the publisher.
          *
          * @return the publisher
-         * @throws IllegalStateException if no client or both clients were set, if both mappers were set, or if
-         *     the attempt timeout exceeds the API-call timeout
+         * @throws IllegalStateException if no client or both clients were set, if both mappers were
+         *     set, or if the attempt timeout exceeds the API-call timeout
          */
         public SqsPublisher build() {
             if ((client == null) == (asyncClient == null)) {
-                throw new IllegalStateException(client == null
-                        ? "an SQS client is required: set client(SqsClient) or asyncClient(SqsAsyncClient)"
-                        : "set either client(SqsClient) or asyncClient(SqsAsyncClient), not both");
+                throw new IllegalStateException(
+                        client == null
+                                ? "an SQS client is required: set client(SqsClient) or asyncClient(SqsAsyncClient)"
+                                : "set either client(SqsClient) or asyncClient(SqsAsyncClient), not both");
             }
             if (queueMapper != null && queueNameMapperSet) {
-                throw new IllegalStateException("set either queueMapper (to a URL) or queueNameMapper (to a name),"
-                        + " not both");
+                throw new IllegalStateException(
+                        "set either queueMapper (to a URL) or queueNameMapper (to a name),"
+                                + " not both");
             }
             if (apiCallAttemptTimeout.compareTo(apiCallTimeout) > 0) {
-                throw new IllegalStateException("apiCallAttemptTimeout (" + apiCallAttemptTimeout
-                        + ") must not exceed apiCallTimeout (" + apiCallTimeout + ")");
+                throw new IllegalStateException(
+                        "apiCallAttemptTimeout ("
+                                + apiCallAttemptTimeout
+                                + ") must not exceed apiCallTimeout ("
+                                + apiCallTimeout
+                                + ")");
             }
             return new SqsPublisher(this);
         }

@@ -1,5 +1,6 @@
 /**
- * Publishes outbox messages to Amazon SQS: the one public entry point is
- * {@link io.outbox4j.publisher.sqs.SqsPublisher#builder()}; everything else in this package is package-private.
+ * Publishes outbox messages to Amazon SQS: the one public entry point is {@link
+ * io.outbox4j.publisher.sqs.SqsPublisher#builder()}; everything else in this package is
+ * package-private.
  */
 package io.outbox4j.publisher.sqs;

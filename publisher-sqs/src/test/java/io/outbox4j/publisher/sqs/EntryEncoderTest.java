@@ -33,30 +33,44 @@ class EntryEncoderTest {
     void fifoId_hashesOnlyWhatSqsRefuses() {
         assertThat(EntryEncoder.fifoId("customer-1")).isEqualTo("customer-1");
         assertThat(EntryEncoder.fifoId("x".repeat(128))).isEqualTo("x".repeat(128));
-        assertThat(EntryEncoder.fifoId("x".repeat(129))).startsWith("sha256-").hasSize(71)
+        assertThat(EntryEncoder.fifoId("x".repeat(129)))
+                .startsWith("sha256-")
+                .hasSize(71)
                 .isEqualTo(EntryEncoder.fifoId("x".repeat(129)));
         assertThat(EntryEncoder.fifoId("has space")).startsWith("sha256-");
-        assertThat(EntryEncoder.fifoId("clé")).startsWith("sha256-").isNotEqualTo(EntryEncoder.fifoId("cle"));
+        assertThat(EntryEncoder.fifoId("clé"))
+                .startsWith("sha256-")
+                .isNotEqualTo(EntryEncoder.fifoId("cle"));
     }
 
     @Test
     @DisplayName("text bodies: valid UTF-8 of SQS characters only")
     void textOrNull_acceptsOnlySqsText() {
-        assertThat(EntryEncoder.textOrNull("héllo\t\r\n😀".getBytes(StandardCharsets.UTF_8))).isEqualTo("héllo\t\r\n😀");
-        assertThat(EntryEncoder.textOrNull(new byte[] {(byte) 0xC3})).isNull(); // truncated sequence
-        assertThat(EntryEncoder.textOrNull(new byte[] {(byte) 0xED, (byte) 0xA0, (byte) 0x80})).isNull(); // surrogate
+        assertThat(EntryEncoder.textOrNull("héllo\t\r\n😀".getBytes(StandardCharsets.UTF_8)))
+                .isEqualTo("héllo\t\r\n😀");
+        assertThat(EntryEncoder.textOrNull(new byte[] {(byte) 0xC3}))
+                .isNull(); // truncated sequence
+        assertThat(EntryEncoder.textOrNull(new byte[] {(byte) 0xED, (byte) 0xA0, (byte) 0x80}))
+                .isNull(); // surrogate
         assertThat(EntryEncoder.textOrNull("\u0007".getBytes(StandardCharsets.UTF_8))).isNull();
         assertThat(EntryEncoder.textOrNull("\uFFFE".getBytes(StandardCharsets.UTF_8))).isNull();
         assertThat(EntryEncoder.textOrNull(new byte[0])).isNull();
     }
 
     @Test
-    @DisplayName("the size counts the body and each attribute's name, type and value in UTF-8 bytes")
+    @DisplayName(
+            "the size counts the body and each attribute's name, type and value in UTF-8 bytes")
     void size_countsLikeSqs() {
         Message m = Message.builder().id("i").topic("t").module("m").payload("é").build();
         var entry = new EntryEncoder(1024, null).encode(0, m, URL);
-        int attributes = entry.request().messageAttributes().entrySet().stream()
-                .mapToInt(e -> e.getKey().length() + "String".length() + e.getValue().stringValue().length()).sum();
+        int attributes =
+                entry.request().messageAttributes().entrySet().stream()
+                        .mapToInt(
+                                e ->
+                                        e.getKey().length()
+                                                + "String".length()
+                                                + e.getValue().stringValue().length())
+                        .sum();
         assertThat(entry.bytes()).isEqualTo(2 + attributes);
         assertThat(EntryEncoder.utf8Length("a😀é\uD800")).isEqualTo(1 + 4 + 2 + 3);
     }
@@ -79,67 +93,135 @@ class EntryEncoderTest {
     void split_bothLimits() {
         EntryEncoder encoder = new EntryEncoder(SqsPublisher.MAX_MESSAGE_BYTES, null);
         java.time.Instant at = java.time.Instant.parse("2025-01-01T00:00:00.123456Z");
-        List<EntryEncoder.Entry> entries = IntStream.range(0, 23).mapToObj(i -> encoder.encode(i,
-                Message.builder().id("m" + i).topic("t").module("m").occurredAt(at)
-                        .payload("x".repeat(i == 5 ? 3700 : 10)).build(), URL)).collect(Collectors.toList());
+        List<EntryEncoder.Entry> entries =
+                IntStream.range(0, 23)
+                        .mapToObj(
+                                i ->
+                                        encoder.encode(
+                                                i,
+                                                Message.builder()
+                                                        .id("m" + i)
+                                                        .topic("t")
+                                                        .module("m")
+                                                        .occurredAt(at)
+                                                        .payload("x".repeat(i == 5 ? 3700 : 10))
+                                                        .build(),
+                                                URL))
+                        .collect(Collectors.toList());
 
         var requests = PublishRun.split(entries, 4000);
 
-        // 5 small ones (~166 bytes each), then the 3856-byte one that fits with nothing else, then 10, then the rest
+        // 5 small ones (~166 bytes each), then the 3856-byte one that fits with nothing else, then
+        // 10, then the rest
         assertThat(requests).extracting(List::size).containsExactly(5, 1, 10, 7);
-        for (int k = 0; k + 1 < requests.size(); k++) { // greedy: the next request's first entry did not fit
+        for (int k = 0;
+                k + 1 < requests.size();
+                k++) { // greedy: the next request's first entry did not fit
             var r = requests.get(k);
             int bytes = r.stream().mapToInt(EntryEncoder.Entry::bytes).sum();
-            assertThat(r.size() == 10 || bytes + requests.get(k + 1).get(0).bytes() > 4000).as("request %d", k).isTrue();
+            assertThat(r.size() == 10 || bytes + requests.get(k + 1).get(0).bytes() > 4000)
+                    .as("request %d", k)
+                    .isTrue();
         }
         assertThat(requests.stream().flatMap(List::stream).map(EntryEncoder.Entry::index))
-                .containsExactlyElementsOf(IntStream.range(0, 23).boxed().collect(Collectors.toList()));
-        assertThat(requests).allSatisfy(r -> assertThat(r.stream().mapToInt(EntryEncoder.Entry::bytes).sum())
-                .isLessThanOrEqualTo(4000));
+                .containsExactlyElementsOf(
+                        IntStream.range(0, 23).boxed().collect(Collectors.toList()));
+        assertThat(requests)
+                .allSatisfy(
+                        r ->
+                                assertThat(r.stream().mapToInt(EntryEncoder.Entry::bytes).sum())
+                                        .isLessThanOrEqualTo(4000));
     }
 
     @Test
-    @DisplayName("Failed[] entries: SenderFault=true is permanent, SenderFault=false retryable; both name the message")
+    @DisplayName(
+            "Failed[] entries: SenderFault=true is permanent, SenderFault=false retryable; both name the message")
     void failedEntry_senderFaultDecides() {
-        var sender = BatchResultErrorEntry.builder().id("0-a").senderFault(true).code("InvalidParameterValue")
-                .message("bad").build();
-        var server = BatchResultErrorEntry.builder().id("0-a").senderFault(false).code("InternalError").build();
+        var sender =
+                BatchResultErrorEntry.builder()
+                        .id("0-a")
+                        .senderFault(true)
+                        .code("InvalidParameterValue")
+                        .message("bad")
+                        .build();
+        var server =
+                BatchResultErrorEntry.builder()
+                        .id("0-a")
+                        .senderFault(false)
+                        .code("InternalError")
+                        .build();
 
         PublishOutcome permanent = PublishOutcome.failed(Failures.ofEntry(sender, "a", URL));
         PublishOutcome retryable = PublishOutcome.failed(Failures.ofEntry(server, "a", URL));
 
         assertThat(permanent.isPermanent()).isTrue();
-        assertThat(permanent.failure().orElseThrow()).hasMessageContaining("'a'").hasMessageContaining("InvalidParameterValue");
+        assertThat(permanent.failure().orElseThrow())
+                .hasMessageContaining("'a'")
+                .hasMessageContaining("InvalidParameterValue");
         assertThat(retryable.isPermanent()).isFalse();
         assertThat(retryable.failure().orElseThrow()).hasMessageContaining("InternalError");
     }
 
     @Test
-    @DisplayName("whole-request errors: content errors split the batch and are permanent alone; others retry")
+    @DisplayName(
+            "whole-request errors: content errors split the batch and are permanent alone; others retry")
     void requestError_classification() {
-        var tooLong = SqsException.builder().statusCode(400)
-                .awsErrorDetails(AwsErrorDetails.builder().errorCode("MessageTooLong").build()).build();
-        var throttled = SqsException.builder().statusCode(400)
-                .awsErrorDetails(AwsErrorDetails.builder().errorCode("ThrottlingException").build()).build();
-        var internal = SqsException.builder().statusCode(500)
-                .awsErrorDetails(AwsErrorDetails.builder().errorCode("InternalError").build()).build();
+        var tooLong =
+                SqsException.builder()
+                        .statusCode(400)
+                        .awsErrorDetails(
+                                AwsErrorDetails.builder().errorCode("MessageTooLong").build())
+                        .build();
+        var throttled =
+                SqsException.builder()
+                        .statusCode(400)
+                        .awsErrorDetails(
+                                AwsErrorDetails.builder().errorCode("ThrottlingException").build())
+                        .build();
+        var internal =
+                SqsException.builder()
+                        .statusCode(500)
+                        .awsErrorDetails(
+                                AwsErrorDetails.builder().errorCode("InternalError").build())
+                        .build();
 
         assertThat(Failures.isContentError(tooLong)).isTrue();
         assertThat(Failures.isContentError(throttled)).isFalse();
-        assertThat(PublishOutcome.failed(Failures.ofRequest(tooLong, URL, 1, true)).isPermanent()).isTrue();
-        assertThat(PublishOutcome.failed(Failures.ofRequest(tooLong, URL, 3, false)).isPermanent()).isFalse();
-        assertThat(PublishOutcome.failed(Failures.ofRequest(internal, URL, 1, true)).isPermanent()).isFalse();
-        assertThat(PublishOutcome.failed(Failures.ofRequest(throttled, URL, 1, true)).isPermanent()).isFalse();
+        assertThat(PublishOutcome.failed(Failures.ofRequest(tooLong, URL, 1, true)).isPermanent())
+                .isTrue();
+        assertThat(PublishOutcome.failed(Failures.ofRequest(tooLong, URL, 3, false)).isPermanent())
+                .isFalse();
+        assertThat(PublishOutcome.failed(Failures.ofRequest(internal, URL, 1, true)).isPermanent())
+                .isFalse();
+        assertThat(PublishOutcome.failed(Failures.ofRequest(throttled, URL, 1, true)).isPermanent())
+                .isFalse();
     }
 
     @Test
     @DisplayName("at most 8 attributes even with every optional part present")
     void attributeCount_boundedBelowSqsLimit() {
-        Message m = Message.builder().id("i").topic("t").module("m").key("k").payload(new byte[] {(byte) 0xFF})
-                .headers(IntStream.range(0, 64).boxed().collect(Collectors.toMap(i -> "h" + i, i -> "v",
-                        (a, b) -> a, java.util.LinkedHashMap::new))).build();
-        Map<String, ?> attributes = new EntryEncoder(SqsPublisher.MAX_MESSAGE_BYTES, null).encode(0, m, URL + ".fifo")
-                .request().messageAttributes();
+        Message m =
+                Message.builder()
+                        .id("i")
+                        .topic("t")
+                        .module("m")
+                        .key("k")
+                        .payload(new byte[] {(byte) 0xFF})
+                        .headers(
+                                IntStream.range(0, 64)
+                                        .boxed()
+                                        .collect(
+                                                Collectors.toMap(
+                                                        i -> "h" + i,
+                                                        i -> "v",
+                                                        (a, b) -> a,
+                                                        java.util.LinkedHashMap::new)))
+                        .build();
+        Map<String, ?> attributes =
+                new EntryEncoder(SqsPublisher.MAX_MESSAGE_BYTES, null)
+                        .encode(0, m, URL + ".fifo")
+                        .request()
+                        .messageAttributes();
         assertThat(attributes).hasSize(8);
     }
 }

@@ -2,6 +2,8 @@ package io.outbox4j.publisher.sqs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import io.outbox4j.api.Message;
 import io.outbox4j.engine.Relay;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
@@ -18,9 +20,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Collectors;
-import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -30,15 +29,17 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * End to end: messages committed to a PostgreSQL outbox (store-jdbi) are moved by the relay (engine) to SQS
- * through {@link SqsPublisher}, and read back from the queue with every attribute intact. The throughput is
- * printed for the record, not asserted.
+ * End to end: messages committed to a PostgreSQL outbox (store-jdbi) are moved by the relay
+ * (engine) to SQS through {@link SqsPublisher}, and read back from the queue with every attribute
+ * intact. The throughput is printed for the record, not asserted.
  */
 @Tag("e2e")
 class SqsEndToEndTest {
     private static final int MESSAGES = 5_000;
+
     /** FIFO: 200 groups of 25 messages, so each claimed batch holds about one message per group. */
     private static final int FIFO_KEYS = 200;
+
     private static HikariDataSource pool;
     private static Jdbi jdbi;
 
@@ -61,9 +62,9 @@ class SqsEndToEndTest {
     }
 
     /**
-     * Runs the whole pipeline once with both clients (1 000 messages each) before anything is measured: on a
-     * cold JVM the first batches take seconds (class loading, JIT of the SDK, Jdbi, the relay, the server), and
-     * the printed figure is meant to be the steady state.
+     * Runs the whole pipeline once with both clients (1 000 messages each) before anything is
+     * measured: on a cold JVM the first batches take seconds (class loading, JIT of the SDK, Jdbi,
+     * the relay, the server), and the printed figure is meant to be the steady state.
      */
     private static void warmUp() throws Exception {
         for (boolean fifo : new boolean[] {false, true}) {
@@ -77,8 +78,9 @@ class SqsEndToEndTest {
 
     @ParameterizedTest(name = "{0} queue")
     @ValueSource(strings = {"standard", "fifo"})
-    @DisplayName("5 000 messages from a PostgreSQL outbox reach SQS through the relay, attributes intact; FIFO keeps "
-            + "each key's order")
+    @DisplayName(
+            "5 000 messages from a PostgreSQL outbox reach SQS through the relay, attributes intact; FIFO keeps "
+                    + "each key's order")
     void outboxToQueue(String kind) throws Exception {
         boolean fifo = kind.equals("fifo");
         String topic = SqsTestSupport.uniqueName("e2e-" + kind, fifo);
@@ -90,19 +92,31 @@ class SqsEndToEndTest {
         Duration relaying = took[1];
 
         Instant readStart = Instant.now();
-        // At least once: a message may arrive twice (a timed-out call retried), so read until every id arrived.
-        // Four consumers for the standard queue; one for the FIFO queue, whose delivery order is checked.
-        var received = SqsTestSupport.receiveDistinct(url, MESSAGES, Duration.ofSeconds(120), fifo ? 1 : 4);
+        // At least once: a message may arrive twice (a timed-out call retried), so read until every
+        // id arrived.
+        // Four consumers for the standard queue; one for the FIFO queue, whose delivery order is
+        // checked.
+        var received =
+                SqsTestSupport.receiveDistinct(
+                        url, MESSAGES, Duration.ofSeconds(120), fifo ? 1 : 4);
         Duration reading = Duration.between(readStart, Instant.now());
-        Map<String, software.amazon.awssdk.services.sqs.model.Message> firstById = new LinkedHashMap<>();
+        Map<String, software.amazon.awssdk.services.sqs.model.Message> firstById =
+                new LinkedHashMap<>();
         received.forEach(r -> firstById.putIfAbsent(SqsTestSupport.id(r), r));
         int duplicates = received.size() - firstById.size();
 
-        System.out.printf("SQS e2e (%s queue, %s client, %s): %d messages; enqueue %d ms; store -> relay -> SQS %d ms = %.0f "
-                        + "msgs/s; read back %d ms; %d duplicate deliveries%n", kind, fifo ? "async" : "sync",
+        System.out.printf(
+                "SQS e2e (%s queue, %s client, %s): %d messages; enqueue %d ms; store -> relay -> SQS %d ms = %.0f "
+                        + "msgs/s; read back %d ms; %d duplicate deliveries%n",
+                kind,
+                fifo ? "async" : "sync",
                 SqsServer.shared().kind(),
-                MESSAGES, writing.toMillis(), relaying.toMillis(), MESSAGES * 1000.0 / Math.max(1, relaying.toMillis()),
-                reading.toMillis(), duplicates);
+                MESSAGES,
+                writing.toMillis(),
+                relaying.toMillis(),
+                MESSAGES * 1000.0 / Math.max(1, relaying.toMillis()),
+                reading.toMillis(),
+                duplicates);
 
         Map<String, Message> byId = new HashMap<>();
         sent.forEach(m -> byId.put(m.id(), m));
@@ -113,10 +127,16 @@ class SqsEndToEndTest {
         for (var r : received) {
             Message m = byId.get(SqsTestSupport.id(r));
             assertThat(SqsTestSupport.payload(r)).as(m.id()).isEqualTo(m.payload());
-            assertThat(SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_TOPIC)).isEqualTo(m.topic());
-            assertThat(SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_MODULE)).isEqualTo(m.module());
-            assertThat(SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_CONTENT_TYPE)).isEqualTo(m.contentType());
-            assertThat(Instant.parse(SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_OCCURRED_AT)))
+            assertThat(SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_TOPIC))
+                    .isEqualTo(m.topic());
+            assertThat(SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_MODULE))
+                    .isEqualTo(m.module());
+            assertThat(SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_CONTENT_TYPE))
+                    .isEqualTo(m.contentType());
+            assertThat(
+                            Instant.parse(
+                                    SqsTestSupport.attribute(
+                                            r, SqsPublisher.ATTRIBUTE_OCCURRED_AT)))
                     .isEqualTo(m.occurredAt());
             assertThat(SqsTestSupport.key(r)).isEqualTo(m.key());
             assertThat(SqsTestSupport.headers(r)).as(m.id()).containsExactlyEntriesOf(m.headers());
@@ -124,23 +144,30 @@ class SqsEndToEndTest {
         if (fifo) {
             Map<String, List<String>> arrived = new LinkedHashMap<>();
             for (var r : firstById.values()) {
-                arrived.computeIfAbsent(SqsTestSupport.groupId(r),
-                        g -> new ArrayList<>()).add(SqsTestSupport.id(r));
+                arrived.computeIfAbsent(SqsTestSupport.groupId(r), g -> new ArrayList<>())
+                        .add(SqsTestSupport.id(r));
             }
             Map<String, List<String>> expected = new LinkedHashMap<>();
-            sent.forEach(m -> expected.computeIfAbsent(m.key().orElseThrow(), g -> new ArrayList<>()).add(m.id()));
+            sent.forEach(
+                    m ->
+                            expected.computeIfAbsent(m.key().orElseThrow(), g -> new ArrayList<>())
+                                    .add(m.id()));
             assertThat(arrived.keySet()).isEqualTo(Set.copyOf(expected.keySet()));
-            expected.forEach((key, ids) -> assertThat(arrived.get(key)).as("order of group %s", key)
-                    .containsExactlyElementsOf(ids));
+            expected.forEach(
+                    (key, ids) ->
+                            assertThat(arrived.get(key))
+                                    .as("order of group %s", key)
+                                    .containsExactlyElementsOf(ids));
         }
     }
 
     /**
-     * Enqueues the messages in a fresh outbox table (transactions of 500), runs a relay until the table is empty,
-     * and returns how long the enqueue and the relaying took. Standard queues go through the sync client, FIFO
-     * queues through the async one, so both clients run end to end.
+     * Enqueues the messages in a fresh outbox table (transactions of 500), runs a relay until the
+     * table is empty, and returns how long the enqueue and the relaying took. Standard queues go
+     * through the sync client, FIFO queues through the async one, so both clients run end to end.
      */
-    private static Duration[] relayAll(String table, List<Message> sent, boolean fifo) throws Exception {
+    private static Duration[] relayAll(String table, List<Message> sent, boolean fifo)
+            throws Exception {
         JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).tableName("outbox_" + table).build();
         store.createSchemaIfAbsent();
         Instant writeStart = Instant.now();
@@ -150,10 +177,18 @@ class SqsEndToEndTest {
         }
         Duration writing = Duration.between(writeStart, Instant.now());
 
-        SqsPublisher publisher = fifo ? SqsPublisher.builder().asyncClient(SqsTestSupport.asyncClient()).build()
-                : SqsPublisher.builder().client(SqsTestSupport.client()).build();
-        Relay relay = Relay.builder(store, publisher).owner("e2e-" + table).batchSize(200).workers(4)
-                .deliveryTimeout(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(50)).build();
+        SqsPublisher publisher =
+                fifo
+                        ? SqsPublisher.builder().asyncClient(SqsTestSupport.asyncClient()).build()
+                        : SqsPublisher.builder().client(SqsTestSupport.client()).build();
+        Relay relay =
+                Relay.builder(store, publisher)
+                        .owner("e2e-" + table)
+                        .batchSize(200)
+                        .workers(4)
+                        .deliveryTimeout(Duration.ofSeconds(15))
+                        .pollInterval(Duration.ofMillis(50))
+                        .build();
         Instant relayStart = Instant.now();
         relay.start();
         relay.wakeUp();
@@ -162,8 +197,12 @@ class SqsEndToEndTest {
             Instant giveUp = Instant.now().plus(Duration.ofSeconds(180));
             while (left > 0 && Instant.now().isBefore(giveUp)) {
                 Thread.sleep(50); // polling the outbox table, not waiting for a lease
-                left = jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM outbox_" + table).mapTo(Long.class)
-                        .one());
+                left =
+                        jdbi.withHandle(
+                                h ->
+                                        h.createQuery("SELECT count(*) FROM outbox_" + table)
+                                                .mapTo(Long.class)
+                                                .one());
             }
         } finally {
             relay.close();
@@ -174,22 +213,36 @@ class SqsEndToEndTest {
     }
 
     /**
-     * Text JSON payloads, every 10th a binary one (sent as base64), 2 headers each. Keys: for FIFO, 200 groups
-     * of 25 whose order is checked; for the standard queue (which keeps no order) one key per message, so the
-     * relay can put whole batches into each publish call.
+     * Text JSON payloads, every 10th a binary one (sent as base64), 2 headers each. Keys: for FIFO,
+     * 200 groups of 25 whose order is checked; for the standard queue (which keeps no order) one
+     * key per message, so the relay can put whole batches into each publish call.
      */
     private static List<Message> messages(String topic, String kind, int count) {
         List<Message> out = new ArrayList<>(count);
         Instant base = Instant.now().truncatedTo(ChronoUnit.MICROS);
         for (int i = 0; i < count; i++) {
             String id = kind + "-" + i;
-            byte[] payload = i % 10 == 0
-                    ? ByteBuffer.allocate(12).putInt(0xCAFEBABE).putLong(i).array()
-                    : ("{\"order\":" + i + ",\"note\":\"grüße ✓\"}").getBytes(StandardCharsets.UTF_8);
-            out.add(Message.builder().id(id).topic(topic).module("orders").key(kind.endsWith("fifo") ? "customer-" + (i % FIFO_KEYS) : "order-" + i)
-                    .contentType(i % 10 == 0 ? "application/octet-stream" : "application/json")
-                    .payload(payload).header("trace-id", "t-" + i).header("tenant", "acme")
-                    .occurredAt(base.plusNanos(1000L * i)).build());
+            byte[] payload =
+                    i % 10 == 0
+                            ? ByteBuffer.allocate(12).putInt(0xCAFEBABE).putLong(i).array()
+                            : ("{\"order\":" + i + ",\"note\":\"grüße ✓\"}")
+                                    .getBytes(StandardCharsets.UTF_8);
+            out.add(
+                    Message.builder()
+                            .id(id)
+                            .topic(topic)
+                            .module("orders")
+                            .key(
+                                    kind.endsWith("fifo")
+                                            ? "customer-" + (i % FIFO_KEYS)
+                                            : "order-" + i)
+                            .contentType(
+                                    i % 10 == 0 ? "application/octet-stream" : "application/json")
+                            .payload(payload)
+                            .header("trace-id", "t-" + i)
+                            .header("tenant", "acme")
+                            .occurredAt(base.plusNanos(1000L * i))
+                            .build());
         }
         return out;
     }

@@ -31,26 +31,28 @@ import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequest;
 
 /**
- * Clients for the shared SQS server, queue creation, and a consumer that reads back and decodes what the
- * publisher sent, following only the format documented on {@link SqsPublisher}.
+ * Clients for the shared SQS server, queue creation, and a consumer that reads back and decodes
+ * what the publisher sent, following only the format documented on {@link SqsPublisher}.
  */
 final class SqsTestSupport {
-    /** Every SendMessageBatch request the shared clients sent, as the list of its entry counts per queue. */
+    /**
+     * Every SendMessageBatch request the shared clients sent, as the list of its entry counts per
+     * queue.
+     */
     static final List<SentRequest> SENT = new CopyOnWriteArrayList<>();
 
     private static SqsClient client;
     private static SqsAsyncClient asyncClient;
 
-    private SqsTestSupport() {
-    }
+    private SqsTestSupport() {}
 
-    record SentRequest(String queueUrl, int entries) {
-    }
+    record SentRequest(String queueUrl, int entries) {}
 
     /** Records the SendMessageBatch requests that leave the client; it changes nothing. */
     static final class RequestRecorder implements ExecutionInterceptor {
         @Override
-        public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+        public void beforeTransmission(
+                Context.BeforeTransmission context, ExecutionAttributes attributes) {
             SdkRequest request = context.request();
             if (request instanceof SendMessageBatchRequest) {
                 SendMessageBatchRequest r = (SendMessageBatchRequest) request;
@@ -63,7 +65,8 @@ final class SqsTestSupport {
         if (client == null) {
             client = newClient(new RequestRecorder());
             Runtime.getRuntime().addShutdownHook(new Thread(client::close));
-            client.listQueues(); // warm up (class loading, connection) outside the publishers' timeouts
+            client.listQueues(); // warm up (class loading, connection) outside the publishers'
+            // timeouts
         }
         return client;
     }
@@ -82,19 +85,25 @@ final class SqsTestSupport {
         return configure(SqsClient.builder(), interceptors).build();
     }
 
-    private static <B extends AwsClientBuilder<B, ?>> B configure(B builder, ExecutionInterceptor... interceptors) {
+    private static <B extends AwsClientBuilder<B, ?>> B configure(
+            B builder, ExecutionInterceptor... interceptors) {
         SqsServer server = SqsServer.shared();
         return builder.endpointOverride(server.endpoint())
                 .region(Region.of(server.region()))
-                .credentialsProvider(StaticCredentialsProvider.create(
-                        AwsBasicCredentials.create(server.accessKeyId(), server.secretAccessKey())))
-                .overrideConfiguration(c -> List.of(interceptors).forEach(c::addExecutionInterceptor));
+                .credentialsProvider(
+                        StaticCredentialsProvider.create(
+                                AwsBasicCredentials.create(
+                                        server.accessKeyId(), server.secretAccessKey())))
+                .overrideConfiguration(
+                        c -> List.of(interceptors).forEach(c::addExecutionInterceptor));
     }
 
     /** The requests sent to one queue, in order. */
     static List<Integer> requestsTo(String queueUrl) {
         List<Integer> sizes = new ArrayList<>();
-        SENT.stream().filter(r -> r.queueUrl().equals(queueUrl)).forEach(r -> sizes.add(r.entries()));
+        SENT.stream()
+                .filter(r -> r.queueUrl().equals(queueUrl))
+                .forEach(r -> sizes.add(r.entries()));
         return sizes;
     }
 
@@ -116,8 +125,8 @@ final class SqsTestSupport {
     }
 
     /**
-     * Receives (and deletes) messages until {@code expected} arrived or the timeout passed, in the order
-     * the queue delivered them.
+     * Receives (and deletes) messages until {@code expected} arrived or the timeout passed, in the
+     * order the queue delivered them.
      */
     static List<Message> receive(String queueUrl, int expected, Duration timeout) {
         List<Message> received = new ArrayList<>();
@@ -129,25 +138,30 @@ final class SqsTestSupport {
     }
 
     /**
-     * Receives (and deletes) with several consumers until {@code expected} distinct message ids arrived or the
-     * timeout passed; duplicate deliveries are kept. Use one consumer where the delivery order matters (FIFO).
+     * Receives (and deletes) with several consumers until {@code expected} distinct message ids
+     * arrived or the timeout passed; duplicate deliveries are kept. Use one consumer where the
+     * delivery order matters (FIFO).
      */
-    static List<Message> receiveDistinct(String queueUrl, int expected, Duration timeout, int consumers)
+    static List<Message> receiveDistinct(
+            String queueUrl, int expected, Duration timeout, int consumers)
             throws InterruptedException {
         List<Message> received = new ArrayList<>();
         Set<String> ids = ConcurrentHashMap.newKeySet();
         long end = System.nanoTime() + timeout.toNanos();
         List<Thread> threads = new ArrayList<>();
         for (int c = 0; c < consumers; c++) {
-            Thread t = new Thread(() -> {
-                while (ids.size() < expected && System.nanoTime() < end) {
-                    List<Message> batch = receiveAndDelete(queueUrl);
-                    synchronized (received) {
-                        received.addAll(batch);
-                    }
-                    batch.forEach(m -> ids.add(id(m)));
-                }
-            }, "sqs-test-consumer-" + c);
+            Thread t =
+                    new Thread(
+                            () -> {
+                                while (ids.size() < expected && System.nanoTime() < end) {
+                                    List<Message> batch = receiveAndDelete(queueUrl);
+                                    synchronized (received) {
+                                        received.addAll(batch);
+                                    }
+                                    batch.forEach(m -> ids.add(id(m)));
+                                }
+                            },
+                            "sqs-test-consumer-" + c);
             t.start();
             threads.add(t);
         }
@@ -157,17 +171,31 @@ final class SqsTestSupport {
         return received;
     }
 
-    /** One ReceiveMessage (up to 10, waiting up to 1 s) with every attribute, then deletes what it got. */
+    /**
+     * One ReceiveMessage (up to 10, waiting up to 1 s) with every attribute, then deletes what it
+     * got.
+     */
     private static List<Message> receiveAndDelete(String queueUrl) {
-        List<Message> batch = client().receiveMessage(b -> b.queueUrl(queueUrl).maxNumberOfMessages(10)
-                .waitTimeSeconds(1).messageAttributeNames("All")
-                .messageSystemAttributeNames(MessageSystemAttributeName.MESSAGE_GROUP_ID,
-                        MessageSystemAttributeName.MESSAGE_DEDUPLICATION_ID)).messages();
+        List<Message> batch =
+                client().receiveMessage(
+                                b ->
+                                        b.queueUrl(queueUrl)
+                                                .maxNumberOfMessages(10)
+                                                .waitTimeSeconds(1)
+                                                .messageAttributeNames("All")
+                                                .messageSystemAttributeNames(
+                                                        MessageSystemAttributeName.MESSAGE_GROUP_ID,
+                                                        MessageSystemAttributeName
+                                                                .MESSAGE_DEDUPLICATION_ID))
+                        .messages();
         if (!batch.isEmpty()) {
             List<DeleteMessageBatchRequestEntry> deletes = new ArrayList<>();
             for (int i = 0; i < batch.size(); i++) {
-                deletes.add(DeleteMessageBatchRequestEntry.builder().id("d" + i)
-                        .receiptHandle(batch.get(i).receiptHandle()).build());
+                deletes.add(
+                        DeleteMessageBatchRequestEntry.builder()
+                                .id("d" + i)
+                                .receiptHandle(batch.get(i).receiptHandle())
+                                .build());
             }
             client().deleteMessageBatch(b -> b.queueUrl(queueUrl).entries(deletes));
         }
@@ -213,7 +241,9 @@ final class SqsTestSupport {
         return json == null ? Map.of() : new FlatJson(json).object();
     }
 
-    /** A minimal parser of a flat JSON object of string values (what the headers attribute holds). */
+    /**
+     * A minimal parser of a flat JSON object of string values (what the headers attribute holds).
+     */
     static final class FlatJson {
         private final String s;
         private int i;

@@ -7,16 +7,16 @@ import java.util.Map;
 /**
  * Encodes ordered headers into one text column and back, exactly, without a JSON library.
  *
- * <p>Format: one {@code name=value} line per header, each ending in {@code \n}, in map order. Inside a
- * name or value the characters {@code %}, {@code =}, {@code \n}, NUL (which PostgreSQL text refuses) and
- * unpaired surrogates (which UTF-8 cannot carry) are written as {@code %XXXX}, the UTF-16 code unit in
- * hex. Everything else is kept as is, so the text stays readable for operators.
+ * <p>Format: one {@code name=value} line per header, each ending in {@code \n}, in map order.
+ * Inside a name or value the characters {@code %}, {@code =}, {@code \n}, NUL (which PostgreSQL
+ * text refuses) and unpaired surrogates (which UTF-8 cannot carry) are written as {@code %XXXX},
+ * the UTF-16 code unit in hex. Everything else is kept as is, so the text stays readable for
+ * operators.
  */
 final class HeaderCodec {
     private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
-    private HeaderCodec() {
-    }
+    private HeaderCodec() {}
 
     static String encode(Map<String, String> headers) {
         if (headers.isEmpty()) {
@@ -53,12 +53,17 @@ final class HeaderCodec {
     private static void escape(String s, StringBuilder out) {
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
-            boolean paired = Character.isHighSurrogate(c) && i + 1 < s.length()
-                    && Character.isLowSurrogate(s.charAt(i + 1));
+            boolean paired =
+                    Character.isHighSurrogate(c)
+                            && i + 1 < s.length()
+                            && Character.isLowSurrogate(s.charAt(i + 1));
             if (paired) {
                 out.append(c).append(s.charAt(++i));
             } else if (c == '%' || c == '=' || c == '\n' || c == 0 || Character.isSurrogate(c)) {
-                out.append('%').append(HEX[c >> 12 & 15]).append(HEX[c >> 8 & 15]).append(HEX[c >> 4 & 15])
+                out.append('%')
+                        .append(HEX[c >> 12 & 15])
+                        .append(HEX[c >> 8 & 15])
+                        .append(HEX[c >> 4 & 15])
                         .append(HEX[c & 15]);
             } else {
                 out.append(c);
@@ -76,7 +81,8 @@ final class HeaderCodec {
             char c = text.charAt(i);
             if (c == '%') {
                 if (i + 4 >= to) {
-                    throw new IllegalStateException("malformed escape in headers column at offset " + i);
+                    throw new IllegalStateException(
+                            "malformed escape in headers column at offset " + i);
                 }
                 out.append((char) Integer.parseInt(text, i + 1, i + 5, 16));
                 i += 4;
@@ -87,7 +93,9 @@ final class HeaderCodec {
         return out.toString();
     }
 
-    /** Replaces NUL and unpaired surrogates, which some databases cannot store in text, with U+FFFD. */
+    /**
+     * Replaces NUL and unpaired surrogates, which some databases cannot store in text, with U+FFFD.
+     */
     static String storableText(String s) {
         if (firstUnstorable(s) < 0) {
             return s;
@@ -95,7 +103,9 @@ final class HeaderCodec {
         StringBuilder out = new StringBuilder(s.length());
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
-            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+            if (Character.isHighSurrogate(c)
+                    && i + 1 < s.length()
+                    && Character.isLowSurrogate(s.charAt(i + 1))) {
                 out.append(c).append(s.charAt(++i));
             } else {
                 out.append(c == 0 || Character.isSurrogate(c) ? '\uFFFD' : c);
@@ -104,11 +114,16 @@ final class HeaderCodec {
         return out.toString();
     }
 
-    /** Returns the index of the first NUL or unpaired surrogate, or -1 when the text is storable as is. */
+    /**
+     * Returns the index of the first NUL or unpaired surrogate, or -1 when the text is storable as
+     * is.
+     */
     static int firstUnstorable(String s) {
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
-            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+            if (Character.isHighSurrogate(c)
+                    && i + 1 < s.length()
+                    && Character.isLowSurrogate(s.charAt(i + 1))) {
                 i++;
             } else if (c == 0 || Character.isSurrogate(c)) {
                 return i;

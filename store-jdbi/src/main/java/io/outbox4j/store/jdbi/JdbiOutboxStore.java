@@ -60,16 +60,17 @@ import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
  * store.jdbc().enqueue(connection, message);      // the same through a plain JDBC connection
  * }</pre>
  *
- * <p>The write side ({@link Outbox}) inserts through the caller's own {@link Handle} or {@link Connection}
- * and never commits, rolls back or closes it; a batch is one JDBC batch (one round trip). The dispatch side
- * ({@link OutboxStore}) opens its own short-lived handles from the {@link Jdbi}: a claim is one statement
- * (PostgreSQL) or one short transaction (the others), never held open while messages are published.
+ * <p>The write side ({@link Outbox}) inserts through the caller's own {@link Handle} or {@link
+ * Connection} and never commits, rolls back or closes it; a batch is one JDBC batch (one round
+ * trip). The dispatch side ({@link OutboxStore}) opens its own short-lived handles from the {@link
+ * Jdbi}: a claim is one statement (PostgreSQL) or one short transaction (the others), never held
+ * open while messages are published.
  *
- * <p>A message is claimable exactly when it is not dead and its {@code available_at} has come, by the
- * {@link ClaimRequest#now()} of the claimer: enqueue sets it to the message's {@code notBefore} or the
- * enqueue time (this JVM's clock), a claim moves it to the lease end, a release to the retry time. Times
- * are stored in UTC with microsecond precision. Dead-lettered rows stay in the table with their reason,
- * attempt count and time.
+ * <p>A message is claimable exactly when it is not dead and its {@code available_at} has come, by
+ * the {@link ClaimRequest#now()} of the claimer: enqueue sets it to the message's {@code notBefore}
+ * or the enqueue time (this JVM's clock), a claim moves it to the lease end, a release to the retry
+ * time. Times are stored in UTC with microsecond precision. Dead-lettered rows stay in the table
+ * with their reason, attempt count and time.
  *
  * <p>Instances are immutable and safe for use by any number of threads and processes at once.
  */
@@ -77,15 +78,31 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
     /** The table name used when none is configured. */
     public static final String DEFAULT_TABLE_NAME = "outbox_message";
 
-    /** Width of the {@code id}, {@code topic}, {@code msg_key} and {@code module} columns, in characters. */
+    /**
+     * Width of the {@code id}, {@code topic}, {@code msg_key} and {@code module} columns, in
+     * characters.
+     */
     private static final int COLUMN_LENGTH = 255;
+
     private static final int COMPLETE_CHUNK = 1000;
     private static final int TRIES = 3;
     private static final Instant MIN_TIME = Instant.parse("1000-01-01T00:00:00Z");
     private static final Instant MAX_TIME = Instant.parse("9999-12-31T23:59:59.999999Z");
-    /** Messages read back were checked when enqueued; reading them must not fail on a lowered limit. */
-    private static final MessageLimits READ_LIMITS = new MessageLimits(COLUMN_LENGTH, COLUMN_LENGTH,
-            COLUMN_LENGTH, COLUMN_LENGTH, Integer.MAX_VALUE, Integer.MAX_VALUE, Integer.MAX_VALUE, Integer.MAX_VALUE);
+
+    /**
+     * Messages read back were checked when enqueued; reading them must not fail on a lowered limit.
+     */
+    private static final MessageLimits READ_LIMITS =
+            new MessageLimits(
+                    COLUMN_LENGTH,
+                    COLUMN_LENGTH,
+                    COLUMN_LENGTH,
+                    COLUMN_LENGTH,
+                    Integer.MAX_VALUE,
+                    Integer.MAX_VALUE,
+                    Integer.MAX_VALUE,
+                    Integer.MAX_VALUE);
+
     private static final int TOKEN_LENGTH = 36;
 
     /** The databases this store speaks to. */
@@ -108,8 +125,8 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
         }
 
         /**
-         * Returns the classpath resource holding this dialect's DDL for the default table name, usable as
-         * it is as a Flyway or Liquibase migration.
+         * Returns the classpath resource holding this dialect's DDL for the default table name,
+         * usable as it is as a Flyway or Liquibase migration.
          *
          * @return a resource path such as {@code io/outbox4j/store/jdbi/postgresql.sql}
          */
@@ -181,8 +198,9 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
     }
 
     /**
-     * Creates the table and its indexes unless they exist, from the dialect's DDL resource with the configured
-     * table name. Run it once at startup, or run {@link Dialect#ddlResource()} as a migration instead.
+     * Creates the table and its indexes unless they exist, from the dialect's DDL resource with the
+     * configured table name. Run it once at startup, or run {@link Dialect#ddlResource()} as a
+     * migration instead.
      *
      * @throws OutboxException if the database refuses the DDL
      */
@@ -199,8 +217,14 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
                 }
             }
         } catch (SQLException | JdbiException e) {
-            throw new OutboxException("creating table " + quotedName() + " from " + dialect.ddlResource()
-                    + " failed: " + e.getMessage(), e);
+            throw new OutboxException(
+                    "creating table "
+                            + quotedName()
+                            + " from "
+                            + dialect.ddlResource()
+                            + " failed: "
+                            + e.getMessage(),
+                    e);
         }
     }
 
@@ -219,8 +243,8 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
      *
      * @param transaction the caller's handle; neither committed nor closed here
      * @param message the message
-     * @throws DuplicateMessageException if the id is already in the outbox; the caller's transaction stays
-     *     usable and the caller decides whether to commit or roll it back
+     * @throws DuplicateMessageException if the id is already in the outbox; the caller's
+     *     transaction stays usable and the caller decides whether to commit or roll it back
      * @throws IllegalArgumentException if the message breaks this store's limits
      * @throws OutboxException if the table is missing or the insert fails otherwise
      */
@@ -230,12 +254,13 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
     }
 
     /**
-     * Inserts messages through the caller's handle, in one JDBC batch. Either all are inserted or none.
+     * Inserts messages through the caller's handle, in one JDBC batch. Either all are inserted or
+     * none.
      *
      * @param transaction the caller's handle; neither committed nor closed here
      * @param messages the messages, in order
-     * @throws DuplicateMessageException if an id is already in the outbox or appears twice in the list;
-     *     nothing of the batch is left inserted and the caller's transaction stays usable
+     * @throws DuplicateMessageException if an id is already in the outbox or appears twice in the
+     *     list; nothing of the batch is left inserted and the caller's transaction stays usable
      * @throws IllegalArgumentException if a message breaks this store's limits
      * @throws OutboxException if the table is missing or the insert fails otherwise
      */
@@ -250,81 +275,132 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
     @Override
     public List<Delivery> claim(ClaimRequest request) {
         Objects.requireNonNull(request, "request");
-        // Stored times have microseconds. Every instant is rounded up to the next microsecond alike (now, lease
-        // end, retry time), so a message released until t is due at a claim at t, and never earlier than the
+        // Stored times have microseconds. Every instant is rounded up to the next microsecond alike
+        // (now, lease
+        // end, retry time), so a message released until t is due at a claim at t, and never earlier
+        // than the
         // microsecond before t.
         Instant now = clamp(ceilMicros(request.now()));
         Instant until = clamp(ceilMicros(request.leaseUntil()));
         String token = UUID.randomUUID().toString();
-        List<Claimed> rows = dispatch("claim", () -> {
-            switch (dialect) {
-                case POSTGRESQL:
-                    return statement(h -> bindClaim(h.createQuery(sql.claim), until, request.owner(), token)
-                            .bind(3, time(now)).bind(4, request.limit())
-                            .map((rs, ctx) -> claimed(rs, 0)).list());
-                case H2:
-                    return jdbi.inTransaction(TransactionIsolationLevel.READ_COMMITTED,
-                            h -> claimOptimistic(h, request, now, until, token));
-                default:
-                    return jdbi.inTransaction(TransactionIsolationLevel.READ_COMMITTED,
-                            h -> claimLocked(h, request, now, until, token));
-            }
-        });
-        rows.sort(Comparator.comparing((Claimed c) -> c.wasAvailableAt).thenComparingLong(c -> c.seq));
+        List<Claimed> rows =
+                dispatch(
+                        "claim",
+                        () -> {
+                            switch (dialect) {
+                                case POSTGRESQL:
+                                    return statement(
+                                            h ->
+                                                    bindClaim(
+                                                                    h.createQuery(sql.claim),
+                                                                    until,
+                                                                    request.owner(),
+                                                                    token)
+                                                            .bind(3, time(now))
+                                                            .bind(4, request.limit())
+                                                            .map((rs, ctx) -> claimed(rs, 0))
+                                                            .list());
+                                case H2:
+                                    return jdbi.inTransaction(
+                                            TransactionIsolationLevel.READ_COMMITTED,
+                                            h -> claimOptimistic(h, request, now, until, token));
+                                default:
+                                    return jdbi.inTransaction(
+                                            TransactionIsolationLevel.READ_COMMITTED,
+                                            h -> claimLocked(h, request, now, until, token));
+                            }
+                        });
+        rows.sort(
+                Comparator.comparing((Claimed c) -> c.wasAvailableAt)
+                        .thenComparingLong(c -> c.seq));
         List<Delivery> deliveries = new ArrayList<>(rows.size());
         for (Claimed c : rows) {
             String receipt = token + ':' + c.id;
             if (c.message != null) {
                 deliveries.add(new Delivery(c.message, receipt, c.attempts));
             } else {
-                // A row that is not a valid message (written by hand?) would block every claim: park it.
-                deadLetter(new DeadLetter(request.owner(), receipt, "stored row is not a valid message: "
-                        + c.unreadable, request.now()));
+                // A row that is not a valid message (written by hand?) would block every claim:
+                // park it.
+                deadLetter(
+                        new DeadLetter(
+                                request.owner(),
+                                receipt,
+                                "stored row is not a valid message: " + c.unreadable,
+                                request.now()));
             }
         }
         return deliveries;
     }
 
-    private List<Claimed> claimLocked(Handle h, ClaimRequest request, Instant now, Instant until, String token) {
-        List<Claimed> locked = h.createQuery(sql.claim).bind(0, time(now)).bind(1, request.limit())
-                .map((rs, ctx) -> claimed(rs, 1)).list();
+    private List<Claimed> claimLocked(
+            Handle h, ClaimRequest request, Instant now, Instant until, String token) {
+        List<Claimed> locked =
+                h.createQuery(sql.claim)
+                        .bind(0, time(now))
+                        .bind(1, request.limit())
+                        .map((rs, ctx) -> claimed(rs, 1))
+                        .list();
         if (locked.isEmpty()) {
             return locked;
         }
-        Update update = bindClaim(h.createUpdate(sql.claimUpdate(locked.size())), until, request.owner(), token);
+        Update update =
+                bindClaim(
+                        h.createUpdate(sql.claimUpdate(locked.size())),
+                        until,
+                        request.owner(),
+                        token);
         for (int i = 0; i < locked.size(); i++) {
             update.bind(3 + i, locked.get(i).id);
         }
         int moved = update.execute();
         if (moved != locked.size()) {
-            throw new OutboxException("claim locked " + locked.size() + " rows of table " + quotedName()
-                    + " but moved " + moved + "; the transaction was rolled back");
+            throw new OutboxException(
+                    "claim locked "
+                            + locked.size()
+                            + " rows of table "
+                            + quotedName()
+                            + " but moved "
+                            + moved
+                            + "; the transaction was rolled back");
         }
         return locked;
     }
 
-    private List<Claimed> claimOptimistic(Handle h, ClaimRequest request, Instant now, Instant until, String token) {
+    private List<Claimed> claimOptimistic(
+            Handle h, ClaimRequest request, Instant now, Instant until, String token) {
         Map<String, Claimed> candidates = new LinkedHashMap<>();
-        h.createQuery(sql.claim).bind(0, time(now)).bind(1, request.limit())
-                .map((rs, ctx) -> new Claimed(rs.getString("id"), 0, sql.getTime(rs, "was_available_at"),
-                        rs.getLong("seq")))
+        h.createQuery(sql.claim)
+                .bind(0, time(now))
+                .bind(1, request.limit())
+                .map(
+                        (rs, ctx) ->
+                                new Claimed(
+                                        rs.getString("id"),
+                                        0,
+                                        sql.getTime(rs, "was_available_at"),
+                                        rs.getLong("seq")))
                 .forEach(c -> candidates.put(c.id, c));
         if (candidates.isEmpty()) {
             return new ArrayList<>();
         }
-        Query update = bindClaim(h.createQuery(sql.claimUpdateReturning(candidates.size())), until,
-                request.owner(), token);
+        Query update =
+                bindClaim(
+                        h.createQuery(sql.claimUpdateReturning(candidates.size())),
+                        until,
+                        request.owner(),
+                        token);
         int i = 3;
         for (String id : candidates.keySet()) {
             update.bind(i++, id);
         }
         update.bind(i, time(now));
-        List<Claimed> moved = update.map((rs, ctx) -> claimed(rs, 0, candidates.get(rs.getString("id")))).list();
+        List<Claimed> moved =
+                update.map((rs, ctx) -> claimed(rs, 0, candidates.get(rs.getString("id")))).list();
         return new ArrayList<>(moved);
     }
 
-    private <S extends org.jdbi.v3.core.statement.SqlStatement<S>> S bindClaim(S statement, Instant until,
-            String owner, String token) {
+    private <S extends org.jdbi.v3.core.statement.SqlStatement<S>> S bindClaim(
+            S statement, Instant until, String owner, String token) {
         return statement.bind(0, time(until)).bind(1, owner).bind(2, token);
     }
 
@@ -345,42 +421,91 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
             return stale;
         }
         for (int from = 0; from < leases.size(); from += COMPLETE_CHUNK) {
-            List<String> chunk = leases.subList(from, Math.min(leases.size(), from + COMPLETE_CHUNK));
-            Set<String> deleted = dispatch("complete", () -> sql.completesInOneStatement()
-                    ? statement(h -> deletedReceipts(
-                            bindLeases(h.createQuery(sql.complete(chunk.size())), completion.owner(), chunk)))
-                    : jdbi.inTransaction(TransactionIsolationLevel.READ_COMMITTED, h -> {
-                        Set<String> locked = deletedReceipts(
-                                bindLeases(h.createQuery(sql.lockLeases(chunk.size())), completion.owner(), chunk));
-                        if (!locked.isEmpty()) {
-                            Update delete = h.createUpdate(sql.deleteIds(locked.size()));
-                            int i = 0;
-                            for (String receipt : locked) {
-                                delete.bind(i++, receipt.substring(TOKEN_LENGTH + 1));
-                            }
-                            delete.execute();
-                        }
-                        return locked;
-                    }));
+            List<String> chunk =
+                    leases.subList(from, Math.min(leases.size(), from + COMPLETE_CHUNK));
+            Set<String> deleted =
+                    dispatch(
+                            "complete",
+                            () ->
+                                    sql.completesInOneStatement()
+                                            ? statement(
+                                                    h ->
+                                                            deletedReceipts(
+                                                                    bindLeases(
+                                                                            h.createQuery(
+                                                                                    sql.complete(
+                                                                                            chunk
+                                                                                                    .size())),
+                                                                            completion.owner(),
+                                                                            chunk)))
+                                            : jdbi.inTransaction(
+                                                    TransactionIsolationLevel.READ_COMMITTED,
+                                                    h -> {
+                                                        Set<String> locked =
+                                                                deletedReceipts(
+                                                                        bindLeases(
+                                                                                h.createQuery(
+                                                                                        sql
+                                                                                                .lockLeases(
+                                                                                                        chunk
+                                                                                                                .size())),
+                                                                                completion.owner(),
+                                                                                chunk));
+                                                        if (!locked.isEmpty()) {
+                                                            Update delete =
+                                                                    h.createUpdate(
+                                                                            sql.deleteIds(
+                                                                                    locked.size()));
+                                                            int i = 0;
+                                                            for (String receipt : locked) {
+                                                                delete.bind(
+                                                                        i++,
+                                                                        receipt.substring(
+                                                                                TOKEN_LENGTH + 1));
+                                                            }
+                                                            delete.execute();
+                                                        }
+                                                        return locked;
+                                                    }));
             addStale(chunk, deleted, stale);
         }
         return stale;
     }
 
-    /** One statement per claim token (a relay's batch is one claim: one statement), ids bound as an array. */
+    /**
+     * One statement per claim token (a relay's batch is one claim: one statement), ids bound as an
+     * array.
+     */
     private void completeByClaim(String owner, List<String> leases, Set<String> stale) {
         Map<String, List<String>> idsByToken = new LinkedHashMap<>();
         for (String receipt : leases) {
-            idsByToken.computeIfAbsent(receipt.substring(0, TOKEN_LENGTH), t -> new ArrayList<>())
+            idsByToken
+                    .computeIfAbsent(receipt.substring(0, TOKEN_LENGTH), t -> new ArrayList<>())
                     .add(receipt.substring(TOKEN_LENGTH + 1));
         }
-        // collected across a retried attempt, so rows deleted before a transient failure still count
+        // collected across a retried attempt, so rows deleted before a transient failure still
+        // count
         Set<String> deleted = new HashSet<>();
-        dispatch("complete", () -> statement(h -> {
-            idsByToken.forEach((token, ids) -> deleted.addAll(deletedReceipts(h.createQuery(sql.completeOneClaim())
-                    .bind(0, owner).bind(1, token).bindArray(2, String.class, ids))));
-            return deleted;
-        }));
+        dispatch(
+                "complete",
+                () ->
+                        statement(
+                                h -> {
+                                    idsByToken.forEach(
+                                            (token, ids) ->
+                                                    deleted.addAll(
+                                                            deletedReceipts(
+                                                                    h.createQuery(
+                                                                                    sql
+                                                                                            .completeOneClaim())
+                                                                            .bind(0, owner)
+                                                                            .bind(1, token)
+                                                                            .bindArray(
+                                                                                    2,
+                                                                                    String.class,
+                                                                                    ids))));
+                                    return deleted;
+                                }));
         addStale(leases, deleted, stale);
     }
 
@@ -407,7 +532,8 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
     }
 
     private static Set<String> deletedReceipts(Query query) {
-        return new HashSet<>(query.map((rs, ctx) -> rs.getString("receipt") + ':' + rs.getString("id")).list());
+        return new HashSet<>(
+                query.map((rs, ctx) -> rs.getString("receipt") + ':' + rs.getString("id")).list());
     }
 
     @Override
@@ -418,8 +544,19 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
         }
         Instant at = clamp(ceilMicros(release.availableAt()));
         String error = HeaderCodec.storableText(release.error());
-        return dispatch("release", () -> statement(h -> bindLease(h.createUpdate(sql.release)
-                .bind(0, time(at)).bind(1, error), release.owner(), release.receipt()).execute())) == 1;
+        return dispatch(
+                        "release",
+                        () ->
+                                statement(
+                                        h ->
+                                                bindLease(
+                                                                h.createUpdate(sql.release)
+                                                                        .bind(0, time(at))
+                                                                        .bind(1, error),
+                                                                release.owner(),
+                                                                release.receipt())
+                                                        .execute()))
+                == 1;
     }
 
     @Override
@@ -430,12 +567,24 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
         }
         Instant at = clamp(deadLetter.at().truncatedTo(ChronoUnit.MICROS));
         String reason = HeaderCodec.storableText(deadLetter.reason());
-        return dispatch("dead-letter", () -> statement(h -> bindLease(h.createUpdate(sql.deadLetter)
-                .bind(0, time(at)).bind(1, reason), deadLetter.owner(), deadLetter.receipt()).execute())) == 1;
+        return dispatch(
+                        "dead-letter",
+                        () ->
+                                statement(
+                                        h ->
+                                                bindLease(
+                                                                h.createUpdate(sql.deadLetter)
+                                                                        .bind(0, time(at))
+                                                                        .bind(1, reason),
+                                                                deadLetter.owner(),
+                                                                deadLetter.receipt())
+                                                        .execute()))
+                == 1;
     }
 
     private static Update bindLease(Update update, String owner, String receipt) {
-        return update.bind(2, receipt.substring(TOKEN_LENGTH + 1)).bind(3, receipt.substring(0, TOKEN_LENGTH))
+        return update.bind(2, receipt.substring(TOKEN_LENGTH + 1))
+                .bind(3, receipt.substring(0, TOKEN_LENGTH))
                 .bind(4, owner);
     }
 
@@ -489,7 +638,8 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
                     c.setAutoCommit(true);
                 }
             } else {
-                // The caller's transaction must stay usable after a failed batch (PostgreSQL would abort it),
+                // The caller's transaction must stay usable after a failed batch (PostgreSQL would
+                // abort it),
                 // and nothing of the batch may stay inserted: a savepoint gives both.
                 Savepoint savepoint = c.setSavepoint();
                 try {
@@ -515,7 +665,8 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
         }
     }
 
-    private void insertBatch(Connection c, List<Message> messages, Instant now) throws SQLException {
+    private void insertBatch(Connection c, List<Message> messages, Instant now)
+            throws SQLException {
         try (PreparedStatement st = c.prepareStatement(sql.insert)) {
             for (Message m : messages) {
                 bind(st, m, now);
@@ -557,10 +708,14 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
         if (SqlErrors.missingTable(e)) {
             return new OutboxException(missingTable(), e);
         }
-        return new OutboxException("enqueue into table " + quotedName() + " failed: " + e.getMessage(), e);
+        return new OutboxException(
+                "enqueue into table " + quotedName() + " failed: " + e.getMessage(), e);
     }
 
-    /** Finds the id a duplicate-key error is about: the longest id of the batch its text names, else by position. */
+    /**
+     * Finds the id a duplicate-key error is about: the longest id of the batch its text names, else
+     * by position.
+     */
     private static String duplicateId(SQLException e, List<Message> messages) {
         String text = SqlErrors.text(e);
         String best = null;
@@ -596,22 +751,47 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
         }
         checkStorable(m, "contentType", m.contentType());
         if (m.payloadSize() > limits.maxPayloadBytes()) {
-            throw new IllegalArgumentException("message '" + m.id() + "': payload is " + m.payloadSize()
-                    + " bytes, over the store's " + limits.maxPayloadBytes() + " limit");
+            throw new IllegalArgumentException(
+                    "message '"
+                            + m.id()
+                            + "': payload is "
+                            + m.payloadSize()
+                            + " bytes, over the store's "
+                            + limits.maxPayloadBytes()
+                            + " limit");
         }
         if (m.headers().size() > limits.maxHeaders()) {
-            throw new IllegalArgumentException("message '" + m.id() + "': headers has " + m.headers().size()
-                    + " entries, over the store's " + limits.maxHeaders() + " limit");
+            throw new IllegalArgumentException(
+                    "message '"
+                            + m.id()
+                            + "': headers has "
+                            + m.headers().size()
+                            + " entries, over the store's "
+                            + limits.maxHeaders()
+                            + " limit");
         }
         for (Map.Entry<String, String> h : m.headers().entrySet()) {
             if (h.getKey().length() > limits.maxHeaderNameLength()) {
-                throw new IllegalArgumentException("message '" + m.id() + "': header name '" + h.getKey()
-                        + "' is over the store's " + limits.maxHeaderNameLength() + " character limit");
+                throw new IllegalArgumentException(
+                        "message '"
+                                + m.id()
+                                + "': header name '"
+                                + h.getKey()
+                                + "' is over the store's "
+                                + limits.maxHeaderNameLength()
+                                + " character limit");
             }
             if (h.getValue().length() > limits.maxHeaderValueLength()) {
-                throw new IllegalArgumentException("message '" + m.id() + "': header '" + h.getKey() + "' value is "
-                        + h.getValue().length() + " characters, over the store's " + limits.maxHeaderValueLength()
-                        + " limit");
+                throw new IllegalArgumentException(
+                        "message '"
+                                + m.id()
+                                + "': header '"
+                                + h.getKey()
+                                + "' value is "
+                                + h.getValue().length()
+                                + " characters, over the store's "
+                                + limits.maxHeaderValueLength()
+                                + " limit");
             }
         }
         checkTime(m, "occurredAt", m.occurredAt());
@@ -622,8 +802,16 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
 
     private static void checkLength(Message m, String field, String value, int max) {
         if (value.length() > max) {
-            throw new IllegalArgumentException("message '" + m.id() + "': " + field + " is " + value.length()
-                    + " characters, over the store's " + max + " limit");
+            throw new IllegalArgumentException(
+                    "message '"
+                            + m.id()
+                            + "': "
+                            + field
+                            + " is "
+                            + value.length()
+                            + " characters, over the store's "
+                            + max
+                            + " limit");
         }
         checkStorable(m, field, value);
     }
@@ -631,15 +819,31 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
     private static void checkStorable(Message m, String field, String value) {
         int bad = HeaderCodec.firstUnstorable(value);
         if (bad >= 0) {
-            throw new IllegalArgumentException("message '" + m.id() + "': " + field + " has an unpaired surrogate"
-                    + " at index " + bad + ", which a database text column cannot store");
+            throw new IllegalArgumentException(
+                    "message '"
+                            + m.id()
+                            + "': "
+                            + field
+                            + " has an unpaired surrogate"
+                            + " at index "
+                            + bad
+                            + ", which a database text column cannot store");
         }
     }
 
     private static void checkTime(Message m, String field, Instant value) {
         if (value.isBefore(MIN_TIME) || value.isAfter(MAX_TIME)) {
-            throw new IllegalArgumentException("message '" + m.id() + "': " + field + " must be between "
-                    + MIN_TIME + " and " + MAX_TIME + ", but was " + value);
+            throw new IllegalArgumentException(
+                    "message '"
+                            + m.id()
+                            + "': "
+                            + field
+                            + " must be between "
+                            + MIN_TIME
+                            + " and "
+                            + MAX_TIME
+                            + ", but was "
+                            + value);
         }
     }
 
@@ -653,25 +857,38 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
     }
 
     private Claimed claimed(ResultSet rs, int attemptsAdded) throws SQLException {
-        return claimed(rs, attemptsAdded, new Claimed(rs.getString("id"), 0, sql.getTime(rs, "was_available_at"),
-                rs.getLong("seq")));
+        return claimed(
+                rs,
+                attemptsAdded,
+                new Claimed(
+                        rs.getString("id"),
+                        0,
+                        sql.getTime(rs, "was_available_at"),
+                        rs.getLong("seq")));
     }
 
     /** Reads the message of a claimed row; its claim order comes from {@code order}. */
     private Claimed claimed(ResultSet rs, int attemptsAdded, Claimed order) throws SQLException {
-        Claimed c = new Claimed(order.id, rs.getInt("attempts") + attemptsAdded, order.wasAvailableAt, order.seq);
+        Claimed c =
+                new Claimed(
+                        order.id,
+                        rs.getInt("attempts") + attemptsAdded,
+                        order.wasAvailableAt,
+                        order.seq);
         try {
-            c.message = Message.builder().limits(READ_LIMITS)
-                    .id(c.id)
-                    .topic(rs.getString("topic"))
-                    .key(rs.getString("msg_key"))
-                    .module(rs.getString("module"))
-                    .contentType(rs.getString("content_type"))
-                    .payload(rs.getBytes("payload"))
-                    .headers(HeaderCodec.decode(rs.getString("headers")))
-                    .occurredAt(sql.getTime(rs, "occurred_at"))
-                    .notBefore(sql.getTime(rs, "not_before"))
-                    .build();
+            c.message =
+                    Message.builder()
+                            .limits(READ_LIMITS)
+                            .id(c.id)
+                            .topic(rs.getString("topic"))
+                            .key(rs.getString("msg_key"))
+                            .module(rs.getString("module"))
+                            .contentType(rs.getString("content_type"))
+                            .payload(rs.getBytes("payload"))
+                            .headers(HeaderCodec.decode(rs.getString("headers")))
+                            .occurredAt(sql.getTime(rs, "occurred_at"))
+                            .notBefore(sql.getTime(rs, "not_before"))
+                            .build();
         } catch (IllegalArgumentException | IllegalStateException e) {
             c.unreadable = e.getMessage();
         }
@@ -691,9 +908,12 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
         return t.isBefore(MIN_TIME) ? MIN_TIME : t.isAfter(MAX_TIME) ? MAX_TIME : t;
     }
 
-    /** Runs a dispatch-side operation, again when the database aborted it for a deadlock or a conflict. */
+    /**
+     * Runs a dispatch-side operation, again when the database aborted it for a deadlock or a
+     * conflict.
+     */
     private <T> T dispatch(String operation, Supplier<T> work) {
-        for (int attempt = 1;; attempt++) {
+        for (int attempt = 1; ; attempt++) {
             try {
                 return work.get();
             } catch (JdbiException e) {
@@ -703,14 +923,16 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
                 if (SqlErrors.missingTable(e)) {
                     throw new OutboxException(missingTable(), e);
                 }
-                throw new OutboxException(operation + " on table " + quotedName() + " failed: " + e.getMessage(), e);
+                throw new OutboxException(
+                        operation + " on table " + quotedName() + " failed: " + e.getMessage(), e);
             }
         }
     }
 
     /**
-     * Runs one statement on a handle of its own: as it is on an auto-commit connection (the JDBC default), in a
-     * transaction that commits when the pool hands out connections with auto-commit off.
+     * Runs one statement on a handle of its own: as it is on an auto-commit connection (the JDBC
+     * default), in a transaction that commits when the pool hands out connections with auto-commit
+     * off.
      */
     private <T> T statement(HandleCallback<T, RuntimeException> work) {
         return jdbi.withHandle(h -> isAutoCommit(h) ? work.withHandle(h) : h.inTransaction(work));
@@ -725,9 +947,15 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
     }
 
     private String missingTable() {
-        String rename = tableName.equals(DEFAULT_TABLE_NAME) ? ""
-                : " (with " + DEFAULT_TABLE_NAME + " renamed to " + tableName + ")";
-        return "table " + quotedName() + " does not exist; create it with " + dialect.ddlResource() + rename
+        String rename =
+                tableName.equals(DEFAULT_TABLE_NAME)
+                        ? ""
+                        : " (with " + DEFAULT_TABLE_NAME + " renamed to " + tableName + ")";
+        return "table "
+                + quotedName()
+                + " does not exist; create it with "
+                + dialect.ddlResource()
+                + rename
                 + " or call createSchemaIfAbsent()";
     }
 
@@ -802,26 +1030,32 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
         /**
          * Sets the table name; it is quoted in every statement, so it is case-sensitive.
          *
-         * @param tableName a plain identifier of at most 63 characters, by default {@value JdbiOutboxStore#DEFAULT_TABLE_NAME}
+         * @param tableName a plain identifier of at most 63 characters, by default {@value
+         *     JdbiOutboxStore#DEFAULT_TABLE_NAME}
          * @return this builder
-         * @throws IllegalArgumentException if the name does not match {@code [A-Za-z_][A-Za-z0-9_]{0,62}}
+         * @throws IllegalArgumentException if the name does not match {@code
+         *     [A-Za-z_][A-Za-z0-9_]{0,62}}
          */
         public Builder tableName(String tableName) {
             if (tableName == null || !Sql.TABLE_NAME.matcher(tableName).matches()) {
-                throw new IllegalArgumentException("tableName must match " + Sql.TABLE_NAME.pattern()
-                        + ", but was " + (tableName == null ? "null" : "'" + tableName + "'"));
+                throw new IllegalArgumentException(
+                        "tableName must match "
+                                + Sql.TABLE_NAME.pattern()
+                                + ", but was "
+                                + (tableName == null ? "null" : "'" + tableName + "'"));
             }
             this.tableName = tableName;
             return this;
         }
 
         /**
-         * Sets the limits messages are checked against on enqueue. Ids, topics, keys and modules are stored in
-         * 255-character columns, so those limits cannot be raised above 255.
+         * Sets the limits messages are checked against on enqueue. Ids, topics, keys and modules
+         * are stored in 255-character columns, so those limits cannot be raised above 255.
          *
          * @param limits the limits, {@link MessageLimits#DEFAULTS} by default
          * @return this builder
-         * @throws IllegalArgumentException if {@code limits} is null or a length limit exceeds its column
+         * @throws IllegalArgumentException if {@code limits} is null or a length limit exceeds its
+         *     column
          */
         public Builder limits(MessageLimits limits) {
             if (limits == null) {
@@ -837,16 +1071,27 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
 
         private static void checkColumn(String field, int value, String column) {
             if (value > COLUMN_LENGTH) {
-                throw new IllegalArgumentException("limits." + field + " must be <= " + COLUMN_LENGTH + " (the "
-                        + column + " column holds " + COLUMN_LENGTH + " characters), but was " + value);
+                throw new IllegalArgumentException(
+                        "limits."
+                                + field
+                                + " must be <= "
+                                + COLUMN_LENGTH
+                                + " (the "
+                                + column
+                                + " column holds "
+                                + COLUMN_LENGTH
+                                + " characters), but was "
+                                + value);
             }
         }
 
         /**
-         * Builds the store. Without a configured dialect, opens one handle to read the database product.
+         * Builds the store. Without a configured dialect, opens one handle to read the database
+         * product.
          *
          * @return the store
-         * @throws IllegalArgumentException if the dialect was not given and the database is not supported
+         * @throws IllegalArgumentException if the dialect was not given and the database is not
+         *     supported
          * @throws OutboxException if the dialect must be detected and no connection can be had
          */
         public JdbiOutboxStore build() {
@@ -856,13 +1101,20 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
         private static Dialect detect(Jdbi jdbi) {
             String[] product;
             try {
-                product = jdbi.withHandle(h -> {
-                    DatabaseMetaData md = h.getConnection().getMetaData();
-                    return new String[] {md.getDatabaseProductName(), md.getDatabaseProductVersion()};
-                });
+                product =
+                        jdbi.withHandle(
+                                h -> {
+                                    DatabaseMetaData md = h.getConnection().getMetaData();
+                                    return new String[] {
+                                        md.getDatabaseProductName(), md.getDatabaseProductVersion()
+                                    };
+                                });
             } catch (SQLException | JdbiException e) {
-                throw new OutboxException("cannot detect the database dialect: " + e.getMessage()
-                        + "; set it with JdbiOutboxStore.builder(jdbi).dialect(...)", e);
+                throw new OutboxException(
+                        "cannot detect the database dialect: "
+                                + e.getMessage()
+                                + "; set it with JdbiOutboxStore.builder(jdbi).dialect(...)",
+                        e);
             }
             String name = String.valueOf(product[0]).toLowerCase(Locale.ROOT);
             String version = String.valueOf(product[1]).toLowerCase(Locale.ROOT);
@@ -878,9 +1130,13 @@ public final class JdbiOutboxStore implements OutboxStore, Outbox<Handle> {
             if (name.equals("h2")) {
                 return Dialect.H2;
             }
-            throw new IllegalArgumentException("database product '" + product[0] + "' is not supported; supported "
-                    + "dialects are " + java.util.Arrays.toString(Dialect.values())
-                    + " (set one with dialect(...) if the database is compatible)");
+            throw new IllegalArgumentException(
+                    "database product '"
+                            + product[0]
+                            + "' is not supported; supported "
+                            + "dialects are "
+                            + java.util.Arrays.toString(Dialect.values())
+                            + " (set one with dialect(...) if the database is compatible)");
         }
     }
 }

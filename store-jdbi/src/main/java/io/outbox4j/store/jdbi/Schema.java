@@ -11,12 +11,14 @@ import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** The DDL resources: loads a dialect's script and renames its table and index names for a configured table. */
+/**
+ * The DDL resources: loads a dialect's script and renames its table and index names for a
+ * configured table.
+ */
 final class Schema {
     private static final int MAX_IDENTIFIER = 63;
 
-    private Schema() {
-    }
+    private Schema() {}
 
     /**
      * Returns the statements of a dialect's DDL script for a table.
@@ -28,11 +30,16 @@ final class Schema {
     static List<String> statements(Dialect dialect, String tableName) {
         String script = load(dialect.ddlResource());
         char q = dialect.quote();
-        Matcher m = Pattern.compile(Pattern.quote(q + JdbiOutboxStore.DEFAULT_TABLE_NAME) + "([a-z_]*)"
-                + Pattern.quote(String.valueOf(q))).matcher(script);
+        Matcher m =
+                Pattern.compile(
+                                Pattern.quote(q + JdbiOutboxStore.DEFAULT_TABLE_NAME)
+                                        + "([a-z_]*)"
+                                        + Pattern.quote(String.valueOf(q)))
+                        .matcher(script);
         StringBuilder renamed = new StringBuilder();
         while (m.find()) {
-            m.appendReplacement(renamed, Matcher.quoteReplacement(q + objectName(tableName, m.group(1)) + q));
+            m.appendReplacement(
+                    renamed, Matcher.quoteReplacement(q + objectName(tableName, m.group(1)) + q));
         }
         m.appendTail(renamed);
         List<String> statements = new ArrayList<>();
@@ -56,8 +63,9 @@ final class Schema {
     }
 
     /**
-     * Names an object derived from the table (an index, a constraint): {@code table + suffix}, shortened with
-     * a hash of the table name when that would pass the 63-character identifier limit.
+     * Names an object derived from the table (an index, a constraint): {@code table + suffix},
+     * shortened with a hash of the table name when that would pass the 63-character identifier
+     * limit.
      */
     static String objectName(String tableName, String suffix) {
         String name = tableName + suffix;
@@ -65,13 +73,17 @@ final class Schema {
             return name;
         }
         String hash = String.format(Locale.ROOT, "%08x", tableName.hashCode());
-        return tableName.substring(0, MAX_IDENTIFIER - suffix.length() - hash.length() - 1) + "_" + hash + suffix;
+        return tableName.substring(0, MAX_IDENTIFIER - suffix.length() - hash.length() - 1)
+                + "_"
+                + hash
+                + suffix;
     }
 
     private static String load(String resource) {
         try (InputStream in = Schema.class.getClassLoader().getResourceAsStream(resource)) {
             if (in == null) {
-                throw new IllegalStateException("DDL resource " + resource + " is missing from the classpath");
+                throw new IllegalStateException(
+                        "DDL resource " + resource + " is missing from the classpath");
             }
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {

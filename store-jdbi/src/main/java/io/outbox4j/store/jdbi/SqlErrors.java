@@ -6,12 +6,16 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** Classifies the errors of the supported databases by SQLState and vendor code, never by message text alone. */
+/**
+ * Classifies the errors of the supported databases by SQLState and vendor code, never by message
+ * text alone.
+ */
 final class SqlErrors {
-    private SqlErrors() {
-    }
+    private SqlErrors() {}
 
-    /** Every {@link SQLException} in the cause chain and the next-exception chains, outermost first. */
+    /**
+     * Every {@link SQLException} in the cause chain and the next-exception chains, outermost first.
+     */
     static List<SQLException> chain(Throwable t) {
         List<SQLException> found = new ArrayList<>();
         Map<Throwable, Boolean> seen = new IdentityHashMap<>();
@@ -19,8 +23,11 @@ final class SqlErrors {
         return found;
     }
 
-    private static void collect(Throwable t, List<SQLException> found, Map<Throwable, Boolean> seen) {
-        for (Throwable c = t; c != null && seen.size() < 64 && seen.put(c, Boolean.TRUE) == null; c = c.getCause()) {
+    private static void collect(
+            Throwable t, List<SQLException> found, Map<Throwable, Boolean> seen) {
+        for (Throwable c = t;
+                c != null && seen.size() < 64 && seen.put(c, Boolean.TRUE) == null;
+                c = c.getCause()) {
             if (c instanceof SQLException) {
                 SQLException s = (SQLException) c;
                 found.add(s);
@@ -35,7 +42,8 @@ final class SqlErrors {
     /** A unique-key violation: PostgreSQL and H2 23505, MariaDB and MySQL 23000 with error 1062. */
     static boolean duplicateKey(Throwable t) {
         for (SQLException s : chain(t)) {
-            if ("23505".equals(s.getSQLState()) || s.getErrorCode() == 1062 && "23000".equals(s.getSQLState())) {
+            if ("23505".equals(s.getSQLState())
+                    || s.getErrorCode() == 1062 && "23000".equals(s.getSQLState())) {
                 return true;
             }
         }
@@ -46,7 +54,9 @@ final class SqlErrors {
     static boolean missingTable(Throwable t) {
         for (SQLException s : chain(t)) {
             String state = s.getSQLState();
-            if ("42P01".equals(state) || "42S02".equals(state) || s.getErrorCode() == 1146
+            if ("42P01".equals(state)
+                    || "42S02".equals(state)
+                    || s.getErrorCode() == 1146
                     || s.getErrorCode() == 42102) {
                 return true;
             }
@@ -55,13 +65,16 @@ final class SqlErrors {
     }
 
     /**
-     * A conflict the database resolved by aborting this transaction, worth one more try: serialization
-     * failure (40001), deadlock (PostgreSQL 40P01, MariaDB and MySQL 1213), H2 lock timeout (50200).
+     * A conflict the database resolved by aborting this transaction, worth one more try:
+     * serialization failure (40001), deadlock (PostgreSQL 40P01, MariaDB and MySQL 1213), H2 lock
+     * timeout (50200).
      */
     static boolean transientConflict(Throwable t) {
         for (SQLException s : chain(t)) {
             String state = s.getSQLState();
-            if ("40001".equals(state) || "40P01".equals(state) || s.getErrorCode() == 1213
+            if ("40001".equals(state)
+                    || "40P01".equals(state)
+                    || s.getErrorCode() == 1213
                     || s.getErrorCode() == 50200) {
                 return true;
             }
@@ -69,7 +82,10 @@ final class SqlErrors {
         return false;
     }
 
-    /** The messages of every SQL exception in the chain, for finding which id a duplicate-key error names. */
+    /**
+     * The messages of every SQL exception in the chain, for finding which id a duplicate-key error
+     * names.
+     */
     static String text(Throwable t) {
         StringBuilder sb = new StringBuilder();
         for (SQLException s : chain(t)) {

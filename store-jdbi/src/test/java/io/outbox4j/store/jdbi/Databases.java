@@ -11,16 +11,15 @@ import org.jdbi.v3.core.ConnectionFactory;
 import org.jdbi.v3.core.Jdbi;
 
 /**
- * The databases of the tests: one H2 in-memory database per name, and one fresh database per JVM on the
- * shared PostgreSQL and MariaDB servers. Every {@code Jdbi} gets its own small connection pool, so two of
- * them act like two application instances.
+ * The databases of the tests: one H2 in-memory database per name, and one fresh database per JVM on
+ * the shared PostgreSQL and MariaDB servers. Every {@code Jdbi} gets its own small connection pool,
+ * so two of them act like two application instances.
  */
 final class Databases {
     private static String postgresUrl;
     private static String mariaDbUrl;
 
-    private Databases() {
-    }
+    private Databases() {}
 
     static Jdbi h2(String name) {
         return Jdbi.create(new Pool("jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1", "sa", ""));
@@ -50,7 +49,9 @@ final class Databases {
         return mariaDbUrl;
     }
 
-    /** A minimal connection pool: enough to keep the tests from opening a connection per statement. */
+    /**
+     * A minimal connection pool: enough to keep the tests from opening a connection per statement.
+     */
     static final class Pool implements ConnectionFactory {
         private final String url;
         private final String user;

@@ -11,7 +11,10 @@ import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
 
-/** On H2 the claim read walks the claim index in claim order and stops at the limit ("index sorted"). */
+/**
+ * On H2 the claim read walks the claim index in claim order and stops at the limit ("index
+ * sorted").
+ */
 class H2ClaimPlanTest {
     @Test
     void claimRead_walksTheClaimIndexInOrder() throws Exception {
@@ -19,14 +22,17 @@ class H2ClaimPlanTest {
         JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).tableName("outbox_plan").build();
         store.createSchemaIfAbsent();
         StringBuilder plan = new StringBuilder();
-        try (Handle h = jdbi.open(); Statement st = h.getConnection().createStatement()) {
-            st.execute("INSERT INTO \"outbox_plan\" (id, topic, module, content_type, payload, headers, occurred_at,"
-                    + " available_at, dead_at)"
-                    + " SELECT 'plan-' || x, 'orders', 'plan', 'application/json', X'7B7D', '', LOCALTIMESTAMP,"
-                    + "   CASE WHEN MOD(x, 2) = 0 THEN LOCALTIMESTAMP END, CASE WHEN MOD(x, 2) = 1 THEN LOCALTIMESTAMP END"
-                    + " FROM SYSTEM_RANGE(1, 2000)");
+        try (Handle h = jdbi.open();
+                Statement st = h.getConnection().createStatement()) {
+            st.execute(
+                    "INSERT INTO \"outbox_plan\" (id, topic, module, content_type, payload, headers, occurred_at,"
+                            + " available_at, dead_at)"
+                            + " SELECT 'plan-' || x, 'orders', 'plan', 'application/json', X'7B7D', '', LOCALTIMESTAMP,"
+                            + "   CASE WHEN MOD(x, 2) = 0 THEN LOCALTIMESTAMP END, CASE WHEN MOD(x, 2) = 1 THEN LOCALTIMESTAMP END"
+                            + " FROM SYSTEM_RANGE(1, 2000)");
             st.execute("ANALYZE TABLE \"outbox_plan\"");
-            try (PreparedStatement explain = h.getConnection().prepareStatement("EXPLAIN " + store.sql().claim)) {
+            try (PreparedStatement explain =
+                    h.getConnection().prepareStatement("EXPLAIN " + store.sql().claim)) {
                 explain.setObject(1, LocalDateTime.now(ZoneOffset.UTC));
                 explain.setInt(2, 100);
                 try (ResultSet rs = explain.executeQuery()) {

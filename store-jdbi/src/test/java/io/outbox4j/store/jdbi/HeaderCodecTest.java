@@ -26,7 +26,10 @@ class HeaderCodecTest {
         headers.put("pair", "\ud83d\ude80");
         headers.put("empty", "");
         String text = HeaderCodec.encode(headers);
-        assertThat(text).doesNotContain("\u0000").contains("\ud83d\ude80").startsWith("z-last-name-first=1\n");
+        assertThat(text)
+                .doesNotContain("\u0000")
+                .contains("\ud83d\ude80")
+                .startsWith("z-last-name-first=1\n");
         assertThat(HeaderCodec.firstUnstorable(text)).isEqualTo(-1);
         Map<String, String> back = HeaderCodec.decode(text);
         assertThat(back).containsExactlyEntriesOf(headers);
@@ -38,9 +41,12 @@ class HeaderCodecTest {
         for (int round = 0; round < 500; round++) {
             Map<String, String> headers = new LinkedHashMap<>();
             for (int i = 0; i < 5; i++) {
-                headers.put(randomText(random, 1 + random.nextInt(8)), randomText(random, random.nextInt(12)));
+                headers.put(
+                        randomText(random, 1 + random.nextInt(8)),
+                        randomText(random, random.nextInt(12)));
             }
-            assertThat(HeaderCodec.decode(HeaderCodec.encode(headers))).containsExactlyEntriesOf(headers);
+            assertThat(HeaderCodec.decode(HeaderCodec.encode(headers)))
+                    .containsExactlyEntriesOf(headers);
         }
     }
 

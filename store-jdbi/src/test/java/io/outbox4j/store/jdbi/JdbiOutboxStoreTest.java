@@ -54,8 +54,12 @@ abstract class JdbiOutboxStoreTest {
     }
 
     private static Message.Builder message() {
-        return Message.builder().id("m-" + IDS.incrementAndGet()).topic("orders.created").module("orders")
-                .payload("{}").contentType("application/json");
+        return Message.builder()
+                .id("m-" + IDS.incrementAndGet())
+                .topic("orders.created")
+                .module("orders")
+                .payload("{}")
+                .contentType("application/json");
     }
 
     private static ClaimRequest claimNow(String owner, int limit) {
@@ -85,14 +89,18 @@ abstract class JdbiOutboxStoreTest {
 
     @Test
     void missingTable_failsWithTheDdlResourceToRun() {
-        JdbiOutboxStore missing = JdbiOutboxStore.builder(jdbi).tableName("outbox_never_created").build();
-        String expected = "table \"outbox_never_created\" does not exist; create it with "
-                + expectedDialect().ddlResource();
+        JdbiOutboxStore missing =
+                JdbiOutboxStore.builder(jdbi).tableName("outbox_never_created").build();
+        String expected =
+                "table \"outbox_never_created\" does not exist; create it with "
+                        + expectedDialect().ddlResource();
         assertThatThrownBy(() -> jdbi.useTransaction(h -> missing.enqueue(h, message().build())))
-                .isInstanceOf(OutboxException.class).hasMessageStartingWith(expected)
+                .isInstanceOf(OutboxException.class)
+                .hasMessageStartingWith(expected)
                 .hasMessageContaining("createSchemaIfAbsent()");
         assertThatThrownBy(() -> missing.claim(claimNow("a", 10)))
-                .isInstanceOf(OutboxException.class).hasMessageStartingWith(expected);
+                .isInstanceOf(OutboxException.class)
+                .hasMessageStartingWith(expected);
     }
 
     @Test
@@ -100,22 +108,28 @@ abstract class JdbiOutboxStoreTest {
         Map<String, String> headers = new LinkedHashMap<>();
         headers.put("trace", "00-abc-01");
         headers.put("weird=name%", "a=b%41\nline two\r\n\u0000end");
-        headers.put("unicode-\u00e9\u4e2d", "\ud83d\ude80 rocket, \ud800 lone high, \udc00 lone low");
+        headers.put(
+                "unicode-\u00e9\u4e2d", "\ud83d\ude80 rocket, \ud800 lone high, \udc00 lone low");
         headers.put("empty", "");
         byte[] payload = new byte[4096];
         new Random(7).nextBytes(payload);
-        Message sent = message().key("customer-\u00e9-\ud83d\ude00").contentType("Application/JSON; Charset=UTF-8")
-                .payload(payload).headers(headers)
-                .occurredAt(Instant.parse("2024-02-29T23:59:59.123456789Z"))
-                .notBefore(Instant.now().minusSeconds(5).plusNanos(123_456_789))
-                .build();
+        Message sent =
+                message()
+                        .key("customer-\u00e9-\ud83d\ude00")
+                        .contentType("Application/JSON; Charset=UTF-8")
+                        .payload(payload)
+                        .headers(headers)
+                        .occurredAt(Instant.parse("2024-02-29T23:59:59.123456789Z"))
+                        .notBefore(Instant.now().minusSeconds(5).plusNanos(123_456_789))
+                        .build();
         jdbi.useTransaction(h -> store.enqueue(h, sent));
         List<Delivery> got = store.claim(claimNow("a", 10));
         assertThat(got).hasSize(1);
         Message back = got.get(0).message();
         assertThat(back).isEqualTo(sent);
         assertThat(back.headers()).containsExactlyEntriesOf(sent.headers());
-        assertThat(List.copyOf(back.headers().keySet())).containsExactlyElementsOf(sent.headers().keySet());
+        assertThat(List.copyOf(back.headers().keySet()))
+                .containsExactlyElementsOf(sent.headers().keySet());
         assertThat(got.get(0).attempt()).isEqualTo(1);
     }
 
@@ -125,18 +139,29 @@ abstract class JdbiOutboxStoreTest {
         jdbi.useTransaction(h -> store.enqueue(h, first));
         Message second = message().build();
         Message third = message().build();
-        jdbi.useTransaction(h -> {
-            store.enqueue(h, second);
-            assertThatThrownBy(() -> store.enqueue(h, first.toBuilder().payload("other").build()))
-                    .isInstanceOf(DuplicateMessageException.class)
-                    .satisfies(e -> assertThat(((DuplicateMessageException) e).messageId()).isEqualTo(first.id()))
-                    .hasMessageContaining("'" + first.id() + "' is already in the outbox");
-            store.enqueue(h, third); // the transaction is still usable (PostgreSQL would have aborted it)
-        });
+        jdbi.useTransaction(
+                h -> {
+                    store.enqueue(h, second);
+                    assertThatThrownBy(
+                                    () ->
+                                            store.enqueue(
+                                                    h, first.toBuilder().payload("other").build()))
+                            .isInstanceOf(DuplicateMessageException.class)
+                            .satisfies(
+                                    e ->
+                                            assertThat(((DuplicateMessageException) e).messageId())
+                                                    .isEqualTo(first.id()))
+                            .hasMessageContaining("'" + first.id() + "' is already in the outbox");
+                    store.enqueue(
+                            h, third); // the transaction is still usable (PostgreSQL would have
+                    // aborted it)
+                });
         List<Delivery> got = store.claim(claimNow("a", 10));
         assertThat(ids(got)).containsExactlyInAnyOrder(first.id(), second.id(), third.id());
-        assertThat(got).filteredOn(d -> d.message().id().equals(first.id()))
-                .singleElement().satisfies(d -> assertThat(d.message().payloadAsString()).isEqualTo("{}"));
+        assertThat(got)
+                .filteredOn(d -> d.message().id().equals(first.id()))
+                .singleElement()
+                .satisfies(d -> assertThat(d.message().payloadAsString()).isEqualTo("{}"));
     }
 
     @Test
@@ -146,12 +171,16 @@ abstract class JdbiOutboxStoreTest {
         Message a = message().build();
         Message b = message().build();
         Message after = message().build();
-        jdbi.useTransaction(h -> {
-            assertThatThrownBy(() -> store.enqueueAll(h, List.of(a, existing, b)))
-                    .isInstanceOf(DuplicateMessageException.class)
-                    .satisfies(e -> assertThat(((DuplicateMessageException) e).messageId()).isEqualTo(existing.id()));
-            store.enqueue(h, after);
-        });
+        jdbi.useTransaction(
+                h -> {
+                    assertThatThrownBy(() -> store.enqueueAll(h, List.of(a, existing, b)))
+                            .isInstanceOf(DuplicateMessageException.class)
+                            .satisfies(
+                                    e ->
+                                            assertThat(((DuplicateMessageException) e).messageId())
+                                                    .isEqualTo(existing.id()));
+                    store.enqueue(h, after);
+                });
         assertThat(claimAllIds(store)).containsExactlyInAnyOrder(existing.id(), after.id());
     }
 
@@ -160,11 +189,14 @@ abstract class JdbiOutboxStoreTest {
         Message existing = message().build();
         jdbi.useHandle(h -> store.enqueue(h, existing));
         Message a = message().build();
-        jdbi.useHandle(h -> {
-            assertThatThrownBy(() -> store.enqueueAll(h, List.of(a, existing)))
-                    .isInstanceOf(DuplicateMessageException.class);
-            assertThat(h.getConnection().getAutoCommit()).as("the handle is left in auto-commit").isTrue();
-        });
+        jdbi.useHandle(
+                h -> {
+                    assertThatThrownBy(() -> store.enqueueAll(h, List.of(a, existing)))
+                            .isInstanceOf(DuplicateMessageException.class);
+                    assertThat(h.getConnection().getAutoCommit())
+                            .as("the handle is left in auto-commit")
+                            .isTrue();
+                });
         assertThat(claimAllIds(store)).containsExactly(existing.id());
     }
 
@@ -172,15 +204,20 @@ abstract class JdbiOutboxStoreTest {
     void sameIdTwiceInOneBatch_isRejectedBeforeTouchingTheDatabase() {
         Message m = message().build();
         assertThatThrownBy(() -> jdbi.useTransaction(h -> store.enqueueAll(h, List.of(m, m))))
-                .isInstanceOf(DuplicateMessageException.class).hasMessageContaining(m.id());
+                .isInstanceOf(DuplicateMessageException.class)
+                .hasMessageContaining(m.id());
         assertThat(claimAllIds(store)).isEmpty();
     }
 
     @Test
     void batchEnqueue_keepsTheBatchOrder() {
-        List<Message> batch = IntStream.range(0, 50).mapToObj(i -> message().build()).collect(Collectors.toList());
+        List<Message> batch =
+                IntStream.range(0, 50)
+                        .mapToObj(i -> message().build())
+                        .collect(Collectors.toList());
         jdbi.useTransaction(h -> store.enqueueAll(h, batch));
-        assertThat(claimAllIds(store)).containsExactlyElementsOf(batch.stream().map(Message::id).toList());
+        assertThat(claimAllIds(store))
+                .containsExactlyElementsOf(batch.stream().map(Message::id).toList());
     }
 
     @Test
@@ -208,13 +245,15 @@ abstract class JdbiOutboxStoreTest {
         jdbi.useHandle(h -> h.execute(other.sql().deleteAll()));
         Message m = message().build();
         jdbi.useTransaction(h -> store.enqueue(h, m));
-        jdbi.useTransaction(h -> other.enqueue(h, m)); // the same id in another outbox is no duplicate
+        jdbi.useTransaction(
+                h -> other.enqueue(h, m)); // the same id in another outbox is no duplicate
         Message onlyOther = message().build();
         jdbi.useTransaction(h -> other.enqueue(h, onlyOther));
         List<Delivery> fromStore = store.claim(claimNow("a", 10));
         assertThat(ids(fromStore)).containsExactly(m.id());
         assertThat(other.complete(new Completion("a", List.of(fromStore.get(0).receipt()))))
-                .as("a receipt of the other table is unknown here").hasSize(1);
+                .as("a receipt of the other table is unknown here")
+                .hasSize(1);
         assertThat(claimAllIds(other)).containsExactly(m.id(), onlyOther.id());
     }
 
@@ -235,9 +274,18 @@ abstract class JdbiOutboxStoreTest {
         jdbi.useTransaction(h -> store.enqueueAll(h, List.of(released, dead)));
         List<Delivery> got = store.claim(claimNow("a", 10));
         Instant now = Instant.now();
-        assertThat(store.release(new Release("a", got.get(0).receipt(), now.plusSeconds(60), "broker down\u0000")))
+        assertThat(
+                        store.release(
+                                new Release(
+                                        "a",
+                                        got.get(0).receipt(),
+                                        now.plusSeconds(60),
+                                        "broker down\u0000")))
                 .isTrue();
-        assertThat(store.deadLetter(new DeadLetter("a", got.get(1).receipt(), "poison \ud800", now))).isTrue();
+        assertThat(
+                        store.deadLetter(
+                                new DeadLetter("a", got.get(1).receipt(), "poison \ud800", now)))
+                .isTrue();
         Map<String, Object> releasedRow = row(released.id());
         assertThat(releasedRow.get("last_error")).isEqualTo("broker down\uFFFD");
         assertThat(releasedRow.get("lease_owner")).isNull();
@@ -247,7 +295,8 @@ abstract class JdbiOutboxStoreTest {
         assertThat(deadRow.get("dead_at")).isNotNull();
         assertThat(((Number) deadRow.get("attempts")).intValue()).isEqualTo(1);
         assertThat(ids(store.claim(new ClaimRequest("b", now.plus(Duration.ofDays(1)), LEASE, 10))))
-                .as("the released message comes back, the dead one never").containsExactly(released.id());
+                .as("the released message comes back, the dead one never")
+                .containsExactly(released.id());
     }
 
     @Test
@@ -255,21 +304,32 @@ abstract class JdbiOutboxStoreTest {
         Message m = message().build();
         jdbi.useTransaction(h -> store.enqueue(h, m));
         Delivery d = store.claim(claimNow("a", 1)).get(0);
-        Instant tick = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS).plusSeconds(30);
+        Instant tick =
+                Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS).plusSeconds(30);
         Instant retry = tick.plusNanos(500); // half a microsecond past a tick
         assertThat(store.release(new Release("a", d.receipt(), retry, "x"))).isTrue();
-        assertThat(store.claim(new ClaimRequest("b", tick, LEASE, 1))).as("a microsecond early").isEmpty();
-        assertThat(store.claim(new ClaimRequest("b", retry, LEASE, 1))).as("due at its instant").hasSize(1);
+        assertThat(store.claim(new ClaimRequest("b", tick, LEASE, 1)))
+                .as("a microsecond early")
+                .isEmpty();
+        assertThat(store.claim(new ClaimRequest("b", retry, LEASE, 1)))
+                .as("due at its instant")
+                .hasSize(1);
     }
 
     @Test
     void storeLimits_rejectAMessageBeyondThem_beforeTheDatabase() {
-        JdbiOutboxStore small = JdbiOutboxStore.builder(jdbi).tableName("outbox_store_test")
-                .limits(MessageLimits.DEFAULTS.withMaxPayloadBytes(10)).build();
+        JdbiOutboxStore small =
+                JdbiOutboxStore.builder(jdbi)
+                        .tableName("outbox_store_test")
+                        .limits(MessageLimits.DEFAULTS.withMaxPayloadBytes(10))
+                        .build();
         Message big = message().payload("12345678901").build();
         assertThatThrownBy(() -> jdbi.useTransaction(h -> small.enqueue(h, big)))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("message '" + big.id() + "': payload is 11 bytes, over the store's 10 limit");
+                .hasMessage(
+                        "message '"
+                                + big.id()
+                                + "': payload is 11 bytes, over the store's 10 limit");
         assertThat(claimAllIds(store)).isEmpty();
     }
 
@@ -277,7 +337,8 @@ abstract class JdbiOutboxStoreTest {
     void unpairedSurrogateInAnId_isRejectedClearly() {
         Message m = message().id("bad-\ud800-id").build();
         assertThatThrownBy(() -> jdbi.useTransaction(h -> store.enqueue(h, m)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("id has an unpaired surrogate");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("id has an unpaired surrogate");
     }
 
     @Test
@@ -285,32 +346,55 @@ abstract class JdbiOutboxStoreTest {
         Message good = message().build();
         jdbi.useTransaction(h -> store.enqueue(h, good));
         // A row written by hand with a topic a Message refuses (whitespace).
-        jdbi.useHandle(h -> h.createUpdate("UPDATE " + store.sql().table + " SET topic = ? WHERE id = ?")
-                .bind(0, "bad topic").bind(1, good.id()).execute());
+        jdbi.useHandle(
+                h ->
+                        h.createUpdate(
+                                        "UPDATE "
+                                                + store.sql().table
+                                                + " SET topic = ? WHERE id = ?")
+                                .bind(0, "bad topic")
+                                .bind(1, good.id())
+                                .execute());
         Message next = message().build();
         jdbi.useTransaction(h -> store.enqueue(h, next));
         assertThat(ids(store.claim(claimNow("a", 10)))).containsExactly(next.id());
-        assertThat(row(good.id()).get("dead_reason")).asString()
+        assertThat(row(good.id()).get("dead_reason"))
+                .asString()
                 .startsWith("stored row is not a valid message: topic must not contain whitespace");
     }
 
     @Test
     void completeOfAThousandAndOneReceipts_spansStatements_andReportsOnlyTheStale() {
-        List<Message> batch = IntStream.range(0, 1001).mapToObj(i -> message().build()).collect(Collectors.toList());
+        List<Message> batch =
+                IntStream.range(0, 1001)
+                        .mapToObj(i -> message().build())
+                        .collect(Collectors.toList());
         jdbi.useTransaction(h -> store.enqueueAll(h, batch));
         List<Delivery> got = store.claim(claimNow("a", 2000));
         assertThat(got).hasSize(1001);
-        List<String> receipts = new java.util.ArrayList<>(got.stream().map(Delivery::receipt).toList());
+        List<String> receipts =
+                new java.util.ArrayList<>(got.stream().map(Delivery::receipt).toList());
         receipts.add(1000, "not-a-receipt");
         assertThat(store.complete(new Completion("a", receipts))).containsExactly("not-a-receipt");
         assertThat(claimAllIds(store)).isEmpty();
-        long left = jdbi.withHandle(h -> h.createQuery("SELECT count(*) FROM " + store.sql().table)
-                .mapTo(Long.class).one());
+        long left =
+                jdbi.withHandle(
+                        h ->
+                                h.createQuery("SELECT count(*) FROM " + store.sql().table)
+                                        .mapTo(Long.class)
+                                        .one());
         assertThat(left).isZero();
     }
 
     private Map<String, Object> row(String id) {
-        return jdbi.withHandle(h -> h.createQuery("SELECT attempts, lease_owner, last_error, dead_at, dead_reason FROM "
-                + store.sql().table + " WHERE id = ?").bind(0, id).mapToMap().one());
+        return jdbi.withHandle(
+                h ->
+                        h.createQuery(
+                                        "SELECT attempts, lease_owner, last_error, dead_at, dead_reason FROM "
+                                                + store.sql().table
+                                                + " WHERE id = ?")
+                                .bind(0, id)
+                                .mapToMap()
+                                .one());
     }
 }

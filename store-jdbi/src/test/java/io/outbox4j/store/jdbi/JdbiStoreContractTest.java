@@ -10,8 +10,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.jdbi.v3.core.Jdbi;
 
 /**
- * The TCK on one database: a subclass names the database; the two stores use two connection pools over
- * the same table, like two application instances.
+ * The TCK on one database: a subclass names the database; the two stores use two connection pools
+ * over the same table, like two application instances.
  */
 abstract class JdbiStoreContractTest extends OutboxStoreContract {
     private static final Map<Class<?>, Setup> SETUPS = new ConcurrentHashMap<>();
@@ -33,16 +33,17 @@ abstract class JdbiStoreContractTest extends OutboxStoreContract {
         return "outbox_tck";
     }
 
-    private record Setup(Jdbi jdbi, JdbiOutboxStore first, JdbiOutboxStore second) {
-    }
+    private record Setup(Jdbi jdbi, JdbiOutboxStore first, JdbiOutboxStore second) {}
 
     private Setup setup() {
-        return SETUPS.computeIfAbsent(getClass(), k -> {
-            Jdbi jdbi = newJdbi();
-            JdbiOutboxStore first = newStore(jdbi);
-            first.createSchemaIfAbsent();
-            return new Setup(jdbi, first, newStore(newJdbi()));
-        });
+        return SETUPS.computeIfAbsent(
+                getClass(),
+                k -> {
+                    Jdbi jdbi = newJdbi();
+                    JdbiOutboxStore first = newStore(jdbi);
+                    first.createSchemaIfAbsent();
+                    return new Setup(jdbi, first, newStore(newJdbi()));
+                });
     }
 
     private Jdbi jdbi() {
@@ -75,17 +76,24 @@ abstract class JdbiStoreContractTest extends OutboxStoreContract {
 
     @Override
     protected void enqueueRolledBack(List<Message> messages) {
-        jdbi().useHandle(h -> {
-            h.begin();
-            stores()[0].enqueueAll(h, messages);
-            h.rollback();
-        });
+        jdbi().useHandle(
+                        h -> {
+                            h.begin();
+                            stores()[0].enqueueAll(h, messages);
+                            h.rollback();
+                        });
     }
 
     @Override
     protected Optional<String> deadLetterReason(String messageId) {
-        return jdbi().withHandle(h -> h.createQuery("SELECT dead_reason FROM " + stores()[0].sql().table
-                        + " WHERE id = ? AND dead_at IS NOT NULL")
-                .bind(0, messageId).mapTo(String.class).findOne());
+        return jdbi().withHandle(
+                        h ->
+                                h.createQuery(
+                                                "SELECT dead_reason FROM "
+                                                        + stores()[0].sql().table
+                                                        + " WHERE id = ? AND dead_at IS NOT NULL")
+                                        .bind(0, messageId)
+                                        .mapTo(String.class)
+                                        .findOne());
     }
 }

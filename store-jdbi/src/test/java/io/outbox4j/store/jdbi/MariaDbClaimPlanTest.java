@@ -12,8 +12,9 @@ import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
 
 /**
- * On MariaDB the claim's locking read must walk the claim index in claim order: a filesort would make
- * InnoDB read and lock every claimable row before the LIMIT. Asserted on EXPLAIN with a backlog and history.
+ * On MariaDB the claim's locking read must walk the claim index in claim order: a filesort would
+ * make InnoDB read and lock every claimable row before the LIMIT. Asserted on EXPLAIN with a
+ * backlog and history.
  */
 class MariaDbClaimPlanTest {
     @Test
@@ -22,35 +23,46 @@ class MariaDbClaimPlanTest {
         JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).tableName("outbox_plan").build();
         store.createSchemaIfAbsent();
         StringBuilder plan = new StringBuilder();
-        try (Handle h = jdbi.open(); Statement st = h.getConnection().createStatement()) {
+        try (Handle h = jdbi.open();
+                Statement st = h.getConnection().createStatement()) {
             st.execute("TRUNCATE TABLE outbox_plan");
-            st.execute("INSERT INTO outbox_plan (id, topic, module, content_type, payload, headers, occurred_at,"
-                    + " available_at, attempts, lease_owner, receipt, dead_at, dead_reason)"
-                    + " SELECT CONCAT('plan-', seq), 'orders', 'plan', 'application/json', '{}', '',"
-                    + "   UTC_TIMESTAMP(6) - INTERVAL 1 HOUR,"
-                    + "   CASE WHEN seq <= 20000 THEN UTC_TIMESTAMP(6) - INTERVAL 1 HOUR + INTERVAL seq MICROSECOND"
-                    + "        WHEN seq <= 30000 THEN NULL"
-                    + "        ELSE UTC_TIMESTAMP(6) + INTERVAL 10 MINUTE END,"
-                    + "   IF(seq <= 20000, 0, 1),"
-                    + "   IF(seq > 30000, 'other-relay', NULL),"
-                    + "   IF(seq > 30000, LEFT(MD5(seq), 36), NULL),"
-                    + "   IF(seq > 20000 AND seq <= 30000, UTC_TIMESTAMP(6), NULL),"
-                    + "   IF(seq > 20000 AND seq <= 30000, 'poison', NULL)"
-                    + " FROM seq_1_to_40000");
+            st.execute(
+                    "INSERT INTO outbox_plan (id, topic, module, content_type, payload, headers, occurred_at,"
+                            + " available_at, attempts, lease_owner, receipt, dead_at, dead_reason)"
+                            + " SELECT CONCAT('plan-', seq), 'orders', 'plan', 'application/json', '{}', '',"
+                            + "   UTC_TIMESTAMP(6) - INTERVAL 1 HOUR,"
+                            + "   CASE WHEN seq <= 20000 THEN UTC_TIMESTAMP(6) - INTERVAL 1 HOUR + INTERVAL seq MICROSECOND"
+                            + "        WHEN seq <= 30000 THEN NULL"
+                            + "        ELSE UTC_TIMESTAMP(6) + INTERVAL 10 MINUTE END,"
+                            + "   IF(seq <= 20000, 0, 1),"
+                            + "   IF(seq > 30000, 'other-relay', NULL),"
+                            + "   IF(seq > 30000, LEFT(MD5(seq), 36), NULL),"
+                            + "   IF(seq > 20000 AND seq <= 30000, UTC_TIMESTAMP(6), NULL),"
+                            + "   IF(seq > 20000 AND seq <= 30000, 'poison', NULL)"
+                            + " FROM seq_1_to_40000");
             st.execute("ANALYZE TABLE outbox_plan");
-            try (PreparedStatement explain = h.getConnection().prepareStatement("EXPLAIN " + store.sql().claim)) {
+            try (PreparedStatement explain =
+                    h.getConnection().prepareStatement("EXPLAIN " + store.sql().claim)) {
                 explain.setObject(1, LocalDateTime.now(ZoneOffset.UTC));
                 explain.setInt(2, 100);
                 try (ResultSet rs = explain.executeQuery()) {
                     while (rs.next()) {
-                        plan.append("type=").append(rs.getString("type")).append(" key=").append(rs.getString("key"))
-                                .append(" rows=").append(rs.getString("rows"))
-                                .append(" extra=").append(rs.getString("Extra")).append('\n');
+                        plan.append("type=")
+                                .append(rs.getString("type"))
+                                .append(" key=")
+                                .append(rs.getString("key"))
+                                .append(" rows=")
+                                .append(rs.getString("rows"))
+                                .append(" extra=")
+                                .append(rs.getString("Extra"))
+                                .append('\n');
                     }
                 }
             }
         }
         System.out.println("MariaDB claim plan (20k pending, 10k dead, 10k leased):\n" + plan);
-        assertThat(plan.toString()).contains("key=outbox_plan_claim_idx").doesNotContain("filesort");
+        assertThat(plan.toString())
+                .contains("key=outbox_plan_claim_idx")
+                .doesNotContain("filesort");
     }
 }

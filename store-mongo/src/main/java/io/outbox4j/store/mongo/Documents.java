@@ -21,13 +21,15 @@ import org.bson.BsonValue;
  *   attempts: int, owner?, receipt?, lastError?, deadAt?: µs, deadReason? }
  * </pre>
  *
- * <p>{@code receipt} holds the lease token of the claim that holds the document (shared by the documents of
- * that claim); a delivery's receipt is that token followed by the id (see {@link Receipt}).
+ * <p>{@code receipt} holds the lease token of the claim that holds the document (shared by the
+ * documents of that claim); a delivery's receipt is that token followed by the id (see {@link
+ * Receipt}).
  *
- * <p>Every timestamp is a 64-bit count of microseconds since the epoch. {@code availableAt} is the only
- * availability field: enqueue sets it to {@code notBefore} (or the enqueue time), a claim moves it to the end of
- * the lease, a release to the retry time; dead-lettering removes it. Claimable is therefore exactly
- * {@code availableAt <= now}, one range condition served by the partial index {@code {availableAt: 1, seq: 1}}.
+ * <p>Every timestamp is a 64-bit count of microseconds since the epoch. {@code availableAt} is the
+ * only availability field: enqueue sets it to {@code notBefore} (or the enqueue time), a claim
+ * moves it to the end of the lease, a release to the retry time; dead-lettering removes it.
+ * Claimable is therefore exactly {@code availableAt <= now}, one range condition served by the
+ * partial index {@code {availableAt: 1, seq: 1}}.
  */
 final class Documents {
     static final String ID = "_id";
@@ -52,26 +54,34 @@ final class Documents {
     static final String DEAD_REASON = "deadReason";
 
     /**
-     * Stored messages are read back without size limits: they were checked when enqueued, and a store whose
-     * limits were lowered since must still be able to deliver what it already holds.
+     * Stored messages are read back without size limits: they were checked when enqueued, and a
+     * store whose limits were lowered since must still be able to deliver what it already holds.
      */
-    private static final MessageLimits READ_LIMITS = new MessageLimits(Integer.MAX_VALUE, Integer.MAX_VALUE,
-            Integer.MAX_VALUE, Integer.MAX_VALUE, Integer.MAX_VALUE, Integer.MAX_VALUE, Integer.MAX_VALUE,
-            Integer.MAX_VALUE);
+    private static final MessageLimits READ_LIMITS =
+            new MessageLimits(
+                    Integer.MAX_VALUE,
+                    Integer.MAX_VALUE,
+                    Integer.MAX_VALUE,
+                    Integer.MAX_VALUE,
+                    Integer.MAX_VALUE,
+                    Integer.MAX_VALUE,
+                    Integer.MAX_VALUE,
+                    Integer.MAX_VALUE);
 
-    private Documents() {
-    }
+    private Documents() {}
 
     /** Builds the document of a message about to be enqueued. */
     static BsonDocument encode(Message m, long seq, long enqueuedAtMicros) {
         BsonArray headers = new BsonArray();
         for (Map.Entry<String, String> h : m.headers().entrySet()) {
-            headers.add(new BsonDocument(HEADER_NAME, new BsonString(h.getKey()))
-                    .append(HEADER_VALUE, new BsonString(h.getValue())));
+            headers.add(
+                    new BsonDocument(HEADER_NAME, new BsonString(h.getKey()))
+                            .append(HEADER_VALUE, new BsonString(h.getValue())));
         }
-        BsonDocument d = new BsonDocument(ID, new BsonString(m.id()))
-                .append(SEQ, new BsonInt64(seq))
-                .append(TOPIC, new BsonString(m.topic()));
+        BsonDocument d =
+                new BsonDocument(ID, new BsonString(m.id()))
+                        .append(SEQ, new BsonInt64(seq))
+                        .append(TOPIC, new BsonString(m.topic()));
         m.key().ifPresent(k -> d.append(KEY, new BsonString(k)));
         d.append(MODULE, new BsonString(m.module()))
                 .append(CONTENT_TYPE, new BsonString(m.contentType()))
@@ -91,16 +101,19 @@ final class Documents {
     /**
      * Rebuilds the message of a stored document.
      *
-     * @throws IllegalArgumentException if the document does not hold a valid message (written by something else)
+     * @throws IllegalArgumentException if the document does not hold a valid message (written by
+     *     something else)
      */
     static Message decode(BsonDocument d) {
-        Message.Builder b = Message.builder().limits(READ_LIMITS)
-                .id(string(d, ID))
-                .topic(string(d, TOPIC))
-                .module(string(d, MODULE))
-                .contentType(string(d, CONTENT_TYPE))
-                .payload(binary(d, PAYLOAD))
-                .occurredAt(Micros.toInstant(int64(d, OCCURRED_AT)));
+        Message.Builder b =
+                Message.builder()
+                        .limits(READ_LIMITS)
+                        .id(string(d, ID))
+                        .topic(string(d, TOPIC))
+                        .module(string(d, MODULE))
+                        .contentType(string(d, CONTENT_TYPE))
+                        .payload(binary(d, PAYLOAD))
+                        .occurredAt(Micros.toInstant(int64(d, OCCURRED_AT)));
         if (d.containsKey(KEY) && !d.get(KEY).isNull()) {
             b.key(string(d, KEY));
         }
@@ -110,13 +123,15 @@ final class Documents {
         BsonValue headers = d.get(HEADERS);
         if (headers != null && !headers.isNull()) {
             if (!headers.isArray()) {
-                throw new IllegalArgumentException("field 'headers' must be an array of {n, v}, but was "
-                        + headers.getBsonType());
+                throw new IllegalArgumentException(
+                        "field 'headers' must be an array of {n, v}, but was "
+                                + headers.getBsonType());
             }
             for (BsonValue h : headers.asArray()) {
                 if (!h.isDocument()) {
-                    throw new IllegalArgumentException("field 'headers' must hold documents {n, v}, but held "
-                            + h.getBsonType());
+                    throw new IllegalArgumentException(
+                            "field 'headers' must hold documents {n, v}, but held "
+                                    + h.getBsonType());
                 }
                 b.header(string(h.asDocument(), HEADER_NAME), string(h.asDocument(), HEADER_VALUE));
             }
@@ -133,8 +148,11 @@ final class Documents {
     private static String string(BsonDocument d, String field) {
         BsonValue v = d.get(field);
         if (v == null || !v.isString()) {
-            throw new IllegalArgumentException("field '" + field + "' must be a string, but was "
-                    + (v == null ? "missing" : v.getBsonType()));
+            throw new IllegalArgumentException(
+                    "field '"
+                            + field
+                            + "' must be a string, but was "
+                            + (v == null ? "missing" : v.getBsonType()));
         }
         return v.asString().getValue();
     }
@@ -142,8 +160,11 @@ final class Documents {
     private static byte[] binary(BsonDocument d, String field) {
         BsonValue v = d.get(field);
         if (v == null || !v.isBinary()) {
-            throw new IllegalArgumentException("field '" + field + "' must be binary, but was "
-                    + (v == null ? "missing" : v.getBsonType()));
+            throw new IllegalArgumentException(
+                    "field '"
+                            + field
+                            + "' must be binary, but was "
+                            + (v == null ? "missing" : v.getBsonType()));
         }
         return v.asBinary().getData();
     }
@@ -151,8 +172,12 @@ final class Documents {
     private static long int64(BsonDocument d, String field) {
         BsonValue v = d.get(field);
         if (v == null || !v.isInt64()) {
-            throw new IllegalArgumentException("field '" + field + "' must be a 64-bit integer of epoch microseconds,"
-                    + " but was " + (v == null ? "missing" : v.getBsonType()));
+            throw new IllegalArgumentException(
+                    "field '"
+                            + field
+                            + "' must be a 64-bit integer of epoch microseconds,"
+                            + " but was "
+                            + (v == null ? "missing" : v.getBsonType()));
         }
         return v.asInt64().getValue();
     }

@@ -3,14 +3,14 @@ package io.outbox4j.store.mongo;
 import java.time.Instant;
 
 /**
- * Instants as epoch microseconds, the precision a {@link io.outbox4j.api.Message} keeps. A BSON date keeps only
- * milliseconds, so the store writes 64-bit integers instead: what is stored is exactly what is read back.
+ * Instants as epoch microseconds, the precision a {@link io.outbox4j.api.Message} keeps. A BSON
+ * date keeps only milliseconds, so the store writes 64-bit integers instead: what is stored is
+ * exactly what is read back.
  */
 final class Micros {
     private static final long PER_SECOND = 1_000_000L;
 
-    private Micros() {
-    }
+    private Micros() {}
 
     /**
      * Converts an instant that must round-trip exactly (a message timestamp).
@@ -19,19 +19,30 @@ final class Micros {
      */
     static long exact(Instant instant, String field) {
         try {
-            return Math.addExact(Math.multiplyExact(instant.getEpochSecond(), PER_SECOND), instant.getNano() / 1000);
+            return Math.addExact(
+                    Math.multiplyExact(instant.getEpochSecond(), PER_SECOND),
+                    instant.getNano() / 1000);
         } catch (ArithmeticException e) {
-            throw new IllegalArgumentException(field + " " + instant
-                    + " is outside the range the MongoDB store keeps (about 292,000 years either side of 1970)", e);
+            throw new IllegalArgumentException(
+                    field
+                            + " "
+                            + instant
+                            + " is outside the range the MongoDB store keeps (about 292,000 years either side of 1970)",
+                    e);
         }
     }
 
-    /** The current time of a claim, rounded down: a message is never seen as due before its time. */
+    /**
+     * The current time of a claim, rounded down: a message is never seen as due before its time.
+     */
     static long floor(Instant instant) {
         return saturate(instant, false);
     }
 
-    /** A time from which a message becomes available, rounded up: it is never claimed before that time. */
+    /**
+     * A time from which a message becomes available, rounded up: it is never claimed before that
+     * time.
+     */
     static long ceil(Instant instant) {
         return saturate(instant, true);
     }
@@ -53,6 +64,7 @@ final class Micros {
 
     /** Converts a stored microsecond count back to an instant. */
     static Instant toInstant(long micros) {
-        return Instant.ofEpochSecond(Math.floorDiv(micros, PER_SECOND), Math.floorMod(micros, PER_SECOND) * 1000L);
+        return Instant.ofEpochSecond(
+                Math.floorDiv(micros, PER_SECOND), Math.floorMod(micros, PER_SECOND) * 1000L);
     }
 }

@@ -5,12 +5,14 @@ import java.util.UUID;
 
 /**
  * A delivery's receipt: the lease token of the claim that leased the message, then the message id
- * ({@code <32 hex digits>.<id>}). The document stores only the token, which every document of one claim shares;
- * the id in the receipt lets release and dead-letter find their document by {@code _id}, and complete pair each
- * token with its ids. A token is random (122 bits) and fresh for every claim.
+ * ({@code <32 hex digits>.<id>}). The document stores only the token, which every document of one
+ * claim shares; the id in the receipt lets release and dead-letter find their document by {@code
+ * _id}, and complete pair each token with its ids. A token is random (122 bits) and fresh for every
+ * claim.
  */
 record Receipt(String token, String messageId) {
     static final int TOKEN_LENGTH = 32;
+
     /** The longest message id a receipt can carry within the API's 512-character receipt limit. */
     static final int MAX_ID_LENGTH = 512 - TOKEN_LENGTH - 1;
 
@@ -30,7 +32,9 @@ record Receipt(String token, String messageId) {
                 return Optional.empty();
             }
         }
-        return Optional.of(new Receipt(receipt.substring(0, TOKEN_LENGTH), receipt.substring(TOKEN_LENGTH + 1)));
+        return Optional.of(
+                new Receipt(
+                        receipt.substring(0, TOKEN_LENGTH), receipt.substring(TOKEN_LENGTH + 1)));
     }
 
     @Override

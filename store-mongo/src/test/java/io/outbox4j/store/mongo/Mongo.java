@@ -13,15 +13,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Assumptions;
 
-/** Test plumbing: clients of the shared {@link MongoServer}, fresh collections, transactional enqueue. */
+/**
+ * Test plumbing: clients of the shared {@link MongoServer}, fresh collections, transactional
+ * enqueue.
+ */
 final class Mongo {
     static final String DATABASE = "outbox4j_store_mongo_test";
     private static final AtomicInteger COLLECTIONS = new AtomicInteger();
     private static MongoClient first;
     private static MongoClient second;
 
-    private Mongo() {
-    }
+    private Mongo() {}
 
     static MongoServer server() {
         return MongoServer.shared();
@@ -44,10 +46,14 @@ final class Mongo {
     }
 
     private static MongoClient newClient() {
-        MongoClient c = MongoClients.create(MongoClientSettings.builder()
-                .applyConnectionString(new ConnectionString(server().connectionString()))
-                .applyToClusterSettings(s -> s.serverSelectionTimeout(10, TimeUnit.SECONDS))
-                .build());
+        MongoClient c =
+                MongoClients.create(
+                        MongoClientSettings.builder()
+                                .applyConnectionString(
+                                        new ConnectionString(server().connectionString()))
+                                .applyToClusterSettings(
+                                        s -> s.serverSelectionTimeout(10, TimeUnit.SECONDS))
+                                .build());
         Runtime.getRuntime().addShutdownHook(new Thread(c::close));
         return c;
     }
@@ -58,7 +64,11 @@ final class Mongo {
     }
 
     static MongoOutboxStore store(MongoClient client, String collection) {
-        return MongoOutboxStore.builder().client(client).database(DATABASE).collection(collection).build();
+        return MongoOutboxStore.builder()
+                .client(client)
+                .database(DATABASE)
+                .collection(collection)
+                .build();
     }
 
     static Optional<String> transactionsUnsupported() {
@@ -67,14 +77,17 @@ final class Mongo {
 
     static void assumeTransactions() {
         Optional<String> reason = transactionsUnsupported();
-        Assumptions.assumeTrue(reason.isEmpty(), () -> "needs a MongoDB replica set: " + reason.orElse(""));
+        Assumptions.assumeTrue(
+                reason.isEmpty(), () -> "needs a MongoDB replica set: " + reason.orElse(""));
     }
 
     /**
-     * Enqueues in a committed transaction when the server has them; on a server without sessions (the in-JVM
-     * server) through the store's session-less insert, the same code path less the session.
+     * Enqueues in a committed transaction when the server has them; on a server without sessions
+     * (the in-JVM server) through the store's session-less insert, the same code path less the
+     * session.
      */
-    static void enqueueCommitted(MongoOutboxStore store, MongoClient client, List<Message> messages) {
+    static void enqueueCommitted(
+            MongoOutboxStore store, MongoClient client, List<Message> messages) {
         if (transactionsUnsupported().isPresent()) {
             store.insert(null, messages);
             return;
@@ -92,7 +105,8 @@ final class Mongo {
     }
 
     /** Enqueues in a transaction that is aborted; needs a server with transactions. */
-    static void enqueueRolledBack(MongoOutboxStore store, MongoClient client, List<Message> messages) {
+    static void enqueueRolledBack(
+            MongoOutboxStore store, MongoClient client, List<Message> messages) {
         assumeTransactions();
         try (ClientSession session = client.startSession()) {
             session.startTransaction();

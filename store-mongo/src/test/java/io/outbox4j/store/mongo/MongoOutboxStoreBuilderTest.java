@@ -14,7 +14,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** Configuration is checked when it is given, with messages that name the setting; no server is contacted. */
+/**
+ * Configuration is checked when it is given, with messages that name the setting; no server is
+ * contacted.
+ */
 class MongoOutboxStoreBuilderTest {
     /** A client is lazy: it connects on the first operation, which these tests never run. */
     private static MongoClient client;
@@ -30,14 +33,17 @@ class MongoOutboxStoreBuilderTest {
     }
 
     @ParameterizedTest(name = "collection ''{0}'' is rejected: {1}")
-    @CsvSource(delimiter = '|', value = {
-        "''                | collection must not be empty",
-        "orders$outbox     | collection must not contain '$', but was 'orders$outbox'",
-        "system.outbox     | collection must not start with 'system.' (reserved by MongoDB), but was 'system.outbox'",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "''                | collection must not be empty",
+                "orders$outbox     | collection must not contain '$', but was 'orders$outbox'",
+                "system.outbox     | collection must not start with 'system.' (reserved by MongoDB), but was 'system.outbox'",
+            })
     void collection_invalidNameIsRejectedWithTheReason(String name, String message) {
         assertThatThrownBy(() -> MongoOutboxStore.builder().collection(name))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage(message);
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(message);
     }
 
     @Test
@@ -52,30 +58,51 @@ class MongoOutboxStoreBuilderTest {
         assertThatThrownBy(() -> MongoOutboxStore.builder().collection("c".repeat(121)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("collection is 121 characters, over the 120 limit");
-        MongoOutboxStore store = MongoOutboxStore.builder().client(client).database("shop")
-                .collection("c".repeat(120)).build();
+        MongoOutboxStore store =
+                MongoOutboxStore.builder()
+                        .client(client)
+                        .database("shop")
+                        .collection("c".repeat(120))
+                        .build();
         assertThat(store.collection().getNamespace().getCollectionName()).hasSize(120);
     }
 
     @Test
     void collection_dotsAndTheDefaultAreAccepted() {
-        assertThat(MongoOutboxStore.builder().client(client).database("shop").collection("orders.outbox").build()
-                .collection().getNamespace().getFullName()).isEqualTo("shop.orders.outbox");
-        assertThat(MongoOutboxStore.builder().client(client).database("shop").build()
-                .collection().getNamespace().getCollectionName()).isEqualTo("outbox_message");
+        assertThat(
+                        MongoOutboxStore.builder()
+                                .client(client)
+                                .database("shop")
+                                .collection("orders.outbox")
+                                .build()
+                                .collection()
+                                .getNamespace()
+                                .getFullName())
+                .isEqualTo("shop.orders.outbox");
+        assertThat(
+                        MongoOutboxStore.builder()
+                                .client(client)
+                                .database("shop")
+                                .build()
+                                .collection()
+                                .getNamespace()
+                                .getCollectionName())
+                .isEqualTo("outbox_message");
     }
 
     @Test
     void collection_nullIsRejected() {
         assertThatThrownBy(() -> MongoOutboxStore.builder().collection(null))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("collection must not be null");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("collection must not be null");
     }
 
     @ParameterizedTest(name = "database ''{0}'' is rejected")
     @CsvSource({"shop.eu", "'shop eu'", "shop$", "shop/eu", "''"})
     void database_invalidNameIsRejected(String name) {
         assertThatThrownBy(() -> MongoOutboxStore.builder().database(name))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("database must not");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("database must not");
     }
 
     @Test
@@ -89,29 +116,42 @@ class MongoOutboxStoreBuilderTest {
     void build_withoutADatabaseFailsAndSaysWhatToCall() {
         assertThatThrownBy(() -> MongoOutboxStore.builder().build())
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("call database(MongoDatabase), or client(MongoClient) and database(String)");
+                .hasMessageContaining(
+                        "call database(MongoDatabase), or client(MongoClient) and database(String)");
         assertThatThrownBy(() -> MongoOutboxStore.builder().client(client).build())
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("database name missing");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("database name missing");
     }
 
     @Test
     void build_withBothADatabaseAndAClientFails() {
-        assertThatThrownBy(() -> MongoOutboxStore.builder().client(client).database("a")
-                .database(client.getDatabase("b")).build())
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("not both");
+        assertThatThrownBy(
+                        () ->
+                                MongoOutboxStore.builder()
+                                        .client(client)
+                                        .database("a")
+                                        .database(client.getDatabase("b"))
+                                        .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("not both");
     }
 
     @Test
     void build_fromAMongoDatabaseUsesIt() {
-        MongoOutboxStore store = MongoOutboxStore.builder().database(client.getDatabase("billing")).build();
-        assertThat(store.collection().getNamespace().getFullName()).isEqualTo("billing.outbox_message");
+        MongoOutboxStore store =
+                MongoOutboxStore.builder().database(client.getDatabase("billing")).build();
+        assertThat(store.collection().getNamespace().getFullName())
+                .isEqualTo("billing.outbox_message");
     }
 
     @Test
     void writeConcern_isMajorityByDefault_andReadsGoToThePrimary() {
-        MongoOutboxStore store = MongoOutboxStore.builder()
-                .database(client.getDatabase("shop").withReadPreference(ReadPreference.secondaryPreferred()))
-                .build();
+        MongoOutboxStore store =
+                MongoOutboxStore.builder()
+                        .database(
+                                client.getDatabase("shop")
+                                        .withReadPreference(ReadPreference.secondaryPreferred()))
+                        .build();
         assertThat(store.collection().getWriteConcern()).isEqualTo(WriteConcern.MAJORITY);
         assertThat(store.collection().getReadPreference()).isEqualTo(ReadPreference.primary());
         assertThat(store.toString()).contains("shop.outbox_message").contains("majority");
@@ -119,23 +159,35 @@ class MongoOutboxStoreBuilderTest {
 
     @Test
     void writeConcern_canBeChanged_butNotToUnacknowledged() {
-        MongoOutboxStore store = MongoOutboxStore.builder().client(client).database("shop")
-                .writeConcern(WriteConcern.W1).build();
+        MongoOutboxStore store =
+                MongoOutboxStore.builder()
+                        .client(client)
+                        .database("shop")
+                        .writeConcern(WriteConcern.W1)
+                        .build();
         assertThat(store.collection().getWriteConcern()).isEqualTo(WriteConcern.W1);
-        assertThatThrownBy(() -> MongoOutboxStore.builder().writeConcern(WriteConcern.UNACKNOWLEDGED))
+        assertThatThrownBy(
+                        () -> MongoOutboxStore.builder().writeConcern(WriteConcern.UNACKNOWLEDGED))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("writeConcern must be acknowledged");
         assertThatThrownBy(() -> MongoOutboxStore.builder().writeConcern(null))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("writeConcern must not be null");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("writeConcern must not be null");
     }
 
     @Test
     void limits_thatAllowDocumentsOver16MiBAreRejected() {
-        assertThatThrownBy(() -> MongoOutboxStore.builder()
-                .limits(MessageLimits.DEFAULTS.withMaxPayloadBytes(16 * 1024 * 1024)))
+        assertThatThrownBy(
+                        () ->
+                                MongoOutboxStore.builder()
+                                        .limits(
+                                                MessageLimits.DEFAULTS.withMaxPayloadBytes(
+                                                        16 * 1024 * 1024)))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("over MongoDB's 16777216-byte limit; lower maxPayloadBytes (16777216)");
-        MongoOutboxStore.builder().limits(MessageLimits.DEFAULTS.withMaxPayloadBytes(8 * 1024 * 1024));
+                .hasMessageContaining(
+                        "over MongoDB's 16777216-byte limit; lower maxPayloadBytes (16777216)");
+        MongoOutboxStore.builder()
+                .limits(MessageLimits.DEFAULTS.withMaxPayloadBytes(8 * 1024 * 1024));
     }
 
     @Test
@@ -149,16 +201,20 @@ class MongoOutboxStoreBuilderTest {
     @Test
     void enqueue_withoutASessionIsRejectedBeforeAnythingIsSent() {
         MongoOutboxStore store = MongoOutboxStore.builder().client(client).database("shop").build();
-        io.outbox4j.api.Message m = io.outbox4j.api.Message.builder().id("a").topic("t").module("m").build();
+        io.outbox4j.api.Message m =
+                io.outbox4j.api.Message.builder().id("a").topic("t").module("m").build();
         assertThatThrownBy(() -> store.enqueue(null, m))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("transaction must not be null");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("transaction must not be null");
         assertThatThrownBy(() -> store.enqueueAll(null, java.util.List.of(m)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("transaction must not be null");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("transaction must not be null");
     }
 
     @Test
     void clock_nullIsRejected() {
         assertThatThrownBy(() -> MongoOutboxStore.builder().clock(null))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("clock must not be null");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("clock must not be null");
     }
 }

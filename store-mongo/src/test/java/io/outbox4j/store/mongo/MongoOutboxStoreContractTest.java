@@ -15,10 +15,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 
 /**
- * Runs the store contract kit against {@link MongoOutboxStore} on the shared MongoDB server. The second store
- * has its own {@code MongoClient}, as a second relay process would. On a server without multi-document
- * transactions (the in-JVM mongo-java-server) the rules that need a rolled-back transaction are skipped with
- * the fixture's reason; everything else runs.
+ * Runs the store contract kit against {@link MongoOutboxStore} on the shared MongoDB server. The
+ * second store has its own {@code MongoClient}, as a second relay process would. On a server
+ * without multi-document transactions (the in-JVM mongo-java-server) the rules that need a
+ * rolled-back transaction are skipped with the fixture's reason; everything else runs.
  */
 @DisplayName("MongoOutboxStore honours the store contract")
 class MongoOutboxStoreContractTest extends OutboxStoreContract {
@@ -60,7 +60,8 @@ class MongoOutboxStoreContractTest extends OutboxStoreContract {
 
     @Override
     protected Optional<String> deadLetterReason(String messageId) {
-        BsonDocument d = store.collection().find(new BsonDocument(ID, new BsonString(messageId))).first();
+        BsonDocument d =
+                store.collection().find(new BsonDocument(ID, new BsonString(messageId))).first();
         if (d == null || !d.containsKey(DEAD_AT)) {
             return Optional.empty();
         }

@@ -18,10 +18,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Enqueue joins the caller's multi-document transaction: the event commits and aborts with the business
- * document. These need sessions and transactions, i.e. a replica set (Testcontainers, or
- * {@code OUTBOX4J_MONGODB_URI}); against the in-JVM mongo-java-server, which has neither, each test is skipped
- * with that reason.
+ * Enqueue joins the caller's multi-document transaction: the event commits and aborts with the
+ * business document. These need sessions and transactions, i.e. a replica set (Testcontainers, or
+ * {@code OUTBOX4J_MONGODB_URI}); against the in-JVM mongo-java-server, which has neither, each test
+ * is skipped with that reason.
  */
 class MongoTransactionTest {
     private MongoOutboxStore store;
@@ -32,29 +32,41 @@ class MongoTransactionTest {
         Mongo.assumeTransactions();
         store = Mongo.store(Mongo.client(), Mongo.freshCollection("tx_outbox"));
         store.createIndexes();
-        orders = Mongo.client().getDatabase(Mongo.DATABASE)
-                .getCollection(Mongo.freshCollection("tx_orders"), BsonDocument.class);
+        orders =
+                Mongo.client()
+                        .getDatabase(Mongo.DATABASE)
+                        .getCollection(Mongo.freshCollection("tx_orders"), BsonDocument.class);
         orders.insertOne(new BsonDocument("_id", new BsonString("warm-up")));
     }
 
     private static Message event(String id) {
-        return Message.builder().id(id).topic("orders.created").module("orders").payload("order " + id).build();
+        return Message.builder()
+                .id(id)
+                .topic("orders.created")
+                .module("orders")
+                .payload("order " + id)
+                .build();
     }
 
     private List<Delivery> claimAll() {
-        return store.claim(new ClaimRequest("relay", Instant.now().plusSeconds(1), Duration.ofMinutes(1), 100));
+        return store.claim(
+                new ClaimRequest(
+                        "relay", Instant.now().plusSeconds(1), Duration.ofMinutes(1), 100));
     }
 
     @Test
     void enqueue_commitsTogetherWithTheBusinessDocument() {
         try (ClientSession session = Mongo.client().startSession()) {
-            session.withTransaction(() -> {
-                orders.insertOne(session, new BsonDocument("_id", new BsonString("order-1")));
-                store.enqueueAll(session, List.of(event("e-1"), event("e-2")));
-                return null;
-            });
+            session.withTransaction(
+                    () -> {
+                        orders.insertOne(
+                                session, new BsonDocument("_id", new BsonString("order-1")));
+                        store.enqueueAll(session, List.of(event("e-1"), event("e-2")));
+                        return null;
+                    });
         }
-        assertThat(orders.countDocuments(new BsonDocument("_id", new BsonString("order-1")))).isEqualTo(1);
+        assertThat(orders.countDocuments(new BsonDocument("_id", new BsonString("order-1"))))
+                .isEqualTo(1);
         assertThat(claimAll()).extracting(d -> d.message().id()).containsExactly("e-1", "e-2");
     }
 
@@ -66,7 +78,8 @@ class MongoTransactionTest {
             store.enqueue(session, event("e-3"));
             session.abortTransaction();
         }
-        assertThat(orders.countDocuments(new BsonDocument("_id", new BsonString("order-2")))).isZero();
+        assertThat(orders.countDocuments(new BsonDocument("_id", new BsonString("order-2"))))
+                .isZero();
         assertThat(store.collection().countDocuments()).isZero();
         assertThat(claimAll()).isEmpty();
     }
@@ -85,13 +98,15 @@ class MongoTransactionTest {
     @Test
     void enqueue_duplicateIdInsideATransactionIsReportedAsDuplicate() {
         try (ClientSession session = Mongo.client().startSession()) {
-            session.withTransaction(() -> {
-                store.enqueue(session, event("e-5"));
-                return null;
-            });
+            session.withTransaction(
+                    () -> {
+                        store.enqueue(session, event("e-5"));
+                        return null;
+                    });
             session.startTransaction();
             assertThatThrownBy(() -> store.enqueue(session, event("e-5")))
-                    .isInstanceOf(DuplicateMessageException.class).hasMessageContaining("'e-5'");
+                    .isInstanceOf(DuplicateMessageException.class)
+                    .hasMessageContaining("'e-5'");
             if (session.hasActiveTransaction()) {
                 session.abortTransaction();
             }
@@ -104,7 +119,8 @@ class MongoTransactionTest {
         try (ClientSession session = Mongo.client().startSession()) {
             assertThatThrownBy(() -> store.enqueue(session, event("e-6")))
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageStartingWith("transaction must be a ClientSession with an active transaction");
+                    .hasMessageStartingWith(
+                            "transaction must be a ClientSession with an active transaction");
         }
         assertThat(store.collection().countDocuments()).isZero();
     }

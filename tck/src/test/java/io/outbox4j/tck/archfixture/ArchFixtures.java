@@ -6,8 +6,7 @@ import java.util.logging.Logger;
 
 /** Small classes the ArchUnit rules are tried on: each one keeps or breaks one rule. */
 public final class ArchFixtures {
-    private ArchFixtures() {
-    }
+    private ArchFixtures() {}
 
     /** Domain code that uses outbox4j only through its ports. */
     public static final class CleanDomainService {

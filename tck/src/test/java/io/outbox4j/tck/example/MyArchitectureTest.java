@@ -7,18 +7,22 @@ import io.outbox4j.tck.OutboxArchitecture;
 import org.junit.jupiter.api.Test;
 
 class MyArchitectureTest {
-    // Your root package, e.g. "com.acme"; add .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+    // Your root package, e.g. "com.acme"; add
+    // .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
     // to check main code only (this example lives in test sources, so it keeps them).
-    private static final JavaClasses CLASSES = new ClassFileImporter().importPackages("io.outbox4j.tck.example");
+    private static final JavaClasses CLASSES =
+            new ClassFileImporter().importPackages("io.outbox4j.tck.example");
 
     @Test
     void domainUsesOnlyTheOutboxApi() {
-        OutboxArchitecture.domainMayOnlyUseOutboxApi("io.outbox4j.tck.example.domain..").check(CLASSES);
+        OutboxArchitecture.domainMayOnlyUseOutboxApi("io.outbox4j.tck.example.domain..")
+                .check(CLASSES);
     }
 
     @Test
     void onlyTheMessagingPackageTouchesBrokerClients() {
-        OutboxArchitecture.brokerClientsOnlyIn("io.outbox4j.tck.example.messaging..").check(CLASSES);
+        OutboxArchitecture.brokerClientsOnlyIn("io.outbox4j.tck.example.messaging..")
+                .check(CLASSES);
     }
 
     @Test

@@ -23,7 +23,8 @@ class MyStoreContractTest extends OutboxStoreContract {
 
     @Override
     protected OutboxStore secondStore() {
-        return STORE; // a second instance over the same tables (its own pool), for the concurrency rules
+        return STORE; // a second instance over the same tables (its own pool), for the concurrency
+        // rules
     }
 
     @Override
@@ -33,7 +34,8 @@ class MyStoreContractTest extends OutboxStoreContract {
 
     @Override
     protected void enqueueCommitted(List<Message> messages) {
-        InMemoryOutboxStore.Transaction tx = STORE.begin(); // jdbi.useTransaction(h -> store.enqueueAll(h, messages))
+        InMemoryOutboxStore.Transaction tx =
+                STORE.begin(); // jdbi.useTransaction(h -> store.enqueueAll(h, messages))
         STORE.enqueueAll(tx, messages);
         tx.commit();
     }
@@ -47,7 +49,8 @@ class MyStoreContractTest extends OutboxStoreContract {
 
     @Override
     protected Optional<String> deadLetterReason(String messageId) {
-        return STORE.deadLetterReason(messageId); // SELECT dead_reason FROM outbox_message WHERE id = ?
+        return STORE.deadLetterReason(
+                messageId); // SELECT dead_reason FROM outbox_message WHERE id = ?
     }
 }
 // end::store-example[]

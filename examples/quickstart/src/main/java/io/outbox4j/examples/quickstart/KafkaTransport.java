@@ -48,11 +48,13 @@ final class KafkaTransport implements Transport {
 
     @Override
     public void prepare(String topic) {
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+        try (Admin admin =
+                Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
             admin.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1))).all().get();
         } catch (java.util.concurrent.ExecutionException e) {
             if (!(e.getCause() instanceof TopicExistsException)) {
-                throw new IllegalStateException("could not create Kafka topic " + topic + ": " + e.getCause(), e);
+                throw new IllegalStateException(
+                        "could not create Kafka topic " + topic + ": " + e.getCause(), e);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -75,16 +77,22 @@ final class KafkaTransport implements Transport {
         KafkaConsumer<byte[], byte[]> consumer =
                 new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         consumer.subscribe(List.of(topic));
-        consumerThread = new Thread(() -> {
-            try (consumer) {
-                while (running.get()) {
-                    for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
-                        tally.record(header(r, "outbox-id"), new String(r.key(), StandardCharsets.UTF_8),
-                                Long.parseLong(header(r, SEQ_HEADER)));
-                    }
-                }
-            }
-        }, "quickstart-kafka-consumer");
+        consumerThread =
+                new Thread(
+                        () -> {
+                            try (consumer) {
+                                while (running.get()) {
+                                    for (ConsumerRecord<byte[], byte[]> r :
+                                            consumer.poll(Duration.ofMillis(100))) {
+                                        tally.record(
+                                                header(r, "outbox-id"),
+                                                new String(r.key(), StandardCharsets.UTF_8),
+                                                Long.parseLong(header(r, SEQ_HEADER)));
+                                    }
+                                }
+                            }
+                        },
+                        "quickstart-kafka-consumer");
         consumerThread.setDaemon(true);
         consumerThread.start();
     }
@@ -92,15 +100,25 @@ final class KafkaTransport implements Transport {
     private static String header(ConsumerRecord<byte[], byte[]> r, String name) {
         Header h = r.headers().lastHeader(name);
         if (h == null) {
-            throw new IllegalStateException("record at " + r.topic() + "-" + r.partition() + "@" + r.offset()
-                    + " has no " + name + " header");
+            throw new IllegalStateException(
+                    "record at "
+                            + r.topic()
+                            + "-"
+                            + r.partition()
+                            + "@"
+                            + r.offset()
+                            + " has no "
+                            + name
+                            + " header");
         }
         return new String(h.value(), StandardCharsets.UTF_8);
     }
 
     @Override
     public String describe() {
-        return embedded != null ? "Kafka (embedded, " + bootstrap + ")" : "Kafka (" + bootstrap + ")";
+        return embedded != null
+                ? "Kafka (embedded, " + bootstrap + ")"
+                : "Kafka (" + bootstrap + ")";
     }
 
     @Override

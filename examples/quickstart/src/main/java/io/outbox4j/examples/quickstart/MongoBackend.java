@@ -39,19 +39,24 @@ final class MongoBackend implements StoreBackend {
     public void placeOrder(Order order, Message event) {
         // tag::mongo-enqueue[]
         try (ClientSession session = client.startSession()) {
-            session.withTransaction(() -> {
-                orders.insertOne(session, new Document("_id", order.id()).append("customer", order.customer())
-                        .append("amount", order.amount()));
-                outbox.enqueue(session, event);
-                return null;
-            });
+            session.withTransaction(
+                    () -> {
+                        orders.insertOne(
+                                session,
+                                new Document("_id", order.id())
+                                        .append("customer", order.customer())
+                                        .append("amount", order.amount()));
+                        outbox.enqueue(session, event);
+                        return null;
+                    });
         }
         // end::mongo-enqueue[]
     }
 
     @Override
     public long orderCount(String idPrefix) {
-        return orders.countDocuments(Filters.regex("_id", "^" + java.util.regex.Pattern.quote(idPrefix)));
+        return orders.countDocuments(
+                Filters.regex("_id", "^" + java.util.regex.Pattern.quote(idPrefix)));
     }
 
     @Override

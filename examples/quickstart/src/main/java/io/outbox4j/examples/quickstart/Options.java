@@ -3,27 +3,32 @@ package io.outbox4j.examples.quickstart;
 import java.net.URI;
 import java.util.Locale;
 
-/** Command-line options of the quickstart; {@link #parse} rejects bad input with a message naming the option. */
+/**
+ * Command-line options of the quickstart; {@link #parse} rejects bad input with a message naming
+ * the option.
+ */
 final class Options {
-    static final String USAGE = String.join("\n",
-            "Usage: quickstart [options]",
-            "",
-            "Writes orders and their events in transactions, relays the events to a broker through outbox4j,",
-            "reads them back and checks that none was lost or reordered. With no options everything is",
-            "embedded: an H2 database and an in-process Kafka broker.",
-            "",
-            "Options:",
-            "  --messages N     orders (and events) to write                       (default 20000)",
-            "  --writers N      threads writing orders                             (default 4)",
-            "  --relays N       relay instances dispatching the outbox             (default 1)",
-            "  --keys N         distinct customers, the events' ordering keys      (default 200)",
-            "  --store URL      jdbc:h2:..., jdbc:postgresql://..., jdbc:mariadb://... or mongodb://...",
-            "                   (default: embedded H2; a MongoDB store needs a replica set)",
-            "  --publisher URI  kafka://host:port, amqp://user:pass@host:port, or sqs://host:port",
-            "                   (sqs+https://host for TLS; default: an embedded Kafka broker)",
-            "  --timeout SEC    how long to wait for every event to be read back   (default 120)",
-            "  --help           print this help",
-            "");
+    static final String USAGE =
+            String.join(
+                    "\n",
+                    "Usage: quickstart [options]",
+                    "",
+                    "Writes orders and their events in transactions, relays the events to a broker through outbox4j,",
+                    "reads them back and checks that none was lost or reordered. With no options everything is",
+                    "embedded: an H2 database and an in-process Kafka broker.",
+                    "",
+                    "Options:",
+                    "  --messages N     orders (and events) to write                       (default 20000)",
+                    "  --writers N      threads writing orders                             (default 4)",
+                    "  --relays N       relay instances dispatching the outbox             (default 1)",
+                    "  --keys N         distinct customers, the events' ordering keys      (default 200)",
+                    "  --store URL      jdbc:h2:..., jdbc:postgresql://..., jdbc:mariadb://... or mongodb://...",
+                    "                   (default: embedded H2; a MongoDB store needs a replica set)",
+                    "  --publisher URI  kafka://host:port, amqp://user:pass@host:port, or sqs://host:port",
+                    "                   (sqs+https://host for TLS; default: an embedded Kafka broker)",
+                    "  --timeout SEC    how long to wait for every event to be read back   (default 120)",
+                    "  --help           print this help",
+                    "");
 
     int messages = 20_000;
     int writers = 4;
@@ -68,14 +73,29 @@ final class Options {
                 value = args[++i];
             }
             switch (name) {
-                case "--messages": o.messages = positive(name, value, 10_000_000); break;
-                case "--writers": o.writers = positive(name, value, 256); break;
-                case "--relays": o.relays = positive(name, value, 64); break;
-                case "--keys": o.keys = positive(name, value, 1_000_000); break;
-                case "--timeout": o.timeoutSeconds = positive(name, value, 86_400); break;
-                case "--store": o.store = store(value); break;
-                case "--publisher": o.publisher = publisher(value); break;
-                default: throw new BadOption("unknown option '" + name + "'");
+                case "--messages":
+                    o.messages = positive(name, value, 10_000_000);
+                    break;
+                case "--writers":
+                    o.writers = positive(name, value, 256);
+                    break;
+                case "--relays":
+                    o.relays = positive(name, value, 64);
+                    break;
+                case "--keys":
+                    o.keys = positive(name, value, 1_000_000);
+                    break;
+                case "--timeout":
+                    o.timeoutSeconds = positive(name, value, 86_400);
+                    break;
+                case "--store":
+                    o.store = store(value);
+                    break;
+                case "--publisher":
+                    o.publisher = publisher(value);
+                    break;
+                default:
+                    throw new BadOption("unknown option '" + name + "'");
             }
         }
         return o;
@@ -96,13 +116,18 @@ final class Options {
     private static String store(String value) {
         String v = value.strip();
         String lower = v.toLowerCase(Locale.ROOT);
-        if (lower.startsWith("jdbc:h2:") || lower.startsWith("jdbc:postgresql:") || lower.startsWith("jdbc:mariadb:")
-                || lower.startsWith("jdbc:mysql:") || lower.startsWith("mongodb://")
+        if (lower.startsWith("jdbc:h2:")
+                || lower.startsWith("jdbc:postgresql:")
+                || lower.startsWith("jdbc:mariadb:")
+                || lower.startsWith("jdbc:mysql:")
+                || lower.startsWith("mongodb://")
                 || lower.startsWith("mongodb+srv://")) {
             return v;
         }
-        throw new BadOption("--store must be a jdbc:h2:, jdbc:postgresql:, jdbc:mariadb: or mongodb:// URL, but was '"
-                + value + "'");
+        throw new BadOption(
+                "--store must be a jdbc:h2:, jdbc:postgresql:, jdbc:mariadb: or mongodb:// URL, but was '"
+                        + value
+                        + "'");
     }
 
     private static URI publisher(String value) {
@@ -113,13 +138,22 @@ final class Options {
             throw new BadOption("--publisher is not a valid URI: '" + value + "'");
         }
         String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
-        if (!scheme.equals("kafka") && !scheme.equals("amqp") && !scheme.equals("amqps") && !scheme.equals("sqs")
-                && !scheme.equals("sqs+http") && !scheme.equals("sqs+https")) {
-            throw new BadOption("--publisher must start with kafka://, amqp://, amqps:// or sqs://, but was '"
-                    + value + "'");
+        if (!scheme.equals("kafka")
+                && !scheme.equals("amqp")
+                && !scheme.equals("amqps")
+                && !scheme.equals("sqs")
+                && !scheme.equals("sqs+http")
+                && !scheme.equals("sqs+https")) {
+            throw new BadOption(
+                    "--publisher must start with kafka://, amqp://, amqps:// or sqs://, but was '"
+                            + value
+                            + "'");
         }
         if (uri.getHost() == null) {
-            throw new BadOption("--publisher needs a host, as in kafka://localhost:9092, but was '" + value + "'");
+            throw new BadOption(
+                    "--publisher needs a host, as in kafka://localhost:9092, but was '"
+                            + value
+                            + "'");
         }
         return uri;
     }

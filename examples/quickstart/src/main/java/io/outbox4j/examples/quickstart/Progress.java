@@ -3,7 +3,10 @@ package io.outbox4j.examples.quickstart;
 import java.io.PrintStream;
 import java.util.function.LongSupplier;
 
-/** A progress bar on stderr: redrawn in place on a terminal, a plain line every few seconds otherwise. */
+/**
+ * A progress bar on stderr: redrawn in place on a terminal, a plain line every few seconds
+ * otherwise.
+ */
 final class Progress implements AutoCloseable {
     private final PrintStream err;
     private final boolean terminal;
@@ -14,7 +17,12 @@ final class Progress implements AutoCloseable {
     private final Thread thread;
     private volatile boolean running = true;
 
-    Progress(PrintStream err, boolean terminal, long total, LongSupplier written, LongSupplier published,
+    Progress(
+            PrintStream err,
+            boolean terminal,
+            long total,
+            LongSupplier written,
+            LongSupplier published,
             LongSupplier read) {
         this.err = err;
         this.terminal = terminal;
@@ -46,10 +54,31 @@ final class Progress implements AutoCloseable {
         if (terminal) {
             int width = 30;
             int filled = (int) Math.min(width, r * width / Math.max(1, total));
-            err.print("\r[" + "#".repeat(filled) + " ".repeat(width - filled) + "] " + (r * 100 / Math.max(1, total))
-                    + "%  written " + w + "  published " + p + "  read back " + r + " / " + total + "   ");
+            err.print(
+                    "\r["
+                            + "#".repeat(filled)
+                            + " ".repeat(width - filled)
+                            + "] "
+                            + (r * 100 / Math.max(1, total))
+                            + "%  written "
+                            + w
+                            + "  published "
+                            + p
+                            + "  read back "
+                            + r
+                            + " / "
+                            + total
+                            + "   ");
         } else {
-            err.println("progress: written " + w + ", published " + p + ", read back " + r + " of " + total);
+            err.println(
+                    "progress: written "
+                            + w
+                            + ", published "
+                            + p
+                            + ", read back "
+                            + r
+                            + " of "
+                            + total);
         }
         err.flush();
     }

@@ -18,10 +18,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The outbox4j quickstart: an order service writes orders and their events in one transaction each, from
- * several threads; relays dispatch the outbox to a broker; a consumer reads the events back. The summary
- * says whether every event arrived, how many duplicates there were, whether per-key order held, and how
- * long events took from commit to broker acknowledgement.
+ * The outbox4j quickstart: an order service writes orders and their events in one transaction each,
+ * from several threads; relays dispatch the outbox to a broker; a consumer reads the events back.
+ * The summary says whether every event arrived, how many duplicates there were, whether per-key
+ * order held, and how long events took from commit to broker acknowledgement.
  *
  * <p>Exit codes: 0 when nothing was lost or reordered, 1 otherwise, 2 for a bad command line.
  */
@@ -55,7 +55,8 @@ public final class Quickstart {
      * @param args the command line
      * @param out where the summary goes
      * @param err where progress and errors go
-     * @return the exit status: 0 all events arrived in order, 1 something was lost or reordered, 2 bad usage
+     * @return the exit status: 0 all events arrived in order, 1 something was lost or reordered, 2
+     *     bad usage
      */
     public static int run(String[] args, PrintStream out, PrintStream err) {
         Options options;
@@ -76,7 +77,8 @@ public final class Quickstart {
 
     private int run() {
         String topic = "quickstart.orders." + runId;
-        try (StoreBackend backend = openStore(); Transport transport = openTransport()) {
+        try (StoreBackend backend = openStore();
+                Transport transport = openTransport()) {
             transport.prepare(topic);
             Tally tally = new Tally();
             transport.startConsumer(topic, tally);
@@ -85,28 +87,46 @@ public final class Quickstart {
             List<Relay> relays = new ArrayList<>();
             for (int i = 0; i < options.relays; i++) {
                 // tag::relay[]
-                Relay relay = Relay.builder(backend.store(), publisher)
-                        .owner("quickstart-relay-" + i)
-                        .batchSize(250)
-                        .workers(4)
-                        .deliveryTimeout(Duration.ofSeconds(10))
-                        .pollInterval(Duration.ofMillis(500))
-                        .build();
+                Relay relay =
+                        Relay.builder(backend.store(), publisher)
+                                .owner("quickstart-relay-" + i)
+                                .batchSize(250)
+                                .workers(4)
+                                .deliveryTimeout(Duration.ofSeconds(10))
+                                .pollInterval(Duration.ofMillis(500))
+                                .build();
                 relay.start();
                 // end::relay[]
                 relays.add(relay);
             }
 
-            err.println("outbox4j quickstart: " + options.messages + " orders from " + options.writers
-                    + " writers over " + options.keys + " customers; " + backend.describe() + " -> "
-                    + transport.describe() + "; " + options.relays + " relay(s)");
+            err.println(
+                    "outbox4j quickstart: "
+                            + options.messages
+                            + " orders from "
+                            + options.writers
+                            + " writers over "
+                            + options.keys
+                            + " customers; "
+                            + backend.describe()
+                            + " -> "
+                            + transport.describe()
+                            + "; "
+                            + options.relays
+                            + " relay(s)");
             Map<String, Long> commitNanos = new ConcurrentHashMap<>();
             AtomicLong written = new AtomicLong();
             long start = System.nanoTime();
             long writeEnd;
             long readEnd;
-            Progress progress = new Progress(err, System.console() != null, options.messages, written::get,
-                    publisher.published::get, tally::distinct);
+            Progress progress =
+                    new Progress(
+                            err,
+                            System.console() != null,
+                            options.messages,
+                            written::get,
+                            publisher.published::get,
+                            tally::distinct);
             try {
                 writeOrders(backend, topic, relays, commitNanos, written);
                 writeEnd = System.nanoTime();
@@ -134,15 +154,28 @@ public final class Quickstart {
             out.println("  missing               " + missing);
             out.println("  duplicates            " + tally.duplicates());
             out.println("  order violations      " + tally.violations());
-            out.println(String.format(Locale.ROOT, "  write throughput      %.0f orders/s",
-                    written.get() / ((writeEnd - start) / 1e9)));
-            out.println(String.format(Locale.ROOT, "  end-to-end throughput %.0f events/s (commit to read back)",
-                    tally.distinct() / seconds));
-            out.println(String.format(Locale.ROOT, "  commit->publish       p50 %.1f ms, p99 %.1f ms, max %.1f ms",
-                    percentile(latencies, 50) / 1000.0, percentile(latencies, 99) / 1000.0,
-                    percentile(latencies, 100) / 1000.0));
-            out.println("  result                " + (ok ? "OK: every event arrived, per-key order held"
-                    : "FAILED: events were lost, reordered, or orders and events disagree"));
+            out.println(
+                    String.format(
+                            Locale.ROOT,
+                            "  write throughput      %.0f orders/s",
+                            written.get() / ((writeEnd - start) / 1e9)));
+            out.println(
+                    String.format(
+                            Locale.ROOT,
+                            "  end-to-end throughput %.0f events/s (commit to read back)",
+                            tally.distinct() / seconds));
+            out.println(
+                    String.format(
+                            Locale.ROOT,
+                            "  commit->publish       p50 %.1f ms, p99 %.1f ms, max %.1f ms",
+                            percentile(latencies, 50) / 1000.0,
+                            percentile(latencies, 99) / 1000.0,
+                            percentile(latencies, 100) / 1000.0));
+            out.println(
+                    "  result                "
+                            + (ok
+                                    ? "OK: every event arrived, per-key order held"
+                                    : "FAILED: events were lost, reordered, or orders and events disagree"));
             return ok ? 0 : 1;
         } catch (RuntimeException e) {
             err.println();
@@ -174,31 +207,42 @@ public final class Quickstart {
     }
 
     /**
-     * Each writer owns a subset of customers, so the events of one customer are committed one after the
-     * other and carry an increasing per-customer sequence number.
+     * Each writer owns a subset of customers, so the events of one customer are committed one after
+     * the other and carry an increasing per-customer sequence number.
      */
-    private void writeOrders(StoreBackend backend, String topic, List<Relay> relays, Map<String, Long> commitNanos,
+    private void writeOrders(
+            StoreBackend backend,
+            String topic,
+            List<Relay> relays,
+            Map<String, Long> commitNanos,
             AtomicLong written) {
         ExecutorService pool = Executors.newFixedThreadPool(options.writers);
         try {
             List<Future<?>> futures = new ArrayList<>();
             for (int w = 0; w < options.writers; w++) {
                 int writer = w;
-                futures.add(pool.submit(() -> {
-                    for (int i = 0; i < options.messages; i++) {
-                        int customer = i % options.keys;
-                        if (customer % options.writers != writer) {
-                            continue;
-                        }
-                        String orderId = runId + "-" + i;
-                        StoreBackend.Order order = new StoreBackend.Order(orderId, "customer-" + customer, 100 + i % 900);
-                        backend.placeOrder(order, event(topic, order, i / options.keys));
-                        commitNanos.put(orderId, System.nanoTime());
-                        written.incrementAndGet();
-                        relays.forEach(Relay::wakeUp);
-                    }
-                    return null;
-                }));
+                futures.add(
+                        pool.submit(
+                                () -> {
+                                    for (int i = 0; i < options.messages; i++) {
+                                        int customer = i % options.keys;
+                                        if (customer % options.writers != writer) {
+                                            continue;
+                                        }
+                                        String orderId = runId + "-" + i;
+                                        StoreBackend.Order order =
+                                                new StoreBackend.Order(
+                                                        orderId,
+                                                        "customer-" + customer,
+                                                        100 + i % 900);
+                                        backend.placeOrder(
+                                                order, event(topic, order, i / options.keys));
+                                        commitNanos.put(orderId, System.nanoTime());
+                                        written.incrementAndGet();
+                                        relays.forEach(Relay::wakeUp);
+                                    }
+                                    return null;
+                                }));
             }
             for (Future<?> f : futures) {
                 f.get();
@@ -216,16 +260,23 @@ public final class Quickstart {
     // tag::event[]
     static Message event(String topic, StoreBackend.Order order, long customerSeq) {
         return Message.builder()
-                .id(order.id())                       // the downstream idempotency key
+                .id(order.id()) // the downstream idempotency key
                 .topic(topic)
-                .key(order.customer())                // per-customer ordering
+                .key(order.customer()) // per-customer ordering
                 .module(MODULE)
                 .contentType("application/json")
-                .payload("{\"orderId\":\"" + order.id() + "\",\"customer\":\"" + order.customer()
-                        + "\",\"amount\":" + order.amount() + "}")
+                .payload(
+                        "{\"orderId\":\""
+                                + order.id()
+                                + "\",\"customer\":\""
+                                + order.customer()
+                                + "\",\"amount\":"
+                                + order.amount()
+                                + "}")
                 .header(Transport.SEQ_HEADER, Long.toString(customerSeq))
                 .build();
     }
+
     // end::event[]
 
     private long awaitReadBack(Tally tally, java.util.Set<String> ids) {
@@ -244,11 +295,14 @@ public final class Quickstart {
         return System.nanoTime();
     }
 
-    private static long[] latenciesMicros(Map<String, Long> commitNanos, Map<String, Long> ackNanos) {
-        long[] out = commitNanos.entrySet().stream()
-                .filter(e -> ackNanos.containsKey(e.getKey()))
-                .mapToLong(e -> Math.max(0, ackNanos.get(e.getKey()) - e.getValue()) / 1_000)
-                .toArray();
+    private static long[] latenciesMicros(
+            Map<String, Long> commitNanos, Map<String, Long> ackNanos) {
+        long[] out =
+                commitNanos.entrySet().stream()
+                        .filter(e -> ackNanos.containsKey(e.getKey()))
+                        .mapToLong(
+                                e -> Math.max(0, ackNanos.get(e.getKey()) - e.getValue()) / 1_000)
+                        .toArray();
         Arrays.sort(out);
         return out;
     }

@@ -27,7 +27,8 @@ final class RabbitMqTransport implements Transport {
             factory.setUri(uri);
             this.connection = factory.newConnection("outbox4j-quickstart-consumer");
         } catch (Exception e) {
-            throw new IllegalStateException("cannot connect to RabbitMQ at " + safe(uri) + ": " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "cannot connect to RabbitMQ at " + safe(uri) + ": " + e.getMessage(), e);
         }
     }
 
@@ -36,7 +37,8 @@ final class RabbitMqTransport implements Transport {
         try (Channel ch = connection.createChannel()) {
             ch.queueDeclare(topic, true, false, false, Map.of());
         } catch (Exception e) {
-            throw new IllegalStateException("cannot declare queue " + topic + ": " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "cannot declare queue " + topic + ": " + e.getMessage(), e);
         }
     }
 
@@ -50,18 +52,28 @@ final class RabbitMqTransport implements Transport {
         try {
             Channel ch = connection.createChannel();
             ch.basicQos(1000);
-            ch.basicConsume(topic, false, new DefaultConsumer(ch) {
-                @Override
-                public void handleDelivery(String tag, Envelope envelope, AMQP.BasicProperties props, byte[] body)
-                        throws IOException {
-                    Map<String, Object> headers = props.getHeaders();
-                    tally.record(props.getMessageId(), String.valueOf(headers.get(RabbitMqPublisher.HEADER_KEY)),
-                            Long.parseLong(String.valueOf(headers.get(SEQ_HEADER))));
-                    ch.basicAck(envelope.getDeliveryTag(), false);
-                }
-            });
+            ch.basicConsume(
+                    topic,
+                    false,
+                    new DefaultConsumer(ch) {
+                        @Override
+                        public void handleDelivery(
+                                String tag,
+                                Envelope envelope,
+                                AMQP.BasicProperties props,
+                                byte[] body)
+                                throws IOException {
+                            Map<String, Object> headers = props.getHeaders();
+                            tally.record(
+                                    props.getMessageId(),
+                                    String.valueOf(headers.get(RabbitMqPublisher.HEADER_KEY)),
+                                    Long.parseLong(String.valueOf(headers.get(SEQ_HEADER))));
+                            ch.basicAck(envelope.getDeliveryTag(), false);
+                        }
+                    });
         } catch (IOException e) {
-            throw new IllegalStateException("cannot consume queue " + topic + ": " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "cannot consume queue " + topic + ": " + e.getMessage(), e);
         }
     }
 

@@ -17,8 +17,8 @@ import software.amazon.awssdk.services.sqs.model.Message;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 
 /**
- * SQS: events go to a FIFO queue (so per-key order holds: the key is the message group) named after the
- * topic, with dots replaced by dashes.
+ * SQS: events go to a FIFO queue (so per-key order holds: the key is the message group) named after
+ * the topic, with dots replaced by dashes.
  */
 final class SqsTransport implements Transport {
     private final URI endpoint;
@@ -30,19 +30,34 @@ final class SqsTransport implements Transport {
     SqsTransport(URI endpoint) {
         this.endpoint = endpoint;
         String region = System.getenv().getOrDefault("AWS_REGION", "us-east-1");
-        AwsCredentialsProvider credentials = System.getenv("AWS_ACCESS_KEY_ID") != null
-                ? DefaultCredentialsProvider.builder().build()
-                : StaticCredentialsProvider.create(AwsBasicCredentials.create("quickstart", "quickstart"));
-        this.client = SqsClient.builder().endpointOverride(endpoint).region(Region.of(region))
-                .credentialsProvider(credentials).build();
+        AwsCredentialsProvider credentials =
+                System.getenv("AWS_ACCESS_KEY_ID") != null
+                        ? DefaultCredentialsProvider.builder().build()
+                        : StaticCredentialsProvider.create(
+                                AwsBasicCredentials.create("quickstart", "quickstart"));
+        this.client =
+                SqsClient.builder()
+                        .endpointOverride(endpoint)
+                        .region(Region.of(region))
+                        .credentialsProvider(credentials)
+                        .build();
         // tag::sqs-publisher[]
-        this.publisher = SqsPublisher.builder().client(client).queueNameMapper(m -> queueName(m.topic())).build();
+        this.publisher =
+                SqsPublisher.builder()
+                        .client(client)
+                        .queueNameMapper(m -> queueName(m.topic()))
+                        .build();
         // end::sqs-publisher[]
     }
 
     static SqsTransport of(URI uri) {
         String scheme = uri.getScheme().equalsIgnoreCase("sqs+https") ? "https" : "http";
-        return new SqsTransport(URI.create(scheme + "://" + uri.getHost() + (uri.getPort() < 0 ? "" : ":" + uri.getPort())));
+        return new SqsTransport(
+                URI.create(
+                        scheme
+                                + "://"
+                                + uri.getHost()
+                                + (uri.getPort() < 0 ? "" : ":" + uri.getPort())));
     }
 
     private static String queueName(String topic) {
@@ -51,7 +66,10 @@ final class SqsTransport implements Transport {
 
     @Override
     public void prepare(String topic) {
-        client.createQueue(b -> b.queueName(queueName(topic)).attributes(Map.of(QueueAttributeName.FIFO_QUEUE, "true")));
+        client.createQueue(
+                b ->
+                        b.queueName(queueName(topic))
+                                .attributes(Map.of(QueueAttributeName.FIFO_QUEUE, "true")));
     }
 
     @Override
@@ -62,25 +80,53 @@ final class SqsTransport implements Transport {
     @Override
     public void startConsumer(String topic, Tally tally) {
         String url = client.getQueueUrl(b -> b.queueName(queueName(topic))).queueUrl();
-        consumerThread = new Thread(() -> {
-            while (running.get()) {
-                List<Message> batch = client.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10)
-                        .waitTimeSeconds(1).messageAttributeNames("All")).messages();
-                if (batch.isEmpty()) {
-                    continue;
-                }
-                for (Message m : batch) {
-                    var attrs = m.messageAttributes();
-                    String headers = attrs.get(SqsPublisher.ATTRIBUTE_HEADERS).stringValue();
-                    tally.record(attrs.get(SqsPublisher.ATTRIBUTE_ID).stringValue(),
-                            attrs.get(SqsPublisher.ATTRIBUTE_KEY).stringValue(), seqFrom(headers));
-                }
-                client.deleteMessageBatch(b -> b.queueUrl(url).entries(batch.stream()
-                        .map(m -> DeleteMessageBatchRequestEntry.builder().id(m.messageId().replaceAll("[^A-Za-z0-9_-]", "_"))
-                                .receiptHandle(m.receiptHandle()).build())
-                        .toList()));
-            }
-        }, "quickstart-sqs-consumer");
+        consumerThread =
+                new Thread(
+                        () -> {
+                            while (running.get()) {
+                                List<Message> batch =
+                                        client.receiveMessage(
+                                                        b ->
+                                                                b.queueUrl(url)
+                                                                        .maxNumberOfMessages(10)
+                                                                        .waitTimeSeconds(1)
+                                                                        .messageAttributeNames(
+                                                                                "All"))
+                                                .messages();
+                                if (batch.isEmpty()) {
+                                    continue;
+                                }
+                                for (Message m : batch) {
+                                    var attrs = m.messageAttributes();
+                                    String headers =
+                                            attrs.get(SqsPublisher.ATTRIBUTE_HEADERS).stringValue();
+                                    tally.record(
+                                            attrs.get(SqsPublisher.ATTRIBUTE_ID).stringValue(),
+                                            attrs.get(SqsPublisher.ATTRIBUTE_KEY).stringValue(),
+                                            seqFrom(headers));
+                                }
+                                client.deleteMessageBatch(
+                                        b ->
+                                                b.queueUrl(url)
+                                                        .entries(
+                                                                batch.stream()
+                                                                        .map(
+                                                                                m ->
+                                                                                        DeleteMessageBatchRequestEntry
+                                                                                                .builder()
+                                                                                                .id(
+                                                                                                        m.messageId()
+                                                                                                                .replaceAll(
+                                                                                                                        "[^A-Za-z0-9_-]",
+                                                                                                                        "_"))
+                                                                                                .receiptHandle(
+                                                                                                        m
+                                                                                                                .receiptHandle())
+                                                                                                .build())
+                                                                        .toList()));
+                            }
+                        },
+                        "quickstart-sqs-consumer");
         consumerThread.setDaemon(true);
         consumerThread.start();
     }
@@ -90,7 +136,8 @@ final class SqsTransport implements Transport {
         String marker = "\"" + SEQ_HEADER + "\":\"";
         int at = headersJson.indexOf(marker);
         if (at < 0) {
-            throw new IllegalStateException("event has no " + SEQ_HEADER + " header: " + headersJson);
+            throw new IllegalStateException(
+                    "event has no " + SEQ_HEADER + " header: " + headersJson);
         }
         int from = at + marker.length();
         return Long.parseLong(headersJson.substring(from, headersJson.indexOf('"', from)));

@@ -21,6 +21,5 @@ interface StoreBackend extends AutoCloseable {
     void close();
 
     /** One order of the order service. */
-    record Order(String id, String customer, long amount) {
-    }
+    record Order(String id, String customer, long amount) {}
 }

@@ -5,9 +5,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * What the consumer saw: distinct ids, duplicates, and per-key order. Events of one key carry an increasing
- * per-key sequence number; a first delivery with a number lower than one already seen for its key is an
- * order violation (a redelivered duplicate is counted as a duplicate, not as a violation).
+ * What the consumer saw: distinct ids, duplicates, and per-key order. Events of one key carry an
+ * increasing per-key sequence number; a first delivery with a number lower than one already seen
+ * for its key is an order violation (a redelivered duplicate is counted as a duplicate, not as a
+ * violation).
  */
 final class Tally {
     private final Map<String, Boolean> seen = new ConcurrentHashMap<>();
@@ -23,13 +24,16 @@ final class Tally {
             duplicates.incrementAndGet();
             return;
         }
-        lastSeqByKey.merge(key, keySeq, (previous, current) -> {
-            if (current < previous) {
-                violations.incrementAndGet();
-                return previous;
-            }
-            return current;
-        });
+        lastSeqByKey.merge(
+                key,
+                keySeq,
+                (previous, current) -> {
+                    if (current < previous) {
+                        violations.incrementAndGet();
+                        return previous;
+                    }
+                    return current;
+                });
     }
 
     long distinct() {

@@ -9,7 +9,10 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** Wraps the real publisher to note when the broker acknowledged each event, for the latency figures. */
+/**
+ * Wraps the real publisher to note when the broker acknowledged each event, for the latency
+ * figures.
+ */
 final class TimingPublisher implements Publisher {
     private final Publisher delegate;
     final Map<String, Long> ackNanos = new ConcurrentHashMap<>();

@@ -22,7 +22,10 @@ interface Transport extends AutoCloseable {
     @Override
     void close();
 
-    /** Stops a consumer loop that runs while {@code running} is set, waiting up to 5 s for its thread. */
+    /**
+     * Stops a consumer loop that runs while {@code running} is set, waiting up to 5 s for its
+     * thread.
+     */
     static void stopConsumer(java.util.concurrent.atomic.AtomicBoolean running, Thread consumer) {
         running.set(false);
         if (consumer != null) {

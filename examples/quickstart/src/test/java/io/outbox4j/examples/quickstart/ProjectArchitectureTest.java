@@ -18,26 +18,40 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * The project's own architecture test (DESIGN §1), applied to the main classes of every module. It lives in
- * the quickstart because this module depends on every other one and the reactor builds it last; the rules
- * themselves are the public ones of {@code outbox-tck} ({@link OutboxArchitecture}).
+ * The project's own architecture test (DESIGN §1), applied to the main classes of every module. It
+ * lives in the quickstart because this module depends on every other one and the reactor builds it
+ * last; the rules themselves are the public ones of {@code outbox-tck} ({@link
+ * OutboxArchitecture}).
  */
 class ProjectArchitectureTest {
-    /** Each module and the fewest main classes it must contribute, so no rule can pass on an empty import. */
-    private static final Map<String, Integer> MINIMUM_CLASSES = Map.ofEntries(
-            Map.entry("api", 15), Map.entry("engine", 3), Map.entry("tck", 5),
-            Map.entry("store.jdbi", 2), Map.entry("store.mongo", 2),
-            Map.entry("publisher.kafka", 2), Map.entry("publisher.rabbitmq", 2), Map.entry("publisher.sqs", 2),
-            Map.entry("testservices", 2), Map.entry("examples.quickstart", 2));
+    /**
+     * Each module and the fewest main classes it must contribute, so no rule can pass on an empty
+     * import.
+     */
+    private static final Map<String, Integer> MINIMUM_CLASSES =
+            Map.ofEntries(
+                    Map.entry("api", 15),
+                    Map.entry("engine", 3),
+                    Map.entry("tck", 5),
+                    Map.entry("store.jdbi", 2),
+                    Map.entry("store.mongo", 2),
+                    Map.entry("publisher.kafka", 2),
+                    Map.entry("publisher.rabbitmq", 2),
+                    Map.entry("publisher.sqs", 2),
+                    Map.entry("testservices", 2),
+                    Map.entry("examples.quickstart", 2));
 
     private static JavaClasses classes;
 
     @BeforeAll
     static void importEveryModule() {
-        // The rules need only the names of dependencies, not their bytecode: don't import the classpath.
+        // The rules need only the names of dependencies, not their bytecode: don't import the
+        // classpath.
         ArchConfiguration.get().setResolveMissingDependenciesFromClassPath(false);
-        classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-                .importPackages(OutboxArchitecture.ROOT);
+        classes =
+                new ClassFileImporter()
+                        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                        .importPackages(OutboxArchitecture.ROOT);
     }
 
     @AfterAll
@@ -49,10 +63,14 @@ class ProjectArchitectureTest {
     @DisplayName("the main classes of every module are imported (guard: no rule passes vacuously)")
     void everyModuleIsImported() {
         Map<String, Integer> found = OutboxArchitecture.classesPerModule(classes);
-        MINIMUM_CLASSES.forEach((module, minimum) -> assertThat(found.getOrDefault(module, 0))
-                .as("main classes of module '%s' on the test classpath (found per module: %s); a module missing "
-                        + "here would let every rule below pass without checking it", module, found)
-                .isGreaterThanOrEqualTo(minimum));
+        MINIMUM_CLASSES.forEach(
+                (module, minimum) ->
+                        assertThat(found.getOrDefault(module, 0))
+                                .as(
+                                        "main classes of module '%s' on the test classpath (found per module: %s); a module missing "
+                                                + "here would let every rule below pass without checking it",
+                                        module, found)
+                                .isGreaterThanOrEqualTo(minimum));
     }
 
     @TestFactory

@@ -13,7 +13,9 @@ class QuickstartTest {
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
 
     private int run(String... args) {
-        return Quickstart.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        return Quickstart.run(
+                args,
+                new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
     }
 
@@ -49,12 +51,15 @@ class QuickstartTest {
     @Test
     void badOption_isExplainedWithUsage_andExitsTwo() {
         assertThat(run("--messages", "lots")).isEqualTo(2);
-        assertThat(err()).contains("error: --messages must be a whole number, but was 'lots'").contains("Usage:");
+        assertThat(err())
+                .contains("error: --messages must be a whole number, but was 'lots'")
+                .contains("Usage:");
     }
 
     @Test
     void unknownPublisherScheme_isRejected() {
         assertThat(run("--publisher", "mqtt://localhost:1883")).isEqualTo(2);
-        assertThat(err()).contains("--publisher must start with kafka://, amqp://, amqps:// or sqs://");
+        assertThat(err())
+                .contains("--publisher must start with kafka://, amqp://, amqps:// or sqs://");
     }
 }

@@ -14,14 +14,16 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's Java snippets are copies of tagged regions ({@code // tag::name[]} … {@code // end::name[]})
- * of the quickstart's compiled sources, so they cannot rot: this test fails when they drift apart.
+ * The README's Java snippets are copies of tagged regions ({@code // tag::name[]} … {@code //
+ * end::name[]}) of the quickstart's compiled sources, so they cannot rot: this test fails when they
+ * drift apart.
  */
 class ReadmeSnippetsTest {
     private static final Path ROOT = Path.of("../..");
     private static final Pattern JAVA_BLOCK = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL);
-    private static final Pattern TAGGED = Pattern.compile(
-            "// tag::([\\w-]+)\\[\\]\\n(.*?)\\n\\s*// end::\\1\\[\\]", Pattern.DOTALL);
+    private static final Pattern TAGGED =
+            Pattern.compile(
+                    "// tag::([\\w-]+)\\[\\]\\n(.*?)\\n\\s*// end::\\1\\[\\]", Pattern.DOTALL);
 
     @Test
     void everyJavaSnippetOfTheReadme_isATaggedRegionOfCompiledCode() throws IOException {
@@ -37,7 +39,9 @@ class ReadmeSnippetsTest {
         assertThat(regions).as("tagged regions in the quickstart sources").isNotEmpty();
         for (String snippet : snippets) {
             assertThat(regions)
-                    .as("README snippet has no identical tagged region in examples/quickstart:%n%s", snippet)
+                    .as(
+                            "README snippet has no identical tagged region in examples/quickstart:%n%s",
+                            snippet)
                     .contains(snippet);
         }
     }
@@ -45,7 +49,9 @@ class ReadmeSnippetsTest {
     private static List<String> taggedRegions(Path dir) throws IOException {
         List<String> regions = new ArrayList<>();
         try (Stream<Path> files = Files.walk(dir)) {
-            for (Path f : files.filter(p -> p.toString().endsWith(".java")).collect(Collectors.toList())) {
+            for (Path f :
+                    files.filter(p -> p.toString().endsWith(".java"))
+                            .collect(Collectors.toList())) {
                 Matcher m = TAGGED.matcher(Files.readString(f));
                 while (m.find()) {
                     regions.add(normalise(m.group(2)));
@@ -55,14 +61,22 @@ class ReadmeSnippetsTest {
         return regions;
     }
 
-    /** Removes the common indentation and trailing blank lines, so nesting depth does not matter. */
+    /**
+     * Removes the common indentation and trailing blank lines, so nesting depth does not matter.
+     */
     private static String normalise(String code) {
         List<String> lines = new ArrayList<>(List.of(code.split("\\n", -1)));
         while (!lines.isEmpty() && lines.get(lines.size() - 1).isBlank()) {
             lines.remove(lines.size() - 1);
         }
-        int indent = lines.stream().filter(l -> !l.isBlank())
-                .mapToInt(l -> l.length() - l.stripLeading().length()).min().orElse(0);
-        return lines.stream().map(l -> l.isBlank() ? "" : l.substring(indent)).collect(Collectors.joining("\n"));
+        int indent =
+                lines.stream()
+                        .filter(l -> !l.isBlank())
+                        .mapToInt(l -> l.length() - l.stripLeading().length())
+                        .min()
+                        .orElse(0);
+        return lines.stream()
+                .map(l -> l.isBlank() ? "" : l.substring(indent))
+                .collect(Collectors.joining("\n"));
     }
 }
