@@ -69,4 +69,15 @@ final class Checks {
     static Instant micros(Instant value, String field) {
         return notNull(value, field).truncatedTo(ChronoUnit.MICROS);
     }
+
+    static java.util.List<String> receipts(java.util.List<String> receipts) {
+        notNull(receipts, "receipts");
+        if (receipts.isEmpty()) {
+            throw new IllegalArgumentException("receipts must not be empty");
+        }
+        for (String r : receipts) {
+            text(r, "receipt", 512);
+        }
+        return java.util.List.copyOf(receipts);
+    }
 }

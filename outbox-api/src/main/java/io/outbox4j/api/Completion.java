@@ -18,13 +18,6 @@ public record Completion(String owner, List<String> receipts) {
      */
     public Completion {
         Checks.text(owner, "owner", 255);
-        Checks.notNull(receipts, "receipts");
-        if (receipts.isEmpty()) {
-            throw new IllegalArgumentException("receipts must not be empty");
-        }
-        for (String r : receipts) {
-            Checks.text(r, "receipt", 512);
-        }
-        receipts = List.copyOf(receipts);
+        receipts = Checks.receipts(receipts);
     }
 }

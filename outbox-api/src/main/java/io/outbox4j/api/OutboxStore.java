@@ -5,23 +5,39 @@ import java.util.Set;
 
 /**
  * The dispatch side of a store: what a relay calls to lease, finish and retry messages. A store
- * also implements {@link Outbox} for its own transaction handle type.
+ * also implements {@link Outbox} for its own transaction handle type, and {@link OutboxAdmin} for
+ * operators.
  *
  * <h2>Contract</h2>
  *
  * <ul>
- *   <li>A message is <em>available</em> when it is not dead-lettered and its availability time has
- *       come: its {@code notBefore} (or enqueue time), the end of its last lease, or the {@code
- *       availableAt} of its last release.
- *   <li>{@link #claim} atomically leases up to {@code limit} available messages to one owner, in
+ *   <li>A message is <em>due</em> when it is not dead-lettered, not leased, and its availability
+ *       time has come: its {@code notBefore} (or enqueue time), the end of its last lease, or the
+ *       {@code availableAt} of its last release.
+ *   <li><b>Per-key order.</b> A message without a key is claimable when it is due. A message with a
+ *       key is claimable only when it is due and every earlier message of the same key (in enqueue
+ *       order) that is still in the outbox is claimed <em>in the same claim, before it</em>. An
+ *       earlier message that is leased (by anyone), waiting for its retry time or its {@code
+ *       notBefore}, or dead-lettered blocks every later message of its key. (A store may offer an
+ *       option under which dead letters do not block; by default they do, until the dead letter is
+ *       replayed or discarded through {@link OutboxAdmin}.) Two claimers therefore never hold two
+ *       messages of one key at once, and a key's messages are handed out strictly in enqueue order,
+ *       across batches, relays, processes, retries and restarts.
+ *   <li>{@link #claim} atomically leases up to {@code limit} claimable messages to one owner, in
  *       order of availability and then of enqueue; concurrent claimers never receive the same
  *       message while its lease is live. Each claim issues a fresh receipt and counts one more
  *       attempt.
- *   <li>Every write ({@link #complete}, {@link #release}, {@link #deadLetter}) is a compare-and-set
- *       on owner and receipt. A stale receipt (the lease expired and the message was claimed again,
- *       or it was already finished) or a foreign owner changes nothing and is reported as stale,
- *       never thrown.
- *   <li>Failures of the store itself (connection lost, timeout) are thrown as unchecked exceptions.
+ *   <li>{@link #abandon} gives leases back for messages that were never handed to a publisher: the
+ *       attempt the claim counted is taken back and the message keeps its place (it is due again at
+ *       once, ahead of messages enqueued after it).
+ *   <li>{@link #extend} renews live leases; a relay renews the leases of its in-flight messages
+ *       well before they end, so a short lease bounds crash recovery whatever the batch size.
+ *   <li>Every write ({@link #complete}, {@link #release}, {@link #deadLetter}, {@link #extend},
+ *       {@link #abandon}) is a compare-and-set on owner and receipt. A stale receipt (the lease
+ *       expired and the message was claimed again, or it was already finished) or a foreign owner
+ *       changes nothing and is reported as stale, never thrown.
+ *   <li>Failures of the store itself (connection lost, timeout) are thrown as unchecked {@link
+ *       OutboxException}s.
  * </ul>
  *
  * <p>Implementations must be safe for use by several threads and several processes at once. The
@@ -29,15 +45,17 @@ import java.util.Set;
  */
 public interface OutboxStore {
     /**
-     * Leases available messages, oldest available first.
+     * Leases claimable messages, oldest available first, keeping per-key order.
      *
      * @param request who claims, at what time, for how long, and how many at most
-     * @return the leased messages, at most {@code request.limit()}, possibly none
+     * @return the leased messages, at most {@code request.limit()}, possibly none, in the order
+     *     they must be published per key
      */
     List<Delivery> claim(ClaimRequest request);
 
     /**
-     * Removes published messages for good, in one write where the store can.
+     * Removes published messages for good, in one write where the store can. Completing a keyed
+     * message unblocks the next message of its key.
      *
      * @param completion the owner and the receipts of the published leases
      * @return the receipts that were stale (nothing was changed for them); empty when all were
@@ -46,7 +64,9 @@ public interface OutboxStore {
     Set<String> complete(Completion completion);
 
     /**
-     * Clears a lease and makes its message available again no earlier than {@code availableAt}.
+     * Clears a lease after a real delivery attempt and makes its message available again no earlier
+     * than {@code availableAt}. The attempt stays counted; later messages of its key stay blocked
+     * until it is finished.
      *
      * @param release the lease and when to retry
      * @return {@code true} if the lease was released, {@code false} if the receipt was stale
@@ -54,10 +74,30 @@ public interface OutboxStore {
     boolean release(Release release);
 
     /**
-     * Parks a leased message for good; it is never claimed again and the reason is kept.
+     * Parks a leased message for good; it is never claimed again by itself and the reason is kept.
+     * By default it blocks the later messages of its key until it is replayed or discarded.
      *
      * @param deadLetter the lease and why it is given up
      * @return {@code true} if the message was dead-lettered, {@code false} if the receipt was stale
      */
     boolean deadLetter(DeadLetter deadLetter);
+
+    /**
+     * Moves the end of live leases to {@code extension.until()}, in one compare-and-set write where
+     * the store can. A stale or foreign receipt extends nothing.
+     *
+     * @param extension the owner, the receipts and the new end of their leases
+     * @return the receipts that were stale (nothing was changed for them)
+     */
+    Set<String> extend(Extension extension);
+
+    /**
+     * Gives back leases of messages that were never handed to a publisher (held back behind a
+     * failed message of their key, not started before shutdown): the attempt their claim counted is
+     * taken back, and each message is due again at once in its old place.
+     *
+     * @param abandonment the owner and the receipts of the untried leases
+     * @return the receipts that were stale (nothing was changed for them)
+     */
+    Set<String> abandon(Abandonment abandonment);
 }

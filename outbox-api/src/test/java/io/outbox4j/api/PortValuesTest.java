@@ -31,10 +31,35 @@ class PortValuesTest {
 
     @Test
     void delivery_rejectsAttemptBelowOne_andHidesReceipt() {
-        assertThatThrownBy(() -> new Delivery(message, "r", 0))
+        assertThatThrownBy(() -> new Delivery(message, "r", 0, NOW))
                 .hasMessage("attempt must be >= 1, but was 0");
-        assertThat(new Delivery(message, "secret-receipt", 1).toString())
+        assertThat(new Delivery(message, "secret-receipt", 1, NOW).toString())
                 .doesNotContain("secret-receipt");
+    }
+
+    @Test
+    void extensionAndAbandonment_rejectEmptyReceipts() {
+        assertThatThrownBy(() -> new Extension("o", List.of(), NOW))
+                .hasMessage("receipts must not be empty");
+        assertThatThrownBy(() -> new Abandonment("o", List.of()))
+                .hasMessage("receipts must not be empty");
+        assertThatThrownBy(() -> new Extension("o", List.of("r"), null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("until");
+    }
+
+    @Test
+    void deadLetterQuery_validatesLimit_andMatchesTopicAndTimeRange() {
+        assertThatThrownBy(() -> DeadLetterQuery.all().limit(0))
+                .hasMessage("limit must be between 1 and 1000, but was 0");
+        DeadLetterQuery q =
+                DeadLetterQuery.all().topic("t").deadFrom(NOW).deadBefore(NOW.plusSeconds(10));
+        DeadMessage inside = new DeadMessage(message, "r", 1, NOW, NOW.plusSeconds(5));
+        DeadMessage tooLate = new DeadMessage(message, "r", 1, NOW, NOW.plusSeconds(10));
+        assertThat(q.matches(inside)).isTrue();
+        assertThat(DeadLetterQuery.all().topic("other").matches(inside)).isFalse();
+        assertThat(q.matches(tooLate)).isFalse();
+        assertThat(DeadLetterQuery.all().matches(tooLate)).isTrue();
     }
 
     @Test
