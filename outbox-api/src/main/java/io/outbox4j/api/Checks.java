@@ -3,12 +3,13 @@ package io.outbox4j.api;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import org.jspecify.annotations.Nullable;
 
 /** Argument checks shared by the value types; every message names the field and the problem. */
 final class Checks {
     private Checks() {}
 
-    static <T> T notNull(T value, String field) {
+    static <T> T notNull(@Nullable T value, String field) {
         if (value == null) {
             throw new IllegalArgumentException(field + " must not be null");
         }
@@ -19,8 +20,8 @@ final class Checks {
      * A non-blank text of at most {@code max} characters, without control characters or outer
      * spaces.
      */
-    static String text(String value, String field, int max) {
-        notNull(value, field);
+    static String text(@Nullable String value, String field, int max) {
+        value = notNull(value, field);
         if (value.isBlank()) {
             throw new IllegalArgumentException(
                     field + " must not be blank, but was '" + value + "'");
@@ -54,8 +55,8 @@ final class Checks {
         return value;
     }
 
-    static Duration positive(Duration value, String field) {
-        notNull(value, field);
+    static Duration positive(@Nullable Duration value, String field) {
+        value = notNull(value, field);
         if (value.isZero() || value.isNegative()) {
             throw new IllegalArgumentException(field + " must be positive, but was " + value);
         }
@@ -66,12 +67,12 @@ final class Checks {
      * Truncates to microseconds, the finest precision every supported store keeps, so that what is
      * stored is exactly what is read back.
      */
-    static Instant micros(Instant value, String field) {
+    static Instant micros(@Nullable Instant value, String field) {
         return notNull(value, field).truncatedTo(ChronoUnit.MICROS);
     }
 
-    static java.util.List<String> receipts(java.util.List<String> receipts) {
-        notNull(receipts, "receipts");
+    static java.util.List<String> receipts(java.util.@Nullable List<String> receipts) {
+        receipts = notNull(receipts, "receipts");
         if (receipts.isEmpty()) {
             throw new IllegalArgumentException("receipts must not be empty");
         }

@@ -3,6 +3,7 @@ package io.outbox4j.api;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Which dead letters to list, replay or discard: an optional topic, an optional range of
@@ -27,14 +28,18 @@ public final class DeadLetterQuery {
     private static final DeadLetterQuery ALL =
             new DeadLetterQuery(null, null, null, null, DEFAULT_LIMIT);
 
-    private final String topic;
-    private final Instant deadFrom;
-    private final Instant deadBefore;
-    private final String after;
+    private final @Nullable String topic;
+    private final @Nullable Instant deadFrom;
+    private final @Nullable Instant deadBefore;
+    private final @Nullable String after;
     private final int limit;
 
     private DeadLetterQuery(
-            String topic, Instant deadFrom, Instant deadBefore, String after, int limit) {
+            @Nullable String topic,
+            @Nullable Instant deadFrom,
+            @Nullable Instant deadBefore,
+            @Nullable String after,
+            int limit) {
         this.topic = topic;
         this.deadFrom = deadFrom;
         this.deadBefore = deadBefore;
@@ -169,7 +174,7 @@ public final class DeadLetterQuery {
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
         return o instanceof DeadLetterQuery q
                 && Objects.equals(topic, q.topic)
                 && Objects.equals(deadFrom, q.deadFrom)

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An immutable, validated event ready to be stored in an outbox and published to a broker.
@@ -49,13 +50,13 @@ public final class Message {
 
     private final String id;
     private final String topic;
-    private final String key;
+    private final @Nullable String key;
     private final String module;
     private final String contentType;
     private final byte[] payload;
     private final Map<String, String> headers;
     private final Instant occurredAt;
-    private final Instant notBefore;
+    private final @Nullable Instant notBefore;
 
     private Message(Builder b) {
         MessageLimits limits = Checks.notNull(b.limits, "limits");
@@ -68,16 +69,16 @@ public final class Message {
         this.key = b.key == null ? null : Checks.text(b.key, "key", limits.maxKeyLength());
         this.module = Checks.text(b.module, "module", limits.maxModuleLength());
         this.contentType = normaliseContentType(b.contentType);
-        Checks.notNull(b.payload, "payload");
-        if (b.payload.length > limits.maxPayloadBytes()) {
+        byte[] given = Checks.notNull(b.payload, "payload");
+        if (given.length > limits.maxPayloadBytes()) {
             throw new IllegalArgumentException(
                     "payload is "
-                            + b.payload.length
+                            + given.length
                             + " bytes, over the "
                             + limits.maxPayloadBytes()
                             + " limit");
         }
-        this.payload = b.payload.clone();
+        this.payload = given.clone();
         this.headers = checkHeaders(b.headers, limits);
         this.occurredAt =
                 Checks.micros(b.occurredAt == null ? Instant.now() : b.occurredAt, "occurredAt");
@@ -135,8 +136,8 @@ public final class Message {
         return Collections.unmodifiableMap(copy);
     }
 
-    static String normaliseContentType(String given) {
-        Checks.notNull(given, "contentType");
+    static String normaliseContentType(@Nullable String given) {
+        given = Checks.notNull(given, "contentType");
         String[] parts = given.split(";", -1);
         var type = MEDIA_TYPE.matcher(parts[0].strip());
         if (!type.matches()) {
@@ -358,15 +359,15 @@ public final class Message {
 
     /** Collects the fields of a {@link Message}; {@link #build()} validates them all. */
     public static final class Builder {
-        private String id;
-        private String topic;
-        private String key;
-        private String module;
-        private String contentType = DEFAULT_CONTENT_TYPE;
-        private byte[] payload = new byte[0];
+        private @Nullable String id;
+        private @Nullable String topic;
+        private @Nullable String key;
+        private @Nullable String module;
+        private @Nullable String contentType = DEFAULT_CONTENT_TYPE;
+        private byte @Nullable [] payload = new byte[0];
         private final Map<String, String> headers = new LinkedHashMap<>();
-        private Instant occurredAt;
-        private Instant notBefore;
+        private @Nullable Instant occurredAt;
+        private @Nullable Instant notBefore;
         private MessageLimits limits = MessageLimits.DEFAULTS;
 
         private Builder() {}
@@ -399,7 +400,7 @@ public final class Message {
          * @param key the key, or {@code null} for none
          * @return this builder
          */
-        public Builder key(String key) {
+        public Builder key(@Nullable String key) {
             this.key = key;
             return this;
         }

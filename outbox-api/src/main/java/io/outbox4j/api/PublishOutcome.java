@@ -2,6 +2,7 @@ package io.outbox4j.api;
 
 import java.time.Duration;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The result of publishing one message: published (the broker has taken durable responsibility for
@@ -12,9 +13,9 @@ import java.util.Optional;
 public final class PublishOutcome {
     private static final PublishOutcome PUBLISHED = new PublishOutcome(null);
 
-    private final Throwable failure;
+    private final @Nullable Throwable failure;
 
-    private PublishOutcome(Throwable failure) {
+    private PublishOutcome(@Nullable Throwable failure) {
         this.failure = failure;
     }
 
