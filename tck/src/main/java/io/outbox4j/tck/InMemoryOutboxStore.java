@@ -1,59 +1,130 @@
 package io.outbox4j.tck;
 
+import io.outbox4j.api.Abandonment;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Completion;
 import io.outbox4j.api.DeadLetter;
+import io.outbox4j.api.DeadLetterPage;
+import io.outbox4j.api.DeadLetterQuery;
+import io.outbox4j.api.DeadMessage;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.DuplicateMessageException;
+import io.outbox4j.api.Extension;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.Outbox;
+import io.outbox4j.api.OutboxAdmin;
+import io.outbox4j.api.OutboxStatistics;
+import io.outbox4j.api.OutboxStatistics.TopicStatistics;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.Release;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.UUID;
+import java.util.function.Predicate;
 
 /**
- * The reference store: an in-memory implementation that honours the {@link OutboxStore} contract
- * exactly. It is thread-safe (one lock), decides every lease by the {@link ClaimRequest#now()} it
- * is given, and makes every write a compare-and-set on owner and receipt. It exists to test the
- * engine and to calibrate the contract kit; it is not a product feature (nothing survives the JVM).
+ * The reference store: an in-memory implementation that honours the {@link OutboxStore} and {@link
+ * OutboxAdmin} contracts exactly. It is thread-safe (one lock per storage), decides every lease by
+ * the {@link ClaimRequest#now()} it is given, keeps per-key order (a keyed message is claimable
+ * only when every earlier message of its key still in the store is claimed in the same claim,
+ * before it), and makes every write a compare-and-set on owner and receipt. It exists to test the
+ * engine and to calibrate the contract kits; it is not a product feature (nothing survives the
+ * JVM).
  *
  * <p>Its transaction handle is {@link Transaction}: messages enqueued through one become visible,
- * all at once, on {@link Transaction#commit()}, and never after {@link Transaction#rollback()}.
+ * all at once and in order, on {@link Transaction#commit()}, and never after {@link
+ * Transaction#rollback()}. A batch rejected for a duplicate id adds nothing to the transaction, so
+ * a caller who catches the exception and commits publishes none of that batch.
+ *
+ * <p>Dead letters block the later messages of their key until they are replayed or discarded; a
+ * store built with {@link Builder#deadLettersBlockTheirKey(boolean)
+ * deadLettersBlockTheirKey(false)} lets them stop counting instead.
  */
-public class InMemoryOutboxStore implements OutboxStore, Outbox<InMemoryOutboxStore.Transaction> {
-    private final Object lock = new Object();
+public class InMemoryOutboxStore
+        implements OutboxStore, OutboxAdmin, Outbox<InMemoryOutboxStore.Transaction> {
+    /** Claim order: availability, then enqueue order. */
+    private static final Comparator<Row> CLAIM_ORDER =
+            Comparator.comparing((Row r) -> r.availableAt).thenComparingLong(r -> r.seq);
+
+    /** Dead-letter listing order: dead-letter time, then enqueue order. */
+    private static final Comparator<Row> DEAD_ORDER =
+            Comparator.comparing((Row r) -> r.deadAt).thenComparingLong(r -> r.seq);
+
+    private static final String CURSOR_VERSION = "v1";
+
+    private final Storage storage;
     private final Clock clock;
-    private final Map<String, Row> rows = new HashMap<>();
-    private final Map<String, Row> byReceipt = new HashMap<>();
-    private long sequence;
+    private final boolean deadLettersBlockTheirKey;
 
     /**
-     * Creates an empty store whose enqueued messages become available at the system clock's time.
+     * Creates an empty store whose enqueued messages are stamped by the system clock, and whose
+     * dead letters block their key.
      */
     public InMemoryOutboxStore() {
         this(Clock.systemUTC());
     }
 
     /**
-     * Creates an empty store.
+     * Creates an empty store whose dead letters block their key.
      *
      * @param clock the clock that stamps enqueue time (a message without {@code notBefore} is
      *     available from then)
      */
     public InMemoryOutboxStore(Clock clock) {
+        this(new Storage(), clock, true);
+    }
+
+    private InMemoryOutboxStore(Storage storage, Clock clock, boolean deadLettersBlockTheirKey) {
+        this.storage = storage;
         this.clock = Objects.requireNonNull(clock, "clock");
+        this.deadLettersBlockTheirKey = deadLettersBlockTheirKey;
+    }
+
+    /**
+     * Starts a store with the system clock and dead letters that block their key.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Returns a second store over the same messages (one storage, one lock), like a second store
+     * instance built over the same table, that differs from this one only in whether dead letters
+     * block their key.
+     *
+     * @param block {@code true} for the default behaviour, {@code false} to let dead letters stop
+     *     counting as earlier messages of their key
+     * @return a store sharing this one's storage and clock
+     */
+    public InMemoryOutboxStore withDeadLettersBlockingTheirKey(boolean block) {
+        return new InMemoryOutboxStore(storage, clock, block);
+    }
+
+    /**
+     * Whether a dead letter holds back the later messages of its key.
+     *
+     * @return {@code true} unless built otherwise
+     */
+    public boolean deadLettersBlockTheirKey() {
+        return deadLettersBlockTheirKey;
     }
 
     /**
@@ -78,65 +149,96 @@ public class InMemoryOutboxStore implements OutboxStore, Outbox<InMemoryOutboxSt
 
     @Override
     public void enqueue(Transaction transaction, Message message) {
-        enqueueAll(transaction, List.of(message));
+        enqueueAll(transaction, List.of(Objects.requireNonNull(message, "message")));
     }
 
     @Override
     public void enqueueAll(Transaction transaction, List<Message> messages) {
         Objects.requireNonNull(transaction, "transaction");
         Objects.requireNonNull(messages, "messages");
-        synchronized (lock) {
+        synchronized (storage) {
             transaction.checkOpen();
+            // all or nothing: every check runs before the first message joins the transaction
+            Set<String> inThisBatch = new HashSet<>();
             for (Message m : messages) {
                 Objects.requireNonNull(m, "message");
-                if (rows.containsKey(m.id()) || transaction.ids.contains(m.id())) {
+                if (storage.rows.containsKey(m.id())
+                        || transaction.ids.contains(m.id())
+                        || !inThisBatch.add(m.id())) {
                     throw new DuplicateMessageException(m.id(), null);
                 }
-                transaction.ids.add(m.id());
-                transaction.pending.add(m);
             }
+            transaction.ids.addAll(inThisBatch);
+            transaction.pending.addAll(messages);
         }
     }
 
+    // ------------------------------------------------------------------------------------------------
+    // OutboxStore
+    // ------------------------------------------------------------------------------------------------
+
     @Override
     public List<Delivery> claim(ClaimRequest request) {
-        synchronized (lock) {
+        synchronized (storage) {
             Instant now = request.now();
-            List<Row> available = new ArrayList<>();
-            for (Row r : rows.values()) {
-                if (r.deadReason == null && !r.availableAt.isAfter(now)) {
-                    available.add(r);
+            List<Row> due = new ArrayList<>();
+            for (Row r : storage.rows.values()) {
+                if (r.deadAt == null && !r.availableAt.isAfter(now)) {
+                    due.add(r);
                 }
             }
-            available.sort(
-                    Comparator.comparing((Row r) -> r.availableAt).thenComparingLong(r -> r.seq));
+            due.sort(CLAIM_ORDER);
+            Set<Row> taken = new HashSet<>();
             List<Delivery> out = new ArrayList<>();
-            for (Row r : available.subList(0, Math.min(request.limit(), available.size()))) {
-                r.owner = request.owner();
-                if (r.receipt != null) {
-                    byReceipt.remove(r.receipt);
+            for (Row r : due) {
+                if (out.size() == request.limit()) {
+                    break;
                 }
+                Row earlier = earlierOfItsKey(r);
+                if (earlier != null && !taken.contains(earlier)) {
+                    continue; // held back behind an earlier message of its key
+                }
+                taken.add(r);
+                if (r.receipt != null) {
+                    storage.byReceipt.remove(r.receipt);
+                }
+                r.owner = request.owner();
                 r.receipt = UUID.randomUUID().toString();
-                byReceipt.put(r.receipt, r);
+                storage.byReceipt.put(r.receipt, r);
                 r.attempts++;
                 r.availableAt = request.leaseUntil();
-                out.add(new Delivery(r.message, r.receipt, r.attempts));
+                out.add(new Delivery(r.message, r.receipt, r.attempts, r.enqueuedAt));
             }
             return out;
         }
     }
 
+    /**
+     * The latest message of {@code r}'s key enqueued before it that still counts (dead letters
+     * count unless this store lets them not block), or null.
+     */
+    private Row earlierOfItsKey(Row r) {
+        if (r.key == null) {
+            return null;
+        }
+        for (Row e : storage.keys.get(r.key).headMap(r.seq, false).descendingMap().values()) {
+            if (e.deadAt == null || deadLettersBlockTheirKey) {
+                return e;
+            }
+        }
+        return null;
+    }
+
     @Override
     public Set<String> complete(Completion completion) {
-        synchronized (lock) {
+        synchronized (storage) {
             Set<String> stale = new LinkedHashSet<>();
             for (String receipt : completion.receipts()) {
                 Row r = leased(completion.owner(), receipt);
                 if (r == null) {
                     stale.add(receipt);
                 } else {
-                    rows.remove(r.message.id());
-                    byReceipt.remove(receipt);
+                    storage.remove(r);
                 }
             }
             return stale;
@@ -145,7 +247,7 @@ public class InMemoryOutboxStore implements OutboxStore, Outbox<InMemoryOutboxSt
 
     @Override
     public boolean release(Release release) {
-        synchronized (lock) {
+        synchronized (storage) {
             Row r = leased(release.owner(), release.receipt());
             if (r == null) {
                 return false;
@@ -159,16 +261,207 @@ public class InMemoryOutboxStore implements OutboxStore, Outbox<InMemoryOutboxSt
 
     @Override
     public boolean deadLetter(DeadLetter deadLetter) {
-        synchronized (lock) {
+        synchronized (storage) {
             Row r = leased(deadLetter.owner(), deadLetter.receipt());
             if (r == null) {
                 return false;
             }
             clearLease(r);
+            r.deadAt = deadLetter.at();
             r.deadReason = deadLetter.reason();
             return true;
         }
     }
+
+    @Override
+    public Set<String> extend(Extension extension) {
+        synchronized (storage) {
+            Set<String> stale = new LinkedHashSet<>();
+            for (String receipt : extension.receipts()) {
+                Row r = leased(extension.owner(), receipt);
+                if (r == null) {
+                    stale.add(receipt);
+                } else {
+                    r.availableAt = extension.until();
+                }
+            }
+            return stale;
+        }
+    }
+
+    @Override
+    public Set<String> abandon(Abandonment abandonment) {
+        synchronized (storage) {
+            Set<String> stale = new LinkedHashSet<>();
+            for (String receipt : abandonment.receipts()) {
+                Row r = leased(abandonment.owner(), receipt);
+                if (r == null) {
+                    stale.add(receipt);
+                } else {
+                    clearLease(r);
+                    r.availableAt = r.enqueuedAt;
+                    r.attempts = Math.max(0, r.attempts - 1);
+                }
+            }
+            return stale;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // OutboxAdmin
+    // ------------------------------------------------------------------------------------------------
+
+    @Override
+    public OutboxStatistics statistics(Instant now) {
+        Objects.requireNonNull(now, "now");
+        synchronized (storage) {
+            Counts total = new Counts();
+            Map<String, Counts> byTopic = new TreeMap<>();
+            Set<String> blocked = new HashSet<>();
+            for (Row r : storage.rows.values()) {
+                Counts topic = byTopic.computeIfAbsent(r.message.topic(), t -> new Counts());
+                for (Counts c : List.of(total, topic)) {
+                    c.add(r, now);
+                }
+                if (r.deadAt != null && r.key != null && deadLettersBlockTheirKey) {
+                    blocked.add(r.key);
+                }
+            }
+            Map<String, TopicStatistics> topics = new LinkedHashMap<>();
+            byTopic.forEach((t, c) -> topics.put(t, c.toStatistics(now)));
+            return new OutboxStatistics(now, total.toStatistics(now), topics, blocked.size());
+        }
+    }
+
+    @Override
+    public DeadLetterPage deadLetters(DeadLetterQuery query) {
+        Objects.requireNonNull(query, "query");
+        Cursor after = query.after().map(Cursor::decode).orElse(null);
+        synchronized (storage) {
+            List<Row> dead = dead(query);
+            List<DeadMessage> items = new ArrayList<>();
+            Row last = null;
+            boolean more = false;
+            for (Row r : dead) {
+                if (after != null && !after.isBefore(r)) {
+                    continue;
+                }
+                if (items.size() == query.limit()) {
+                    more = true;
+                    break;
+                }
+                items.add(deadMessage(r));
+                last = r;
+            }
+            return new DeadLetterPage(
+                    items, more && last != null ? Optional.of(Cursor.of(last)) : Optional.empty());
+        }
+    }
+
+    @Override
+    public int replay(List<String> ids, Instant now) {
+        checkIds(ids);
+        Objects.requireNonNull(now, "now");
+        synchronized (storage) {
+            return replayRows(byIds(ids), now);
+        }
+    }
+
+    @Override
+    public int replayAll(DeadLetterQuery filter, Instant now) {
+        Objects.requireNonNull(filter, "filter");
+        Objects.requireNonNull(now, "now");
+        synchronized (storage) {
+            return replayRows(dead(filter), now);
+        }
+    }
+
+    @Override
+    public int discard(List<String> ids) {
+        checkIds(ids);
+        synchronized (storage) {
+            return discardRows(byIds(ids));
+        }
+    }
+
+    @Override
+    public int discardAll(DeadLetterQuery filter) {
+        Objects.requireNonNull(filter, "filter");
+        synchronized (storage) {
+            return discardRows(dead(filter));
+        }
+    }
+
+    @Override
+    public Optional<String> lastError(String id) {
+        Objects.requireNonNull(id, "id");
+        synchronized (storage) {
+            Row r = storage.rows.get(id);
+            if (r == null) {
+                return Optional.empty();
+            }
+            return Optional.ofNullable(r.deadAt != null ? r.deadReason : r.lastError);
+        }
+    }
+
+    private static void checkIds(List<String> ids) {
+        Objects.requireNonNull(ids, "ids");
+        if (ids.size() > DeadLetterQuery.MAX_LIMIT) {
+            throw new IllegalArgumentException(
+                    "ids must hold at most "
+                            + DeadLetterQuery.MAX_LIMIT
+                            + " ids, but held "
+                            + ids.size());
+        }
+    }
+
+    /** The dead rows the ids name (each once), unknown and live ids left out. */
+    private List<Row> byIds(List<String> ids) {
+        List<Row> out = new ArrayList<>();
+        for (String id : new LinkedHashSet<>(ids)) {
+            Row r = storage.rows.get(Objects.requireNonNull(id, "id"));
+            if (r != null && r.deadAt != null) {
+                out.add(r);
+            }
+        }
+        return out;
+    }
+
+    /** The dead rows the filter selects, oldest dead-letter time first. */
+    private List<Row> dead(DeadLetterQuery filter) {
+        Predicate<Row> selected = r -> r.deadAt != null && filter.matches(deadMessage(r));
+        List<Row> out = new ArrayList<>();
+        for (Row r : storage.rows.values()) {
+            if (selected.test(r)) {
+                out.add(r);
+            }
+        }
+        out.sort(DEAD_ORDER);
+        return out;
+    }
+
+    private static int replayRows(List<Row> dead, Instant now) {
+        for (Row r : dead) {
+            r.deadAt = null;
+            r.deadReason = null;
+            r.attempts = 0;
+            r.availableAt = now;
+        }
+        return dead.size();
+    }
+
+    private int discardRows(List<Row> dead) {
+        dead.forEach(storage::remove);
+        return dead.size();
+    }
+
+    private static DeadMessage deadMessage(Row r) {
+        return new DeadMessage(r.message, r.deadReason, r.attempts, r.enqueuedAt, r.deadAt);
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // Inspection for tests
+    // ------------------------------------------------------------------------------------------------
 
     /**
      * Returns the reason a message was dead-lettered with.
@@ -177,9 +470,9 @@ public class InMemoryOutboxStore implements OutboxStore, Outbox<InMemoryOutboxSt
      * @return the reason, or empty if the message is not dead-lettered
      */
     public Optional<String> deadLetterReason(String messageId) {
-        synchronized (lock) {
-            Row r = rows.get(messageId);
-            return r == null ? Optional.empty() : Optional.ofNullable(r.deadReason);
+        synchronized (storage) {
+            Row r = storage.rows.get(messageId);
+            return r == null || r.deadAt == null ? Optional.empty() : Optional.of(r.deadReason);
         }
     }
 
@@ -190,22 +483,9 @@ public class InMemoryOutboxStore implements OutboxStore, Outbox<InMemoryOutboxSt
      * @return the attempt count, or empty if the message is gone
      */
     public Optional<Integer> attempts(String messageId) {
-        synchronized (lock) {
-            Row r = rows.get(messageId);
+        synchronized (storage) {
+            Row r = storage.rows.get(messageId);
             return r == null ? Optional.empty() : Optional.of(r.attempts);
-        }
-    }
-
-    /**
-     * Returns the last error a release recorded for a message.
-     *
-     * @param messageId the message id
-     * @return the error text, or empty
-     */
-    public Optional<String> lastError(String messageId) {
-        synchronized (lock) {
-            Row r = rows.get(messageId);
-            return r == null ? Optional.empty() : Optional.ofNullable(r.lastError);
         }
     }
 
@@ -215,16 +495,17 @@ public class InMemoryOutboxStore implements OutboxStore, Outbox<InMemoryOutboxSt
      * @return the number of stored messages
      */
     public int size() {
-        synchronized (lock) {
-            return rows.size();
+        synchronized (storage) {
+            return storage.rows.size();
         }
     }
 
     /** Removes every message. */
     public void clear() {
-        synchronized (lock) {
-            rows.clear();
-            byReceipt.clear();
+        synchronized (storage) {
+            storage.rows.clear();
+            storage.byReceipt.clear();
+            storage.keys.clear();
         }
     }
 
@@ -232,34 +513,143 @@ public class InMemoryOutboxStore implements OutboxStore, Outbox<InMemoryOutboxSt
      * Returns the row leased by this owner under this receipt, or null when the receipt is stale.
      */
     private Row leased(String owner, String receipt) {
-        Row r = byReceipt.get(receipt);
-        return r != null && owner.equals(r.owner) && r.deadReason == null ? r : null;
+        Row r = storage.byReceipt.get(receipt);
+        return r != null && owner.equals(r.owner) && r.deadAt == null ? r : null;
     }
 
     private void clearLease(Row r) {
-        byReceipt.remove(r.receipt);
+        storage.byReceipt.remove(r.receipt);
         r.owner = null;
         r.receipt = null;
     }
 
+    /** The messages, shared by every store instance built over them; also the lock. */
+    private static final class Storage {
+        final Map<String, Row> rows = new LinkedHashMap<>();
+        final Map<String, Row> byReceipt = new HashMap<>();
+
+        /** key → its messages still in the store, by enqueue order. */
+        final Map<String, TreeMap<Long, Row>> keys = new HashMap<>();
+
+        long sequence;
+
+        void add(Row r) {
+            rows.put(r.message.id(), r);
+            if (r.key != null) {
+                keys.computeIfAbsent(r.key, k -> new TreeMap<>()).put(r.seq, r);
+            }
+        }
+
+        void remove(Row r) {
+            rows.remove(r.message.id());
+            if (r.receipt != null) {
+                byReceipt.remove(r.receipt);
+            }
+            if (r.key != null) {
+                TreeMap<Long, Row> ofKey = keys.get(r.key);
+                ofKey.remove(r.seq);
+                if (ofKey.isEmpty()) {
+                    keys.remove(r.key);
+                }
+            }
+        }
+    }
+
     private static final class Row {
         final Message message;
+        final String key;
         final long seq;
+        final Instant enqueuedAt;
         Instant availableAt;
         int attempts;
         String owner;
         String receipt;
         String lastError;
+        Instant deadAt;
         String deadReason;
 
-        Row(Message message, long seq, Instant availableAt) {
+        Row(Message message, long seq, Instant enqueuedAt) {
             this.message = message;
+            this.key = message.key().orElse(null);
             this.seq = seq;
-            this.availableAt = availableAt;
+            this.enqueuedAt = enqueuedAt;
+            this.availableAt = message.notBefore().orElse(enqueuedAt);
         }
     }
 
-    /** A transaction handle of the in-memory store: buffers enqueued messages until commit. */
+    /** Counts of one topic (or all) while the statistics are computed. */
+    private static final class Counts {
+        long ready;
+        long delayed;
+        long leased;
+        long dead;
+        Instant oldestReady;
+
+        void add(Row r, Instant now) {
+            if (r.deadAt != null) {
+                dead++;
+            } else if (!r.availableAt.isAfter(now)) {
+                ready++;
+                if (oldestReady == null || r.availableAt.isBefore(oldestReady)) {
+                    oldestReady = r.availableAt;
+                }
+            } else if (r.owner != null) {
+                leased++;
+            } else {
+                delayed++;
+            }
+        }
+
+        TopicStatistics toStatistics(Instant now) {
+            Duration age = oldestReady == null ? Duration.ZERO : Duration.between(oldestReady, now);
+            return new TopicStatistics(ready, delayed, leased, dead, age);
+        }
+    }
+
+    /** Where a page of dead letters ended: the dead-letter time and enqueue order of its last. */
+    private record Cursor(Instant deadAt, long seq) {
+        static String of(Row r) {
+            String text =
+                    CURSOR_VERSION
+                            + ":"
+                            + r.deadAt.getEpochSecond()
+                            + ":"
+                            + r.deadAt.getNano()
+                            + ":"
+                            + r.seq;
+            return Base64.getUrlEncoder()
+                    .withoutPadding()
+                    .encodeToString(text.getBytes(StandardCharsets.UTF_8));
+        }
+
+        static Cursor decode(String cursor) {
+            try {
+                String[] parts =
+                        new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8)
+                                .split(":");
+                if (parts.length != 4 || !parts[0].equals(CURSOR_VERSION)) {
+                    throw new IllegalArgumentException("unknown cursor format");
+                }
+                return new Cursor(
+                        Instant.ofEpochSecond(Long.parseLong(parts[1]), Long.parseLong(parts[2])),
+                        Long.parseLong(parts[3]));
+            } catch (IllegalArgumentException | java.time.DateTimeException e) {
+                throw new IllegalArgumentException(
+                        "cursor '" + cursor + "' was not issued by this store", e);
+            }
+        }
+
+        /** Whether this cursor sorts before the row, so the row belongs to a later page. */
+        boolean isBefore(Row r) {
+            int byTime = deadAt.compareTo(r.deadAt);
+            return byTime < 0 || (byTime == 0 && seq < r.seq);
+        }
+    }
+
+    /**
+     * A transaction handle of the in-memory store: buffers enqueued messages until commit. Not
+     * thread-safe; one caller uses one transaction.
+     */
     public final class Transaction {
         private final List<Message> pending = new ArrayList<>();
         private final Set<String> ids = new HashSet<>();
@@ -267,26 +657,32 @@ public class InMemoryOutboxStore implements OutboxStore, Outbox<InMemoryOutboxSt
 
         private Transaction() {}
 
-        /** Makes every message enqueued in this transaction visible at once. */
+        /**
+         * Makes every message enqueued in this transaction visible at once, stamped with the
+         * store's clock (microsecond precision) and in the order they were enqueued.
+         *
+         * @throws DuplicateMessageException if another transaction committed one of the ids first
+         *     (nothing of this transaction is then kept)
+         */
         public void commit() {
-            synchronized (lock) {
+            synchronized (storage) {
                 checkOpen();
                 open = false;
-                Instant now = clock.instant();
                 for (Message m : pending) {
-                    if (rows.containsKey(m.id())) {
+                    if (storage.rows.containsKey(m.id())) {
                         throw new DuplicateMessageException(m.id(), null);
                     }
                 }
+                Instant now = clock.instant().truncatedTo(ChronoUnit.MICROS);
                 for (Message m : pending) {
-                    rows.put(m.id(), new Row(m, ++sequence, m.notBefore().orElse(now)));
+                    storage.add(new Row(m, ++storage.sequence, now));
                 }
             }
         }
 
         /** Discards every message enqueued in this transaction. */
         public void rollback() {
-            synchronized (lock) {
+            synchronized (storage) {
                 checkOpen();
                 open = false;
                 pending.clear();
@@ -297,6 +693,47 @@ public class InMemoryOutboxStore implements OutboxStore, Outbox<InMemoryOutboxSt
             if (!open) {
                 throw new IllegalStateException("transaction is already committed or rolled back");
             }
+        }
+    }
+
+    /** Builds an {@link InMemoryOutboxStore}. */
+    public static final class Builder {
+        private Clock clock = Clock.systemUTC();
+        private boolean deadLettersBlockTheirKey = true;
+
+        private Builder() {}
+
+        /**
+         * Sets the clock that stamps enqueue time.
+         *
+         * @param clock the clock; the system UTC clock unless set
+         * @return this builder
+         */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * Sets whether a dead letter holds back the later messages of its key until it is replayed
+         * or discarded.
+         *
+         * @param block {@code true} (the default) to block, {@code false} to let dead letters stop
+         *     counting as earlier messages of their key
+         * @return this builder
+         */
+        public Builder deadLettersBlockTheirKey(boolean block) {
+            this.deadLettersBlockTheirKey = block;
+            return this;
+        }
+
+        /**
+         * Builds an empty store.
+         *
+         * @return the store
+         */
+        public InMemoryOutboxStore build() {
+            return new InMemoryOutboxStore(new Storage(), clock, deadLettersBlockTheirKey);
         }
     }
 }

@@ -37,7 +37,13 @@ abstract class BrokenStoreContract extends OutboxStoreContract {
     /** A store whose claims return each message passed through {@code change}. */
     static OutboxStore changingMessages(OutboxStore store, UnaryOperator<Message> change) {
         return changingDeliveries(
-                store, d -> new Delivery(change.apply(d.message()), d.receipt(), d.attempt()));
+                store,
+                d ->
+                        new Delivery(
+                                change.apply(d.message()),
+                                d.receipt(),
+                                d.attempt(),
+                                d.enqueuedAt()));
     }
 
     @Override

@@ -214,7 +214,8 @@ class BrokenStoresTest {
     static class AttemptNotCounted extends BrokenStoreContract {
         @Override
         OutboxStore breakIt(InMemoryOutboxStore store) {
-            return changingDeliveries(store, d -> new Delivery(d.message(), d.receipt(), 1));
+            return changingDeliveries(
+                    store, d -> new Delivery(d.message(), d.receipt(), 1, d.enqueuedAt()));
         }
     }
 

@@ -1,9 +1,11 @@
 package io.outbox4j.tck;
 
+import io.outbox4j.api.Abandonment;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Completion;
 import io.outbox4j.api.DeadLetter;
 import io.outbox4j.api.Delivery;
+import io.outbox4j.api.Extension;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.Release;
 import java.time.Instant;
@@ -68,7 +70,29 @@ class ForwardingStore implements OutboxStore {
         return done;
     }
 
-    /** Forgets the lease behind a receipt that was completed, released or dead-lettered. */
+    @Override
+    public synchronized Set<String> extend(Extension extension) {
+        Set<String> stale = delegate.extend(extension);
+        for (String receipt : extension.receipts()) {
+            String id = idOfReceipt.get(receipt);
+            Lease l = id == null ? null : latest.get(id);
+            if (!stale.contains(receipt) && l != null && l.delivery().receipt().equals(receipt)) {
+                latest.put(id, new Lease(l.owner(), l.delivery(), extension.until()));
+            }
+        }
+        return stale;
+    }
+
+    @Override
+    public synchronized Set<String> abandon(Abandonment abandonment) {
+        Set<String> stale = delegate.abandon(abandonment);
+        abandonment.receipts().stream().filter(r -> !stale.contains(r)).forEach(this::finished);
+        return stale;
+    }
+
+    /**
+     * Forgets the lease behind a receipt that was completed, released, dead-lettered or abandoned.
+     */
     void finished(String receipt) {
         String id = idOfReceipt.get(receipt);
         if (id != null
