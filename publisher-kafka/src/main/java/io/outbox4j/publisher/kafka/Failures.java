@@ -1,7 +1,9 @@
 package io.outbox4j.publisher.kafka;
 
 import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxException;
 import io.outbox4j.api.PermanentFailureException;
+import io.outbox4j.api.RetryableFailureException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.common.InvalidRecordException;
@@ -16,13 +18,15 @@ import org.apache.kafka.common.errors.SerializationException;
  * permanent; everything else (unreachable broker, timeouts, not enough replicas, unknown server
  * errors, authentication, unsupported versions, a closed producer) is retryable, so a broker or
  * configuration problem never dead-letters a healthy message: at worst the relay's attempt limit
- * does.
+ * does. Kafka's exceptions never reach the relay bare: each is the cause of a {@link
+ * PermanentFailureException} or a {@link RetryableFailureException} that names the message.
  */
 final class Failures {
     private Failures() {}
 
     /**
-     * Maps a send failure to the cause reported in the outcome.
+     * Maps a send failure to the cause reported in the outcome: an outbox exception as it is, a
+     * Kafka error wrapped in a permanent or a retryable failure.
      *
      * @param topic the Kafka topic, or null when the record could not be built
      */
@@ -32,18 +36,29 @@ final class Failures {
                 && e.getCause() != null) {
             e = e.getCause();
         }
-        if (e instanceof PermanentFailureException) {
+        if (e instanceof OutboxException || e instanceof Error) {
             return e;
         }
+        String forTopic = topic == null ? "" : " for topic '" + topic + "'";
         String reason = permanentReason(e);
         if (reason == null) {
-            return e;
+            return new RetryableFailureException(
+                    "Kafka did not take message '"
+                            + m.id()
+                            + "'"
+                            + forTopic
+                            + ": "
+                            + e.getClass().getSimpleName()
+                            + ": "
+                            + e.getMessage()
+                            + "; it will be retried",
+                    e);
         }
         return new PermanentFailureException(
                 "Kafka refused message '"
                         + m.id()
                         + "'"
-                        + (topic == null ? "" : " for topic '" + topic + "'")
+                        + forTopic
                         + " permanently ("
                         + reason
                         + "): "

@@ -1,8 +1,10 @@
 package io.outbox4j.publisher.kafka;
 
 import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
+import io.outbox4j.api.RetryableFailureException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,6 +15,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.common.errors.InterruptException;
 
 /**
  * A {@link Publisher} that sends each message as one Kafka record and reports it published only
@@ -35,10 +38,11 @@ import org.apache.kafka.clients.producer.Producer;
  *   <li>value: the payload bytes; timestamp: set by the producer when sent (the event time is a
  *       header, so an old message is not expired by time-based retention the moment it is
  *       published);
- *   <li>headers, UTF-8 values: {@value #ID_HEADER}, {@value #TOPIC_HEADER}, {@value
- *       #MODULE_HEADER}, {@value #CONTENT_TYPE_HEADER}, {@value #OCCURRED_AT_HEADER} (ISO-8601,
- *       e.g. {@code 2024-05-01T12:00:00.123456Z}), then the user headers in their order. User
- *       headers cannot collide with these: {@link Message} forbids the {@code outbox-} prefix.
+ *   <li>headers, UTF-8 values: {@value OutboxHeaders#ID}, {@value OutboxHeaders#TOPIC}, {@value
+ *       OutboxHeaders#MODULE}, {@value OutboxHeaders#CONTENT_TYPE}, {@value
+ *       OutboxHeaders#OCCURRED_AT} (ISO-8601, e.g. {@code 2024-05-01T12:00:00.123456Z}), then the
+ *       user headers in their order. User headers cannot collide with these: {@link Message}
+ *       forbids the {@code outbox-} prefix.
  * </ul>
  *
  * <h2>Sending and outcomes</h2>
@@ -51,42 +55,25 @@ import org.apache.kafka.clients.producer.Producer;
  *   <li>published — the broker acknowledged the record;
  *   <li>permanent failure ({@link io.outbox4j.api.PermanentFailureException}, the message is
  *       dead-lettered) — record too large, invalid topic name, a record the broker refuses as
- *       invalid, authorization refused, serialization error, or a topic mapper returning no valid
- *       topic;
- *   <li>retryable failure — everything else: broker unreachable, not enough in-sync replicas, no
- *       acknowledgement within the timeout, the publisher closed.
+ *       invalid, authorization refused, serialization error, or a topic mapper that throws or
+ *       returns no valid topic (see {@link Builder#topicMapper(Function)});
+ *   <li>retryable failure ({@link io.outbox4j.api.RetryableFailureException}) — everything else:
+ *       broker unreachable, not enough in-sync replicas, no acknowledgement within the timeout, the
+ *       publisher closed.
  * </ul>
  *
- * The call returns within its timeout even when the producer blocks (no metadata, full buffer):
+ * A Kafka exception is never reported bare: it is the cause of the outbox exception that names the
+ * message and its topic.
+ *
+ * <p>The call returns within its timeout even when the producer blocks (no metadata, full buffer):
  * sending runs on a helper thread, and whatever is not acknowledged by the deadline is reported
  * failed. Such a record may still reach the broker later; it is then delivered twice, which
- * at-least-once delivery allows (consumers deduplicate on {@value #ID_HEADER}).
+ * at-least-once delivery allows (consumers deduplicate on {@value OutboxHeaders#ID}).
  *
  * <p>Instances are thread-safe: several relay workers may call {@link #publish} at once; they share
  * one producer.
  */
 public final class KafkaPublisher implements Publisher {
-    /** Header carrying {@link Message#id()}, the idempotency key consumers deduplicate on. */
-    public static final String ID_HEADER = "outbox-id";
-
-    /**
-     * Header carrying {@link Message#topic()}, the event-contract identity (which may differ from
-     * the Kafka topic).
-     */
-    public static final String TOPIC_HEADER = "outbox-topic";
-
-    /** Header carrying {@link Message#module()}. */
-    public static final String MODULE_HEADER = "outbox-module";
-
-    /** Header carrying {@link Message#contentType()}. */
-    public static final String CONTENT_TYPE_HEADER = "outbox-content-type";
-
-    /**
-     * Header carrying {@link Message#occurredAt()} in ISO-8601 ({@link
-     * java.time.Instant#toString()}).
-     */
-    public static final String OCCURRED_AT_HEADER = "outbox-occurred-at";
-
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
     private final Producer<byte[], byte[]> producer;
@@ -152,14 +139,18 @@ public final class KafkaPublisher implements Publisher {
             return List.of();
         }
         long deadline = System.nanoTime() + saturatedNanos(timeout);
-        Batch batch = new Batch(messages, topicMapper, timeout);
+        PublishCall batch = new PublishCall(messages, topicMapper, timeout);
         if (closed) {
-            return batch.failAll(new IllegalStateException("the KafkaPublisher is closed"));
+            return batch.failAll(
+                    new RetryableFailureException(
+                            "the KafkaPublisher is closed; the message will be retried"));
         }
         try {
             senders.execute(() -> batch.send(producer, () -> closed));
         } catch (RejectedExecutionException e) {
-            return batch.failAll(new IllegalStateException("the KafkaPublisher is closed", e));
+            return batch.failAll(
+                    new RetryableFailureException(
+                            "the KafkaPublisher is closed; the message will be retried", e));
         }
         return batch.await(deadline);
     }
@@ -186,7 +177,11 @@ public final class KafkaPublisher implements Publisher {
         closed = true;
         senders.shutdown();
         if (ownsProducer) {
-            producer.close(closeTimeout);
+            try {
+                producer.close(closeTimeout);
+            } catch (InterruptException e) {
+                // Kafka has set the interrupt flag again; the producer is closed all the same
+            }
         } else if (!closeTimeout.isZero()) {
             Thread flusher = new Thread(producer::flush, "outbox4j-kafka-close-flush");
             flusher.setDaemon(true);
@@ -308,9 +303,16 @@ public final class KafkaPublisher implements Publisher {
         /**
          * Chooses the Kafka topic of each message; by default the message topic.
          *
-         * @param topicMapper returns a valid Kafka topic name for a message; a null or invalid name
-         *     makes that message fail permanently, an exception makes it fail (permanently only if
-         *     the exception is a {@link io.outbox4j.api.PermanentFailureException})
+         * <p>The rule every outbox4j publisher follows for its mapping function: the destination is
+         * a property of the message, so if the function throws for a message, or returns no
+         * destination or one the broker can never accept (here: null, or not a legal Kafka topic
+         * name), that message fails permanently and goes to the dead letter: it would fail the same
+         * way on every retry. The one exception is a {@link io.outbox4j.api.RetryAfterException}
+         * thrown on purpose, which retries the message no earlier than its delay. The other
+         * messages of the call are not affected. A valid topic that does not exist yet is not a
+         * mapping failure: its messages are retried.
+         *
+         * @param topicMapper returns a legal Kafka topic name for a message
          * @return this builder
          * @throws IllegalArgumentException if null
          */

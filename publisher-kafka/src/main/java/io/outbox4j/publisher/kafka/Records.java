@@ -1,7 +1,9 @@
 package io.outbox4j.publisher.kafka;
 
 import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.api.PermanentFailureException;
+import io.outbox4j.api.RetryAfterException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,11 +27,26 @@ final class Records {
     /**
      * Returns the Kafka topic of a message.
      *
-     * @throws PermanentFailureException if the mapper gives no valid Kafka topic name
-     * @throws RuntimeException whatever the mapper throws
+     * @throws PermanentFailureException if the mapper throws or gives no valid Kafka topic name
+     * @throws RetryAfterException if the mapper throws one
      */
     static String topic(Message m, Function<Message, String> topicMapper) {
-        String topic = topicMapper.apply(m);
+        String topic;
+        try {
+            topic = topicMapper.apply(m);
+        } catch (PermanentFailureException | RetryAfterException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new PermanentFailureException(
+                    "topicMapper threw for message '"
+                            + m.id()
+                            + "' (topic '"
+                            + m.topic()
+                            + "'): "
+                            + e
+                            + "; it would throw again on every retry",
+                    e);
+        }
         if (topic == null
                 || !LEGAL_TOPIC.matcher(topic).matches()
                 || topic.equals(".")
@@ -52,11 +69,11 @@ final class Records {
     static ProducerRecord<byte[], byte[]> toRecord(Message m, String topic) {
         Map<String, String> user = m.headers();
         List<Header> headers = new ArrayList<>(5 + user.size());
-        headers.add(header(KafkaPublisher.ID_HEADER, m.id()));
-        headers.add(header(KafkaPublisher.TOPIC_HEADER, m.topic()));
-        headers.add(header(KafkaPublisher.MODULE_HEADER, m.module()));
-        headers.add(header(KafkaPublisher.CONTENT_TYPE_HEADER, m.contentType()));
-        headers.add(header(KafkaPublisher.OCCURRED_AT_HEADER, m.occurredAt().toString()));
+        headers.add(header(OutboxHeaders.ID, m.id()));
+        headers.add(header(OutboxHeaders.TOPIC, m.topic()));
+        headers.add(header(OutboxHeaders.MODULE, m.module()));
+        headers.add(header(OutboxHeaders.CONTENT_TYPE, m.contentType()));
+        headers.add(header(OutboxHeaders.OCCURRED_AT, m.occurredAt().toString()));
         user.forEach((name, value) -> headers.add(header(name, value)));
         byte[] key = m.key().orElse(m.id()).getBytes(StandardCharsets.UTF_8);
         return new ProducerRecord<>(topic, null, null, key, m.payload(), headers);

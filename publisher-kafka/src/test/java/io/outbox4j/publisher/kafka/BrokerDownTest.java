@@ -3,15 +3,20 @@ package io.outbox4j.publisher.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.api.PublishOutcome;
+import io.outbox4j.api.RetryableFailureException;
 import io.outbox4j.testservices.KafkaServer;
 import io.outbox4j.testservices.ServerSupport;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.KafkaException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -111,7 +116,7 @@ class BrokerDownTest {
         }
         List<String> ids =
                 KafkaTopics.readAll(kafka, topic, 23, Duration.ofSeconds(20)).stream()
-                        .map(r -> KafkaTopics.header(r, KafkaPublisher.ID_HEADER))
+                        .map(r -> KafkaTopics.header(r, OutboxHeaders.ID))
                         .toList();
         assertThat(ids)
                 .contains("warm-0", "warm-1", "warm-2")
@@ -119,33 +124,60 @@ class BrokerDownTest {
     }
 
     @Test
-    void close_whileABatchWaitsForAStoppedBroker_reportsItFailed_neverPublished() throws Exception {
+    void close_whileABatchWaitsForAStoppedBroker_failsTheRecordsInTheProducer_neverPublished()
+            throws Exception {
         String topic = KafkaTopics.create(kafka, "closing", 1, Map.of());
         KafkaPublisher publisher =
                 KafkaPublisher.builder()
                         .bootstrapServers(kafka.bootstrapServers())
+                        .producerProperty(
+                                ProducerConfig.INTERCEPTOR_CLASSES_CONFIG,
+                                SendCounter.class.getName())
                         .closeTimeout(Duration.ofMillis(500))
                         .build();
         try {
             assertThat(publisher.publish(batch("warm", topic, 1), Duration.ofSeconds(20)))
                     .allMatch(PublishOutcome::isPublished);
             kafka.stop();
+            CountDownLatch handedOver = SendCounter.expect(topic, 10);
             CompletableFuture<List<PublishOutcome>> inFlight =
                     CompletableFuture.supplyAsync(
                             () ->
                                     publisher.publish(
                                             batch("inflight", topic, 10), Duration.ofSeconds(30)));
-            Thread.sleep(
-                    300); // let the batch reach the producer; the outcome does not depend on it
+            assertThat(handedOver.await(10, TimeUnit.SECONDS))
+                    .as("the publisher hands all 10 records to the producer")
+                    .isTrue();
+            assertThat(inFlight)
+                    .as("the call waits for acknowledgements the stopped broker cannot give")
+                    .isNotDone();
+
             long t0 = System.nanoTime();
             publisher.close();
             List<PublishOutcome> outcomes = inFlight.get(10, TimeUnit.SECONDS);
             long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
 
             assertAllRetryable(outcomes);
+            assertThat(outcomes)
+                    .as(
+                            "records already in the producer are failed by the producer's close,"
+                                    + " not refused before sending")
+                    .allSatisfy(
+                            o ->
+                                    assertThat(o.failure().orElseThrow())
+                                            .isInstanceOf(RetryableFailureException.class)
+                                            .hasCauseInstanceOf(KafkaException.class));
             assertThat(tookMs)
                     .as("close bounds the wait by its 500 ms timeout, not the call's 30 s")
                     .isLessThan(5_000);
+
+            List<PublishOutcome> afterClose =
+                    publisher.publish(batch("late", topic, 1), Duration.ofSeconds(30));
+            assertAllRetryable(afterClose);
+            assertThat(afterClose.get(0).failure().orElseThrow())
+                    .as("the trivial case, a call after close, never reaches the producer")
+                    .hasMessageContaining("the KafkaPublisher is closed")
+                    .hasNoCause();
         } finally {
             publisher.close();
         }

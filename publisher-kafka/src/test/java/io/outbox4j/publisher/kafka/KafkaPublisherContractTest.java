@@ -2,6 +2,7 @@ package io.outbox4j.publisher.kafka;
 
 import io.outbox4j.api.Message;
 import io.outbox4j.api.MessageLimits;
+import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.tck.PublisherContract;
 import io.outbox4j.testservices.KafkaServer;
@@ -49,7 +50,7 @@ class KafkaPublisherContractTest extends PublisherContract {
                 .map(
                         r ->
                                 new Received(
-                                        KafkaTopics.header(r, KafkaPublisher.ID_HEADER),
+                                        KafkaTopics.header(r, OutboxHeaders.ID),
                                         r.value(),
                                         Optional.ofNullable(KafkaTopics.utf8(r.key()))))
                 .toList();

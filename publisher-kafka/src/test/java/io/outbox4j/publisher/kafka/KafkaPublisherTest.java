@@ -3,8 +3,11 @@ package io.outbox4j.publisher.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.api.PermanentFailureException;
 import io.outbox4j.api.PublishOutcome;
+import io.outbox4j.api.RetryAfterException;
+import io.outbox4j.api.RetryableFailureException;
 import io.outbox4j.testservices.KafkaServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -76,7 +79,7 @@ class KafkaPublisherTest {
                         Map.entry("outbox-occurred-at", "2024-05-01T12:00:00.123456Z"),
                         Map.entry("traceparent", "00-abc-def-01"),
                         Map.entry("tenant", "acme"));
-        assertThat(Instant.parse(KafkaTopics.header(r, KafkaPublisher.OCCURRED_AT_HEADER)))
+        assertThat(Instant.parse(KafkaTopics.header(r, OutboxHeaders.OCCURRED_AT)))
                 .isEqualTo(occurredAt);
         assertThat(r.timestamp())
                 .as("record timestamp is the send time, not occurredAt")
@@ -128,10 +131,7 @@ class KafkaPublisherTest {
                                     .map(
                                             r ->
                                                     Integer.parseInt(
-                                                            KafkaTopics.header(
-                                                                            r,
-                                                                            KafkaPublisher
-                                                                                    .ID_HEADER)
+                                                            KafkaTopics.header(r, OutboxHeaders.ID)
                                                                     .substring(2)))
                                     .toList();
                     assertThat(seq).as("order of " + key).isSorted();
@@ -164,7 +164,7 @@ class KafkaPublisherTest {
                 .hasMessageContaining("record too large")
                 .hasCauseInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class);
         assertThat(KafkaTopics.readAll(KAFKA, topic, 2, TIMEOUT))
-                .extracting(r -> KafkaTopics.header(r, KafkaPublisher.ID_HEADER))
+                .extracting(r -> KafkaTopics.header(r, OutboxHeaders.ID))
                 .containsExactly("before", "after");
     }
 
@@ -192,15 +192,15 @@ class KafkaPublisherTest {
         }
         List<ConsumerRecord<byte[], byte[]>> read = KafkaTopics.readAll(KAFKA, topic, 1, TIMEOUT);
         assertThat(read)
-                .extracting(r -> KafkaTopics.header(r, KafkaPublisher.ID_HEADER))
+                .extracting(r -> KafkaTopics.header(r, OutboxHeaders.ID))
                 .containsExactly("routed");
-        assertThat(KafkaTopics.header(read.get(0), KafkaPublisher.TOPIC_HEADER))
+        assertThat(KafkaTopics.header(read.get(0), OutboxHeaders.TOPIC))
                 .as("the event-contract topic travels even when the Kafka topic differs")
                 .isEqualTo("orders.created");
     }
 
     @Test
-    void publish_topicMapperThrowing_failsThatMessageRetryably() {
+    void publish_topicMapperThrowing_failsThatMessagePermanently_andTheRestIsPublished() {
         String topic = KafkaTopics.create(KAFKA, "mapperfail", 1, Map.of());
         try (KafkaPublisher mapped =
                 KafkaPublisher.builder()
@@ -208,23 +208,40 @@ class KafkaPublisherTest {
                         .topicMapper(
                                 m -> {
                                     if (m.id().equals("boom")) {
-                                        throw new IllegalStateException(
-                                                "routing table unavailable");
+                                        throw new IllegalStateException("no route for " + m.id());
+                                    }
+                                    if (m.id().equals("later")) {
+                                        throw new RetryAfterException(
+                                                "routing table loading",
+                                                Duration.ofSeconds(7),
+                                                null);
                                     }
                                     return topic;
                                 })
                         .build()) {
             List<PublishOutcome> outcomes =
                     mapped.publish(
-                            List.of(message("boom", "t").build(), message("fine", "t").build()),
+                            List.of(
+                                    message("boom", "t").build(),
+                                    message("later", "t").build(),
+                                    message("fine", "t").build()),
                             TIMEOUT);
 
-            assertThat(outcomes.get(0).isPublished()).isFalse();
-            assertThat(outcomes.get(0).isPermanent()).isFalse();
-            assertThat(outcomes.get(0).failure().orElseThrow())
-                    .hasMessage("routing table unavailable");
-            assertThat(outcomes.get(1).isPublished()).isTrue();
+            PublishOutcome boom = outcomes.get(0);
+            assertThat(boom.isPublished()).isFalse();
+            assertThat(boom.isPermanent()).as("the mapper would throw again: " + boom).isTrue();
+            assertThat(boom.failure().orElseThrow())
+                    .isInstanceOf(PermanentFailureException.class)
+                    .hasMessageContaining("topicMapper threw for message 'boom'")
+                    .hasRootCauseMessage("no route for boom");
+            PublishOutcome later = outcomes.get(1);
+            assertThat(later.isPermanent()).as("a RetryAfterException keeps its meaning").isFalse();
+            assertThat(later.retryAfter()).contains(Duration.ofSeconds(7));
+            assertThat(outcomes.get(2).isPublished()).as(outcomes.get(2).toString()).isTrue();
         }
+        assertThat(KafkaTopics.readAll(KAFKA, topic, 1, TIMEOUT))
+                .extracting(r -> KafkaTopics.header(r, OutboxHeaders.ID))
+                .containsExactly("fine");
     }
 
     @Test
@@ -274,7 +291,7 @@ class KafkaPublisherTest {
         int total = threads * batches * perBatch;
         List<String> ids =
                 KafkaTopics.readAll(KAFKA, topic, total, TIMEOUT).stream()
-                        .map(r -> KafkaTopics.header(r, KafkaPublisher.ID_HEADER))
+                        .map(r -> KafkaTopics.header(r, OutboxHeaders.ID))
                         .toList();
         assertThat(ids).hasSize(total).doesNotHaveDuplicates();
     }
@@ -295,7 +312,9 @@ class KafkaPublisherTest {
                         o -> {
                             assertThat(o.isPublished()).isFalse();
                             assertThat(o.isPermanent()).isFalse();
-                            assertThat(o.failure().orElseThrow()).hasMessageContaining("closed");
+                            assertThat(o.failure().orElseThrow())
+                                    .isInstanceOf(RetryableFailureException.class)
+                                    .hasMessageContaining("closed");
                         });
         assertThat(KafkaTopics.readAll(KAFKA, topic, 0, Duration.ZERO)).isEmpty();
     }

@@ -2,6 +2,7 @@ package io.outbox4j.publisher.kafka;
 
 import io.outbox4j.api.Message;
 import io.outbox4j.api.PublishOutcome;
+import io.outbox4j.api.RetryableFailureException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,14 +20,14 @@ import org.apache.kafka.clients.producer.RecordMetadata;
  * One {@code publish} call: the records, one acknowledgement future per message, the send loop (run
  * on a helper thread, since a Kafka send may block) and the bounded wait (run by the caller).
  */
-final class Batch {
+final class PublishCall {
     private final List<Message> messages;
     private final List<ProducerRecord<byte[], byte[]>> records;
     private final List<CompletableFuture<RecordMetadata>> acks;
     private final Duration timeout;
     private volatile boolean abandoned;
 
-    Batch(List<Message> messages, Function<Message, String> topicMapper, Duration timeout) {
+    PublishCall(List<Message> messages, Function<Message, String> topicMapper, Duration timeout) {
         this.messages = List.copyOf(messages);
         this.timeout = timeout;
         this.records = new ArrayList<>(messages.size());
@@ -36,7 +37,7 @@ final class Batch {
             ProducerRecord<byte[], byte[]> record = null;
             try {
                 record = Records.toRecord(m, Records.topic(m, topicMapper));
-            } catch (RuntimeException e) {
+            } catch (RuntimeException e) { // the mapping's verdict, already an outbox exception
                 ack.completeExceptionally(e);
             }
             records.add(record);
@@ -59,7 +60,7 @@ final class Batch {
                 }
                 if (abandoned || closed.getAsBoolean()) {
                     ack.completeExceptionally(
-                            new IllegalStateException(
+                            new RetryableFailureException(
                                     abandoned
                                             ? "not handed to the Kafka producer: the call's timeout of "
                                                     + timeout
@@ -116,20 +117,27 @@ final class Batch {
                 abandoned = true;
                 outcome =
                         PublishOutcome.failed(
-                                new TimeoutException(
+                                new RetryableFailureException(
                                         "message '"
                                                 + m.id()
-                                                + "' was not acknowledged"
-                                                + " by Kafka"
-                                                + (topicOf(i) == null
-                                                        ? ""
-                                                        : " for topic '" + topicOf(i) + "'")
+                                                + "' was not acknowledged by Kafka"
+                                                + forTopic(i)
                                                 + " within "
-                                                + timeout));
+                                                + timeout
+                                                + "; it may still arrive, and will be retried",
+                                        e));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 abandoned = true;
-                outcome = PublishOutcome.failed(e);
+                outcome =
+                        PublishOutcome.failed(
+                                new RetryableFailureException(
+                                        "interrupted while waiting for Kafka to acknowledge message '"
+                                                + m.id()
+                                                + "'"
+                                                + forTopic(i)
+                                                + "; it will be retried",
+                                        e));
             }
             outcomes.add(outcome);
         }
@@ -144,6 +152,11 @@ final class Batch {
         abandoned = true;
         acks.forEach(ack -> ack.completeExceptionally(cause));
         return await(System.nanoTime());
+    }
+
+    private String forTopic(int i) {
+        String topic = topicOf(i);
+        return topic == null ? "" : " for topic '" + topic + "'";
     }
 
     private String topicOf(int i) {
