@@ -1,5 +1,6 @@
 package io.outbox4j.benchmarks;
 
+import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.publisher.kafka.KafkaPublisher;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
 import java.nio.charset.StandardCharsets;
@@ -68,13 +69,12 @@ final class EndToEndScenario {
                         List<Future<RecordMetadata>> acks = new ArrayList<>(rows.size());
                         for (HandWritten.Row row : rows) {
                             RecordHeaders headers = new RecordHeaders();
-                            headers.add(KafkaPublisher.ID_HEADER, utf8(row.id()));
-                            headers.add(KafkaPublisher.TOPIC_HEADER, utf8(row.topic()));
-                            headers.add(KafkaPublisher.MODULE_HEADER, utf8(row.module()));
+                            headers.add(OutboxHeaders.ID, utf8(row.id()));
+                            headers.add(OutboxHeaders.TOPIC, utf8(row.topic()));
+                            headers.add(OutboxHeaders.MODULE, utf8(row.module()));
+                            headers.add(OutboxHeaders.CONTENT_TYPE, utf8(row.contentType()));
                             headers.add(
-                                    KafkaPublisher.CONTENT_TYPE_HEADER, utf8(row.contentType()));
-                            headers.add(
-                                    KafkaPublisher.OCCURRED_AT_HEADER,
+                                    OutboxHeaders.OCCURRED_AT,
                                     utf8(row.occurredAt().toInstant().toString()));
                             byte[] key = utf8(row.key() != null ? row.key() : row.id());
                             acks.add(
