@@ -9,15 +9,18 @@ public interface Observer {
     Observer NOOP = observation -> {};
 
     /**
-     * Called once per delivery attempt, after its outcome was recorded (or could not be).
+     * Called once for every claimed message of a batch, after its outcome was recorded (or could
+     * not be): published, released, dead-lettered, abandoned untried, or stale. The observation
+     * names the message (id, key, topic, enqueue time) but never carries its payload, headers or
+     * receipt.
      *
      * @param observation what happened
      */
     void onDelivery(Observation observation);
 
     /**
-     * Called when the store failed (a claim or an outcome write); the relay pauses and retries. The
-     * default does nothing.
+     * Called when the store failed (a claim, a lease renewal or an outcome write); the relay pauses
+     * and retries, or leaves the leases to expire. The default does nothing.
      *
      * @param error the store's failure
      */

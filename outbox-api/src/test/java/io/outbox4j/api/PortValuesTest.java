@@ -142,7 +142,16 @@ class PortValuesTest {
         assertThatThrownBy(
                         () ->
                                 new Observation(
-                                        "t", "m", 1, Duration.ZERO, null, Optional.empty(), false))
+                                        "id-1",
+                                        Optional.empty(),
+                                        "t",
+                                        "m",
+                                        Instant.EPOCH,
+                                        1,
+                                        Duration.ZERO,
+                                        null,
+                                        Optional.empty(),
+                                        false))
                 .hasMessage("outcome must not be null");
     }
 }

@@ -28,7 +28,10 @@ final class Lanes {
             next++;
         }
 
-        /** The deliveries not yet handed to the publisher, then marks the lane finished. */
+        /**
+         * The deliveries not yet handed to the publisher, then marks the lane finished: nothing
+         * more of it is published in this batch.
+         */
         List<Tracked> takeRest() {
             List<Tracked> rest =
                     new ArrayList<>(items.subList(Math.min(next, items.size()), items.size()));
@@ -72,6 +75,7 @@ final class Lanes {
                 }
             }
             lane.items.add(t);
+            t.lane = lane;
         }
         List<Group> groups = new ArrayList<>();
         for (int i = 0; i < Math.min(workers, lanes.size()); i++) {

@@ -11,10 +11,10 @@ import java.time.Instant;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Moves messages from an outbox to a broker, at least once: claims a batch of leased messages from
@@ -34,45 +34,57 @@ import org.slf4j.LoggerFactory;
  * <h2>One batch ({@link #runOnce()})</h2>
  *
  * <ol>
- *   <li><b>Claim</b> up to {@code batchSize} messages for {@link #lease()}.
+ *   <li><b>Claim</b> up to {@code batchSize} messages for a short {@link #lease()} (default {@link
+ *       #DEFAULT_LEASE}). The store hands out a key's messages only in enqueue order and never to
+ *       two claimers at once, so per-key order across batches, relays and restarts is the store's.
+ *   <li><b>Renew</b>: while the batch runs, the relay extends the leases of every message it still
+ *       holds with one {@link OutboxStore#extend} call every third of the lease. A crashed relay's
+ *       messages are therefore claimable again one lease after its last renewal, whatever the batch
+ *       size. If renewals fail (the store is down), the relay stops handing messages to the
+ *       publisher once less than a third of the last confirmed lease is left: it can no longer
+ *       prove they are its own. Messages whose renewal comes back stale are dropped from the batch
+ *       (observed as {@link io.outbox4j.api.Observation.Outcome#STALE}), never published.
  *   <li><b>Publish</b> with at most {@code workers} publisher calls at a time. Messages sharing a
  *       key form a <em>lane</em> (a message without a key is a lane of its own); each worker owns
  *       whole lanes and hands the current head of each of its lanes to the publisher in one call,
  *       so an adapter can pipeline them. Two messages with the same key are therefore never in the
  *       same call nor in concurrent calls, and go out in claim order. When a message fails, the
- *       later messages of its lane are not published in this batch: they are released with the
- *       failed message's retry time, so they stay behind it.
+ *       later messages of its lane are not published in this batch: they are given back untried
+ *       ({@link OutboxStore#abandon}) and the store keeps them behind the failed message.
  *   <li>Each publisher call is bounded by {@code deliveryTimeout}: a call that has not answered by
  *       then is cancelled (its thread interrupted) and its messages failed with a {@link
- *       java.util.concurrent.TimeoutException}. A call that would start later than {@code claimTime
- *       + lease - deliveryTimeout} (by the relay's clock) is not started: the batch must not
- *       outlive its lease, so its messages are released for an immediate retry.
+ *       java.util.concurrent.TimeoutException}. As a safety limit, no call starts later than {@code
+ *       (ceil(batchSize / workers) + 1) × deliveryTimeout} after the claim (at most {@link
+ *       #MAX_BATCH_DURATION}): the lease the relay used to derive, now a bound on how long one
+ *       batch keeps its messages; the rest is given back untried.
  *   <li><b>Verdict</b> for a failed message, in this order: a permanent failure is dead-lettered; a
  *       message at its {@code maxAttempts}-th attempt is dead-lettered ("gave up after N attempts:
  *       …"); a {@link io.outbox4j.api.RetryAfterException} sets the retry delay; otherwise the
  *       {@link Backoff} does. The delay is a floor: the relay adds a random spread of 0–50 %, never
- *       less.
+ *       less. Attempts count real tries only: a message given back untried does not use one up.
  *   <li><b>Record</b>: all published messages are completed in one {@link OutboxStore#complete}
- *       call, failures are released or dead-lettered one by one. These writes ignore the caller's
- *       interrupt and {@link #close()}, each bounded by 5 seconds of its own: a message published
- *       during shutdown is still recorded. A stale receipt (the lease ran out and someone else
- *       claimed the message) is observed as {@link io.outbox4j.api.Observation.Outcome#STALE} and
- *       never retried.
- *   <li><b>Observe</b>: one {@link io.outbox4j.api.Observation} per claimed message, after its
- *       outcome was recorded (or could not be). An observer that throws is ignored.
+ *       call, failures are released or dead-lettered one by one, and the messages never handed to
+ *       the publisher are given back in one {@link OutboxStore#abandon} call. These writes ignore
+ *       the caller's interrupt and {@link #close()}, each bounded by 5 seconds of its own: a
+ *       message published during shutdown is still recorded. A stale receipt (the lease ran out and
+ *       someone else claimed the message) is observed as {@link
+ *       io.outbox4j.api.Observation.Outcome#STALE} and never retried.
+ *   <li><b>Observe</b>: one {@link io.outbox4j.api.Observation} per claimed message (id, key,
+ *       enqueue time, attempt, duration, outcome), after its outcome was recorded (or could not
+ *       be). An observer that throws is ignored.
  * </ol>
  *
  * <p>If the publisher throws an {@link Error}, the messages of that call are observed with {@code
- * publisherThrewError}, released (with the backoff delay), the rest of the batch that was not
- * published is released at once, the outcomes of the other calls are recorded, and the {@code
+ * publisherThrewError} and released (with the backoff delay), the rest of the batch that was not
+ * published is given back untried, the outcomes of the other calls are recorded, and the {@code
  * Error} is rethrown: by {@link #runOnce()}, or on the relay thread, which ends the loop (the error
  * is logged and reaches the thread's uncaught-exception handler). An exception thrown by the
  * publisher fails every message of that call.
  *
  * <p>If the thread running a batch is interrupted (or {@link #close()} runs out of time), no
- * further publisher call is started, calls in flight are cancelled, every message not published is
- * released for an immediate retry, and the outcomes are still recorded; an interrupt status is
- * kept.
+ * further publisher call is started, calls in flight are cancelled and their messages released for
+ * an immediate retry (they were handed over: the attempt counts), every message not started is
+ * given back untried, and the outcomes are still recorded; an interrupt status is kept.
  *
  * <h2>The loop ({@link #start()})</h2>
  *
@@ -82,24 +94,72 @@ import org.slf4j.LoggerFactory;
  * {@link Observer#onStoreError} and retried after a pause that starts at {@code pollInterval} and
  * doubles up to {@code max(pollInterval, 30s)}.
  *
+ * <h2>Logging</h2>
+ *
+ * Through slf4j, never a payload or a header value: {@code io.outbox4j.engine.Relay} logs start and
+ * stop at INFO (owner, batch size, workers, lease); {@code io.outbox4j.engine.publish} summarises
+ * publish failures per topic at WARN, at most once per {@link #DEFAULT_FAILURE_LOG_INTERVAL} per
+ * topic (count, last error, next retry); {@code io.outbox4j.engine.deadletter} logs each dead
+ * letter at WARN (id, topic, key, reason); {@code io.outbox4j.engine.store} logs store failures at
+ * WARN with the driver's own message.
+ *
  * <p>A relay is safe for use by several threads; batches of one relay never overlap (a {@link
  * #runOnce()} call waits for a running batch). The relay never closes the store or the publisher:
  * they belong to the caller.
  */
 public final class Relay implements AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(Relay.class);
+    private static final Logger LOG = RelayLog.LIFECYCLE;
+
+    /** The default {@link Builder#batchSize(int) batch size}: 16 messages per claim. */
+    public static final int DEFAULT_BATCH_SIZE = 16;
+
+    /** The default number of {@link Builder#workers(int) concurrent publisher calls}: 4. */
+    public static final int DEFAULT_WORKERS = 4;
+
+    /** The default {@link Builder#deliveryTimeout(Duration) bound of one publisher call}: 30 s. */
+    public static final Duration DEFAULT_DELIVERY_TIMEOUT = Duration.ofSeconds(30);
+
+    /** The default {@link Builder#maxAttempts(int) attempt at which a message is given up}: 8. */
+    public static final int DEFAULT_MAX_ATTEMPTS = 8;
+
+    /** The default {@link Builder#pollInterval(Duration) poll interval}: 1 s. */
+    public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
+
+    /** The default {@link Builder#shutdownTimeout(Duration) shutdown timeout}: 30 s. */
+    public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
 
     /**
-     * Nothing a relay needs takes longer: a bigger lease is nearly always a batch-size or worker
-     * mistake.
+     * The default {@link Builder#lease(Duration) lease}: 15 s, renewed every 5 s. A crashed relay's
+     * messages are claimable again at most this long after its last renewal.
      */
-    static final Duration MAX_LEASE = Duration.ofMinutes(30);
+    public static final Duration DEFAULT_LEASE = Duration.ofSeconds(15);
+
+    /** The shortest lease a relay accepts: 1 s (renewed every third of it). */
+    public static final Duration MIN_LEASE = Duration.ofSeconds(1);
+
+    /**
+     * The longest lease a relay accepts: 30 minutes. Nothing a relay needs takes longer; a bigger
+     * lease only delays crash recovery.
+     */
+    public static final Duration MAX_LEASE = Duration.ofMinutes(30);
+
+    /**
+     * The upper end of the safety limit on one batch, whatever batch size, workers and delivery
+     * timeout derive: no publisher call starts later than 30 minutes after the claim.
+     */
+    public static final Duration MAX_BATCH_DURATION = Duration.ofMinutes(30);
+
+    /** The shortest time between two publish-failure log lines of one topic: 30 s. */
+    public static final Duration DEFAULT_FAILURE_LOG_INTERVAL = Duration.ofSeconds(30);
 
     /** Each outcome write gets this long, whatever the caller's state. */
     static final Duration STORE_WRITE_TIMEOUT = Duration.ofSeconds(5);
 
     /** The longest pause after repeated store failures (unless the poll interval is longer). */
     static final Duration MAX_ERROR_PAUSE = Duration.ofSeconds(30);
+
+    /** The longest a running batch goes without reading the relay's clock. */
+    static final Duration CLOCK_CHECK = Duration.ofSeconds(1);
 
     private final Settings settings;
     private final OutboxStore store;
@@ -118,6 +178,9 @@ public final class Relay implements AutoCloseable {
 
     private final AtomicBoolean closed = new AtomicBoolean();
     private Thread loopThread;
+    private final RelayLog log;
+    private final AtomicLong publishedTotal = new AtomicLong();
+    private final AtomicLong deadLetteredTotal = new AtomicLong();
 
     private Relay(Settings settings, OutboxStore store, Publisher publisher) {
         this.settings = settings;
@@ -126,6 +189,7 @@ public final class Relay implements AutoCloseable {
         this.publishPool =
                 DaemonThreads.cachedPool("outbox4j-relay-" + settings.owner() + "-publish");
         this.writePool = DaemonThreads.cachedPool("outbox4j-relay-" + settings.owner() + "-store");
+        this.log = new RelayLog(settings.owner(), settings.failureLogInterval());
     }
 
     /**
@@ -140,10 +204,9 @@ public final class Relay implements AutoCloseable {
     }
 
     /**
-     * Returns the lease every claim asks for: {@code (ceil(batchSize / workers) + 1) ×
-     * deliveryTimeout}.
+     * Returns the lease every claim and every renewal asks for.
      *
-     * @return the derived lease, at most 30 minutes
+     * @return the lease (default {@link #DEFAULT_LEASE})
      */
     public Duration lease() {
         return settings.lease();
@@ -184,6 +247,7 @@ public final class Relay implements AutoCloseable {
         Thread t = new Thread(this::loop, "outbox4j-relay-" + settings.owner());
         t.setDaemon(true);
         loopThread = t;
+        log.started(settings);
         t.start();
     }
 
@@ -253,7 +317,7 @@ public final class Relay implements AutoCloseable {
                 }
             }
             if (!locked) {
-                LOG.warn(
+                RelayLog.STORE.warn(
                         "relay '{}' closed while a batch was still recording its outcomes",
                         settings.owner());
             }
@@ -277,6 +341,10 @@ public final class Relay implements AutoCloseable {
                 interrupted = true;
             }
         }
+        log.flushFailures(settings.clock().instant(), true);
+        if (loop != null) {
+            log.stopped(settings, publishedTotal.get(), deadLetteredTotal.get());
+        }
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
@@ -291,10 +359,14 @@ public final class Relay implements AutoCloseable {
 
     /** Runs one batch with the lock held. */
     private Result runBatch() {
-        Batch batch = new Batch(settings, store, publisher, publishPool, writePool, closed::get);
+        Batch batch =
+                new Batch(settings, store, publisher, publishPool, writePool, closed::get, log);
         currentBatch = batch;
         try {
-            return batch.run();
+            Result result = batch.run();
+            publishedTotal.addAndGet(result.published());
+            deadLetteredTotal.addAndGet(result.deadLettered());
+            return result;
         } finally {
             currentBatch = null;
         }
@@ -325,12 +397,9 @@ public final class Relay implements AutoCloseable {
                 // A failed claim, already reported to the observer by the batch; retry after a
                 // pause.
                 storeErrors++;
-                LOG.warn(
-                        "relay '{}': claim failed ({} in a row), pausing: {}",
-                        settings.owner(),
-                        storeErrors,
-                        failure.toString());
-                if (!pause(errorPause(storeErrors), false)) {
+                Duration pause = errorPause(storeErrors);
+                log.claimFailed(storeErrors, pause, failure);
+                if (!pause(pause, false)) {
                     return;
                 }
                 continue;
@@ -388,15 +457,22 @@ public final class Relay implements AutoCloseable {
      * What one batch did.
      *
      * @param claimed messages claimed from the store
-     * @param published messages the broker accepted
+     * @param published messages the broker accepted (completed or not)
      * @param completed published messages whose completion was recorded
-     * @param released messages released for a later retry (failed, held back behind a failed
-     *     message of the same key, or not started)
+     * @param released messages handed to the publisher, not published, and released for a later
+     *     retry (the attempt counts)
      * @param deadLettered messages given up and parked in the dead letter
+     * @param abandoned messages never handed to the publisher (held back behind a failed message of
+     *     their key, not started, or their lease could not be proven) and given back untried
      */
     public record Result(
-            int claimed, int published, int completed, int released, int deadLettered) {
-        static final Result EMPTY = new Result(0, 0, 0, 0, 0);
+            int claimed,
+            int published,
+            int completed,
+            int released,
+            int deadLettered,
+            int abandoned) {
+        static final Result EMPTY = new Result(0, 0, 0, 0, 0, 0);
     }
 
     /**
@@ -407,16 +483,19 @@ public final class Relay implements AutoCloseable {
         private final OutboxStore store;
         private final Publisher publisher;
         private String owner;
-        private int batchSize = 16;
-        private int workers = 4;
-        private Duration deliveryTimeout = Duration.ofSeconds(30);
-        private int maxAttempts = 8;
+        private int batchSize = DEFAULT_BATCH_SIZE;
+        private int workers = DEFAULT_WORKERS;
+        private Duration deliveryTimeout = DEFAULT_DELIVERY_TIMEOUT;
+        private Duration lease = DEFAULT_LEASE;
+        private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
         private Backoff backoff = Backoff.DEFAULT;
-        private Duration pollInterval = Duration.ofSeconds(1);
+        private Duration pollInterval = DEFAULT_POLL_INTERVAL;
         private Clock clock = Clock.systemUTC();
         private Observer observer = Observer.NOOP;
-        private Duration shutdownTimeout = Duration.ofSeconds(30);
+        private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
         private Duration storeWriteTimeout = STORE_WRITE_TIMEOUT;
+        private Duration clockCheck = CLOCK_CHECK;
+        private Duration failureLogInterval = DEFAULT_FAILURE_LOG_INTERVAL;
 
         private Builder(OutboxStore store, Publisher publisher) {
             this.store = store;
@@ -436,7 +515,9 @@ public final class Relay implements AutoCloseable {
         }
 
         /**
-         * Sets how many messages one claim asks for. Default 16.
+         * Sets how many messages one claim asks for. Default {@value #DEFAULT_BATCH_SIZE}. Any size
+         * up to the largest claim builds with the default timeouts: the lease does not grow with
+         * the batch.
          *
          * @param batchSize 1 to {@value ClaimRequest#MAX_LIMIT}
          * @return this builder
@@ -447,7 +528,7 @@ public final class Relay implements AutoCloseable {
         }
 
         /**
-         * Sets how many publisher calls may run at once. Default 4.
+         * Sets how many publisher calls may run at once. Default {@value #DEFAULT_WORKERS}.
          *
          * @param workers at least 1
          * @return this builder
@@ -458,9 +539,9 @@ public final class Relay implements AutoCloseable {
         }
 
         /**
-         * Sets how long one publisher call may take before its messages count as failed. Default 30
-         * seconds. The lease is derived from it: {@code (ceil(batchSize / workers) + 1) ×
-         * deliveryTimeout}, at most 30 minutes.
+         * Sets how long one publisher call may take before its messages count as failed. Default
+         * {@link #DEFAULT_DELIVERY_TIMEOUT} (30 s). It may be longer than the lease: the relay
+         * renews the lease while the call runs.
          *
          * @param deliveryTimeout a positive duration
          * @return this builder
@@ -471,7 +552,25 @@ public final class Relay implements AutoCloseable {
         }
 
         /**
-         * Sets the attempt at which a failing message is given up (dead-lettered). Default 8.
+         * Sets how long a claim (and each renewal) leases the messages. Default {@link
+         * #DEFAULT_LEASE} (15 s). The relay renews the leases of the messages it still holds every
+         * third of the lease, so the lease bounds crash recovery (a crashed relay's messages are
+         * claimable again at most one lease after its last renewal), not the batch's duration. The
+         * relay stops handing messages to the publisher when less than a third of the last
+         * confirmed lease is left (the store could not be reached to renew it).
+         *
+         * @param lease from {@link #MIN_LEASE} (1 s) to {@link #MAX_LEASE} (30 min)
+         * @return this builder
+         */
+        public Builder lease(Duration lease) {
+            this.lease = lease;
+            return this;
+        }
+
+        /**
+         * Sets the attempt at which a failing message is given up (dead-lettered). Default {@value
+         * #DEFAULT_MAX_ATTEMPTS}. Only real tries count: a message given back untried keeps its
+         * count.
          *
          * @param maxAttempts at least 1
          * @return this builder
@@ -495,7 +594,7 @@ public final class Relay implements AutoCloseable {
 
         /**
          * Sets how long the loop waits after a partial or empty batch when no {@link
-         * Relay#wakeUp()} comes. Default 1 second.
+         * Relay#wakeUp()} comes. Default {@link #DEFAULT_POLL_INTERVAL} (1 s).
          *
          * @param pollInterval a positive duration
          * @return this builder
@@ -531,7 +630,7 @@ public final class Relay implements AutoCloseable {
 
         /**
          * Sets how long {@link Relay#close()} waits for the running batch before interrupting it.
-         * Default 30 seconds.
+         * Default {@link #DEFAULT_SHUTDOWN_TIMEOUT} (30 s).
          *
          * @param shutdownTimeout zero or positive
          * @return this builder
@@ -548,7 +647,22 @@ public final class Relay implements AutoCloseable {
         }
 
         /**
-         * Checks every setting, derives the lease and builds the relay.
+         * For tests that move the clock by hand: the longest a batch waits without reading the
+         * clock (1 second in production).
+         */
+        Builder clockCheck(Duration clockCheck) {
+            this.clockCheck = clockCheck;
+            return this;
+        }
+
+        /** For tests: the shortest time between two failure lines of one topic (30 s). */
+        Builder failureLogInterval(Duration failureLogInterval) {
+            this.failureLogInterval = failureLogInterval;
+            return this;
+        }
+
+        /**
+         * Checks every setting and builds the relay.
          *
          * @return a relay, not started
          * @throws IllegalArgumentException naming the first invalid setting and what to change
@@ -565,6 +679,19 @@ public final class Relay implements AutoCloseable {
                             + batchSize);
             require(workers >= 1, "workers must be >= 1, but was " + workers);
             positive(deliveryTimeout, "deliveryTimeout");
+            positive(lease, "lease");
+            require(
+                    lease.compareTo(MIN_LEASE) >= 0,
+                    "lease must be >= "
+                            + Durations.format(MIN_LEASE)
+                            + " (it is renewed every third of it), but was "
+                            + Durations.format(lease));
+            require(
+                    lease.compareTo(MAX_LEASE) <= 0,
+                    "lease must be <= "
+                            + Durations.format(MAX_LEASE)
+                            + " (it bounds crash recovery), but was "
+                            + Durations.format(lease));
             require(maxAttempts >= 1, "maxAttempts must be >= 1, but was " + maxAttempts);
             require(
                     backoff != null,
@@ -580,11 +707,12 @@ public final class Relay implements AutoCloseable {
                     "shutdownTimeout must not be negative, but was "
                             + Durations.format(shutdownTimeout));
             positive(storeWriteTimeout, "storeWriteTimeout");
+            positive(clockCheck, "clockCheck");
+            positive(failureLogInterval, "failureLogInterval");
             String who = owner == null ? Owners.defaultOwner() : owner;
             // The claim request's own check (non-blank, at most 255 characters, no control
             // characters).
             new ClaimRequest(who, Instant.EPOCH, Duration.ofSeconds(1), 1);
-            Duration lease = deriveLease(batchSize, workers, deliveryTimeout);
             Settings settings =
                     new Settings(
                             who,
@@ -598,42 +726,27 @@ public final class Relay implements AutoCloseable {
                             new SafeObserver(observer),
                             shutdownTimeout,
                             storeWriteTimeout,
-                            lease);
+                            lease,
+                            maxBatchDuration(batchSize, workers, deliveryTimeout),
+                            clockCheck,
+                            failureLogInterval);
             return new Relay(settings, store, publisher);
         }
 
         /**
-         * {@code (ceil(batch / workers) + 1) × timeout} in 64-bit arithmetic, rejected above {@link
-         * #MAX_LEASE}: the batch's publisher calls can run to their deadline one after another and
-         * still end inside the lease.
+         * The safety limit on one batch: {@code (ceil(batch / workers) + 1) × timeout} — the time
+         * the batch's publisher calls take when they run to their deadline one round after the
+         * other — in 64-bit arithmetic, capped at {@link #MAX_BATCH_DURATION} instead of
+         * overflowing.
          */
-        static Duration deriveLease(int batch, int workers, Duration timeout) {
+        static Duration maxBatchDuration(int batch, int workers, Duration timeout) {
             long rounds = ((long) batch + workers - 1) / workers + 1;
-            Duration lease;
             try {
-                lease = Duration.ofNanos(Math.multiplyExact(rounds, timeout.toNanos()));
+                Duration d = Duration.ofNanos(Math.multiplyExact(rounds, timeout.toNanos()));
+                return d.compareTo(MAX_BATCH_DURATION) > 0 ? MAX_BATCH_DURATION : d;
             } catch (ArithmeticException overflow) {
-                lease = null;
+                return MAX_BATCH_DURATION;
             }
-            if (lease == null || lease.compareTo(MAX_LEASE) > 0) {
-                String size =
-                        lease == null
-                                ? "(" + rounds + " × " + Durations.format(timeout) + ")"
-                                : Durations.format(lease);
-                throw new IllegalArgumentException(
-                        "derived lease "
-                                + size
-                                + " is over the "
-                                + Durations.format(MAX_LEASE)
-                                + " limit: lower batchSize ("
-                                + batch
-                                + ") or deliveryTimeout ("
-                                + Durations.format(timeout)
-                                + "), or raise workers ("
-                                + workers
-                                + ")");
-            }
-            return lease;
         }
 
         private static void positive(Duration value, String field) {

@@ -1,6 +1,8 @@
 package io.outbox4j.engine;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
@@ -10,29 +12,36 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
- * Runs a batch's outcome writes on a pool of their own, each bounded by its own timeout and deaf to
+ * Runs a batch's store writes on a pool of their own, each bounded by its own timeout and deaf to
  * the caller's interrupt: the caller may be shutting down, the outcome of a delivery must still be
- * recorded. A failure is reported to the observer and turned into {@code null}; after one write
- * timed out the store is taken to be hanging and the batch's remaining writes are skipped (their
+ * recorded. A failure is reported to the observer, logged (the first of each kind per batch; the
+ * rest counted by {@link #logSummary()}) and turned into {@code null}; after one write timed out
+ * the store is taken to be hanging and the remaining writes of this instance are skipped (their
  * leases expire instead).
  */
 final class StoreWrites {
     private final ExecutorService pool;
     private final Duration timeout;
     private final SafeObserver observer;
+    private final RelayLog log;
+    private final Map<String, Integer> failures = new LinkedHashMap<>();
     private boolean hanging;
 
-    StoreWrites(ExecutorService pool, Duration timeout, SafeObserver observer) {
+    StoreWrites(ExecutorService pool, Duration timeout, SafeObserver observer, RelayLog log) {
         this.pool = pool;
         this.timeout = timeout;
         this.observer = observer;
+        this.log = log;
     }
 
     /**
      * Runs {@code write}; returns its result, or {@code null} if it failed, timed out or was
      * skipped.
+     *
+     * @param what what the write does, for the log ("release a failed message"); failures are
+     *     counted per {@code what}
      */
-    <T> T run(Supplier<T> write) {
+    <T> T run(String what, Supplier<T> write) {
         if (hanging) {
             return null;
         }
@@ -45,7 +54,7 @@ final class StoreWrites {
             try {
                 return write.get();
             } catch (RuntimeException e) {
-                observer.storeError(e);
+                failed(what, e);
                 return null;
             }
         }
@@ -60,18 +69,19 @@ final class StoreWrites {
                 } catch (TimeoutException e) {
                     future.cancel(true);
                     hanging = true;
-                    observer.storeError(
+                    failed(
+                            what,
                             new TimeoutException(
-                                    "outcome write did not finish within "
+                                    "store write did not finish within "
                                             + Durations.format(timeout)
-                                            + "; the batch's remaining writes are skipped and "
-                                            + "their leases left to expire"));
+                                            + "; the batch's remaining writes of this kind are"
+                                            + " skipped and their leases left to expire"));
                     return null;
                 } catch (ExecutionException e) {
                     if (e.getCause() instanceof Error error) {
                         throw error;
                     }
-                    observer.storeError(e.getCause());
+                    failed(what, e.getCause());
                     return null;
                 }
             }
@@ -80,5 +90,24 @@ final class StoreWrites {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    private void failed(String what, Throwable error) {
+        observer.storeError(error);
+        int before = failures.merge(what, 1, Integer::sum) - 1;
+        if (before == 0) {
+            log.storeFailed(what, error);
+        }
+    }
+
+    /** Logs how many failures of each kind were not logged one by one. */
+    void logSummary() {
+        failures.forEach(
+                (kind, count) -> {
+                    if (count > 1) {
+                        log.moreStoreFailures(kind, count - 1);
+                    }
+                });
+        failures.clear();
     }
 }

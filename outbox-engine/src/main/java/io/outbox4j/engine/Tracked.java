@@ -9,15 +9,31 @@ import java.time.Instant;
 final class Tracked {
     /** What the batch will write for this delivery. */
     enum Disposition {
+        /** Published: complete it. */
         COMPLETE,
+        /** Handed to the publisher and failed: release it for a retry (the attempt counts). */
         RELEASE,
-        DEAD_LETTER
+        /** Handed to the publisher and given up. */
+        DEAD_LETTER,
+        /** Never handed to the publisher: give it back untried. */
+        ABANDON,
+        /** Its lease was found lost before it was handed over: nothing to write. */
+        LOST
     }
 
     final Delivery delivery;
 
     /** Position in the claim. */
     final int index;
+
+    /** The lane it belongs to (set by {@link Lanes#plan}). */
+    Lanes.Lane lane;
+
+    /** Whether it was handed to the publisher (a real try). */
+    boolean handed;
+
+    /** Whether a renewal reported its lease stale. */
+    boolean lost;
 
     Duration duration = Duration.ZERO;
 
@@ -43,6 +59,10 @@ final class Tracked {
         this.index = index;
     }
 
+    String receipt() {
+        return delivery.receipt();
+    }
+
     boolean decided() {
         return disposition != null;
     }
@@ -61,6 +81,12 @@ final class Tracked {
     void deadLetter(String reason, Throwable why) {
         disposition = Disposition.DEAD_LETTER;
         deadLetterReason = reason;
+        error = why;
+    }
+
+    /** Gives it back untried, or marks it lost if a renewal said its lease is gone. */
+    void abandon(Throwable why) {
+        disposition = lost ? Disposition.LOST : Disposition.ABANDON;
         error = why;
     }
 }

@@ -3,19 +3,13 @@ package io.outbox4j.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.api.Observation.Outcome;
-import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 
-/**
- * Each publisher call is bounded by deliveryTimeout, and no call starts too late for the batch's
- * lease.
- */
+/** Each publisher call is bounded by deliveryTimeout. */
 class DeliveryTimeoutTest {
     private final MutableClock clock = new MutableClock();
     private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
@@ -42,7 +36,7 @@ class DeliveryTimeoutTest {
         assertThat(tookMillis)
                 .as("bounded by the 200ms timeout, not the 30s publisher")
                 .isLessThan(3_000);
-        assertThat(result).isEqualTo(new Relay.Result(2, 0, 0, 2, 0));
+        assertThat(result).isEqualTo(new Relay.Result(2, 0, 0, 2, 0, 0));
         Fixtures.await(
                 "the hanging call is interrupted", Duration.ofSeconds(5), hanging.interrupted::get);
         assertThat(observer.deliveries)
@@ -65,52 +59,5 @@ class DeliveryTimeoutTest {
                                 assertThat(r.availableAt())
                                         .as("a timeout is a retryable failure: backoff applies")
                                         .isAfterOrEqualTo(clock.instant().plusSeconds(60)));
-    }
-
-    /**
-     * batch 4, workers 1, timeout 10s → lease 50s, so no call may start after claim + 40s. Four
-     * messages of one key need four calls one after the other; each call takes 25s by the clock, so
-     * the third would start at +50s: it is not started and its messages are released for an
-     * immediate retry.
-     */
-    @Test
-    void aCallThatWouldStartTooLateForTheLease_isNotStarted_andItsMessagesReleasedAtOnce() {
-        memory.enqueueCommitted(
-                List.of(
-                        Fixtures.message("k1", "k"),
-                        Fixtures.message("k2", "k"),
-                        Fixtures.message("k3", "k"),
-                        Fixtures.message("k4", "k")));
-        Instant claimTime = clock.instant();
-        Fixtures.ScriptedPublisher slow =
-                new Fixtures.ScriptedPublisher(
-                        m -> {
-                            clock.advance(Duration.ofSeconds(25));
-                            return PublishOutcome.published();
-                        });
-        try (Relay relay =
-                Relay.builder(store, slow)
-                        .clock(clock)
-                        .observer(observer)
-                        .batchSize(4)
-                        .workers(1)
-                        .deliveryTimeout(Duration.ofSeconds(10))
-                        .build()) {
-            assertThat(relay.lease()).isEqualTo(Duration.ofSeconds(50));
-            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(4, 2, 2, 2, 0));
-        }
-        assertThat(slow.publishedIdsInOrder()).containsExactly("k1", "k2");
-        assertThat(store.releases)
-                .hasSize(2)
-                .allSatisfy(
-                        r -> {
-                            assertThat(r.availableAt())
-                                    .as("immediate retry")
-                                    .isEqualTo(claimTime.plusSeconds(50));
-                            assertThat(r.error()).contains("lease");
-                        });
-        assertThat(observer.outcomes())
-                .containsExactly(
-                        Outcome.COMPLETED, Outcome.COMPLETED, Outcome.RELEASED, Outcome.RELEASED);
     }
 }

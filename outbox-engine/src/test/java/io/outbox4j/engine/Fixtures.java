@@ -78,25 +78,6 @@ final class Fixtures {
         return found[0];
     }
 
-    /** Waits until the relay loop is idle (waiting for its poll interval or a wake-up). */
-    static void awaitIdle(String owner) {
-        Thread t = relayThread(owner);
-        await(
-                "relay " + owner + " is idle",
-                Duration.ofSeconds(5),
-                () ->
-                        t.getState() == Thread.State.TIMED_WAITING
-                                && java.util.Arrays.stream(t.getStackTrace())
-                                        .anyMatch(
-                                                f ->
-                                                        f.getClassName()
-                                                                        .equals(
-                                                                                Relay.class
-                                                                                        .getName())
-                                                                && f.getMethodName()
-                                                                        .equals("pause")));
-    }
-
     static List<String> ids(List<Message> messages) {
         return messages.stream().map(Message::id).toList();
     }

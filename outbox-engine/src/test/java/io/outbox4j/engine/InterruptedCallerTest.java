@@ -2,9 +2,11 @@ package io.outbox4j.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outbox4j.api.Abandonment;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Completion;
 import io.outbox4j.api.DeadLetter;
+import io.outbox4j.api.Extension;
 import io.outbox4j.api.Observation.Outcome;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
@@ -51,6 +53,18 @@ class InterruptedCallerTest {
                     check();
                     return super.deadLetter(deadLetter);
                 }
+
+                @Override
+                public Set<String> abandon(Abandonment abandonment) {
+                    check();
+                    return super.abandon(abandonment);
+                }
+
+                @Override
+                public Set<String> extend(Extension extension) {
+                    check();
+                    return super.extend(extension);
+                }
             };
 
     @Test
@@ -75,13 +89,13 @@ class InterruptedCallerTest {
         } finally {
             assertThat(Thread.interrupted()).as("the caller's interrupt is kept").isTrue();
         }
-        assertThat(result).isEqualTo(new Relay.Result(2, 2, 2, 0, 0));
+        assertThat(result).isEqualTo(new Relay.Result(2, 2, 2, 0, 0, 0));
         assertThat(observer.storeErrors).isEmpty();
         assertThat(memory.size()).isZero();
     }
 
     @Test
-    void anAlreadyInterruptedCaller_publishesNothing_andReleasesTheBatchAtOnce() {
+    void anAlreadyInterruptedCaller_publishesNothing_andGivesTheBatchBackUntried() {
         memory.enqueueCommitted(Fixtures.messages("m", 3));
         Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
         Relay.Result result;
@@ -95,11 +109,13 @@ class InterruptedCallerTest {
         } finally {
             assertThat(Thread.interrupted()).as("the caller's interrupt is kept").isTrue();
         }
-        assertThat(result).isEqualTo(new Relay.Result(3, 0, 0, 3, 0));
+        assertThat(result).isEqualTo(new Relay.Result(3, 0, 0, 0, 0, 3));
         assertThat(publisher.calls).isEmpty();
         assertThat(observer.storeErrors).isEmpty();
         assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10)))
-                .hasSize(3);
+                .as("due at once, no attempt used up")
+                .extracting(d -> d.attempt())
+                .containsExactly(1, 1, 1);
     }
 
     @Test
@@ -127,7 +143,7 @@ class InterruptedCallerTest {
             caller.join(5_000);
             assertThat(caller.isAlive()).isFalse();
         }
-        assertThat(result.get()).isEqualTo(new Relay.Result(2, 0, 0, 2, 0));
+        assertThat(result.get()).isEqualTo(new Relay.Result(2, 0, 0, 2, 0, 0));
         assertThat(keptInterrupt).isTrue();
         Fixtures.await("the call is cancelled", Duration.ofSeconds(5), hanging.interrupted::get);
         assertThat(observer.outcomes()).containsExactly(Outcome.RELEASED, Outcome.RELEASED);
@@ -170,7 +186,7 @@ class InterruptedCallerTest {
             result = relay.runOnce();
         }
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isLessThan(3_000);
-        assertThat(result).isEqualTo(new Relay.Result(3, 2, 0, 0, 0));
+        assertThat(result).isEqualTo(new Relay.Result(3, 2, 0, 0, 0, 0));
         assertThat(observer.storeErrors)
                 .singleElement()
                 .satisfies(
@@ -180,6 +196,9 @@ class InterruptedCallerTest {
                                         .hasMessageContaining("within 300ms"));
         assertThat(hanging.releases).as("skipped: the store is hanging").isEmpty();
         assertThat(observer.outcomes())
-                .containsExactly(Outcome.PUBLISHED, Outcome.PUBLISHED, Outcome.RELEASED);
+                .containsExactly(
+                        Outcome.PUBLISHED_NOT_RECORDED,
+                        Outcome.PUBLISHED_NOT_RECORDED,
+                        Outcome.NOT_RECORDED);
     }
 }

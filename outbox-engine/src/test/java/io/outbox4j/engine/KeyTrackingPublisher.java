@@ -27,6 +27,10 @@ final class KeyTrackingPublisher implements Publisher {
     final AtomicInteger concurrentCalls = new AtomicInteger();
     final AtomicInteger maxConcurrentCalls = new AtomicInteger();
     final AtomicInteger calls = new AtomicInteger();
+
+    /** Message ids in the order they were first published (shared with {@code global}). */
+    final List<String> firstPublished = new CopyOnWriteArrayList<>();
+
     private final KeyTrackingPublisher global;
     private final long workNanos;
     private final double failureRate;
@@ -75,9 +79,16 @@ final class KeyTrackingPublisher implements Publisher {
                                     return PublishOutcome.failed(
                                             new IllegalStateException("injected failure"));
                                 }
-                                publishedPerId
-                                        .computeIfAbsent(m.id(), id -> new AtomicInteger())
-                                        .incrementAndGet();
+                                int times =
+                                        publishedPerId
+                                                .computeIfAbsent(m.id(), id -> new AtomicInteger())
+                                                .incrementAndGet();
+                                if (times == 1) {
+                                    firstPublished.add(m.id());
+                                    if (global != null) {
+                                        global.firstPublished.add(m.id());
+                                    }
+                                }
                                 return PublishOutcome.published();
                             })
                     .toList();

@@ -2,13 +2,13 @@ package io.outbox4j.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.Observation;
 import io.outbox4j.api.Observation.Outcome;
 import io.outbox4j.api.PermanentFailureException;
 import io.outbox4j.api.PublishOutcome;
-import io.outbox4j.api.Release;
 import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Duration;
 import java.time.Instant;
@@ -80,7 +80,7 @@ class PerKeyOrderTest {
     }
 
     @Test
-    void whenAMessageFails_theLaterMessagesOfItsKey_areReleasedBehindIt_notPublished() {
+    void whenAMessageFails_theLaterMessagesOfItsKey_areGivenBackUntried_andStayBehindIt() {
         memory.enqueueCommitted(
                 List.of(
                         Fixtures.message("a1", "a"),
@@ -99,48 +99,64 @@ class PerKeyOrderTest {
                         .observer(observer)
                         .backoff(attempt -> Duration.ofMinutes(1))
                         .build()) {
-            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(4, 1, 1, 3, 0));
+            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(4, 1, 1, 1, 0, 2));
         }
         assertThat(publisher.publishedIdsInOrder()).containsExactlyInAnyOrder("a1", "b1");
-        Map<String, Instant> retryAt =
-                store.releases.stream()
-                        .collect(
-                                Collectors.toMap(
-                                        r -> store.idOf(r.receipt()), Release::availableAt));
-        assertThat(retryAt.get("a1")).isAfterOrEqualTo(clock.instant().plus(Duration.ofMinutes(1)));
-        assertThat(retryAt.get("a2")).as("stays behind a1").isEqualTo(retryAt.get("a1"));
-        assertThat(retryAt.get("a3")).isEqualTo(retryAt.get("a1"));
-        assertThat(observer.deliveries).filteredOn(o -> o.outcome() == Outcome.RELEASED).hasSize(3);
-        assertThat(store.releases)
-                .filteredOn(r -> !store.idOf(r.receipt()).equals("a1"))
-                .allSatisfy(r -> assertThat(r.error()).contains("held back"));
+        Instant retryAt = store.releases.get(0).availableAt();
+        assertThat(store.idOf(store.releases.get(0).receipt())).isEqualTo("a1");
+        assertThat(retryAt).isAfterOrEqualTo(clock.instant().plus(Duration.ofMinutes(1)));
+        assertThat(store.abandonments)
+                .as("one abandon call for the held-back messages")
+                .singleElement()
+                .satisfies(a -> assertThat(store.idsOf(a.receipts())).containsExactly("a2", "a3"));
+        assertThat(observer.deliveries)
+                .extracting(o -> o.messageId() + ":" + o.outcome())
+                .containsExactly("a1:RELEASED", "b1:COMPLETED", "a2:ABANDONED", "a3:ABANDONED");
+        assertThat(observer.deliveries)
+                .filteredOn(o -> o.outcome() == Outcome.ABANDONED)
+                .allSatisfy(
+                        o -> {
+                            assertThat(o.key()).hasValue("a");
+                            assertThat(o.duration()).isZero();
+                            assertThat(o.error())
+                                    .hasValueSatisfying(
+                                            e -> assertThat(e).hasMessageContaining("held back"));
+                        });
+        assertThat(memory.attempts("a2")).as("no attempt used up").hasValue(0);
+        assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10)))
+                .as("the store keeps a2 and a3 behind a1 until its retry time")
+                .isEmpty();
 
-        // At a1's retry time the lane comes back whole and in order.
-        clock.advance(Duration.between(clock.instant(), retryAt.get("a1")));
+        // At a1's retry time the key comes back in order: a1 first, its followers once it is done.
+        clock.advance(Duration.between(clock.instant(), retryAt));
         Fixtures.ScriptedPublisher retry = Fixtures.ScriptedPublisher.accepting();
         try (Relay relay = Relay.builder(store, retry).clock(clock).build()) {
-            assertThat(relay.runOnce().completed()).isEqualTo(3);
+            assertThat(relay.runOnce().completed()).isEqualTo(1);
+            assertThat(relay.runOnce().completed()).isEqualTo(2);
         }
         assertThat(retry.publishedIdsInOrder()).containsExactly("a1", "a2", "a3");
     }
 
     @Test
-    void whenAMessageIsDeadLettered_theLaterMessagesOfItsKey_areReleasedForAnImmediateRetry() {
+    void
+            whenAMessageIsDeadLettered_theLaterMessagesOfItsKey_areGivenBackUntried_behindTheDeadLetter() {
         memory.enqueueCommitted(List.of(Fixtures.message("a1", "a"), Fixtures.message("a2", "a")));
         Fixtures.ScriptedPublisher publisher =
                 new Fixtures.ScriptedPublisher(
                         m -> PublishOutcome.failed(new PermanentFailureException("poison")));
         try (Relay relay =
                 Relay.builder(store, publisher).clock(clock).observer(observer).build()) {
-            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(2, 0, 0, 1, 1));
+            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(2, 0, 0, 0, 1, 1));
         }
         assertThat(publisher.publishedIdsInOrder()).containsExactly("a1");
-        assertThat(store.releases)
-                .singleElement()
-                .satisfies(r -> assertThat(r.availableAt()).isEqualTo(clock.instant()));
+        assertThat(store.releases).isEmpty();
         assertThat(observer.deliveries)
                 .extracting(Observation::outcome)
-                .containsExactly(Outcome.DEAD_LETTERED, Outcome.RELEASED);
+                .containsExactly(Outcome.DEAD_LETTERED, Outcome.ABANDONED);
+        assertThat(memory.attempts("a2")).hasValue(0);
+        assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10)))
+                .as("the dead letter blocks its key")
+                .isEmpty();
     }
 
     @Test
@@ -152,7 +168,8 @@ class PerKeyOrderTest {
         }
         messages.addAll(Fixtures.messages("cold", 5));
         for (Message m : messages) {
-            claimed.add(new Tracked(new Delivery(m, "r-" + m.id(), 1), claimed.size()));
+            claimed.add(
+                    new Tracked(new Delivery(m, "r-" + m.id(), 1, Instant.EPOCH), claimed.size()));
         }
         List<Lanes.Group> groups = Lanes.plan(claimed, 2);
         assertThat(groups).extracting(g -> g.messages).containsExactlyInAnyOrder(5, 5);

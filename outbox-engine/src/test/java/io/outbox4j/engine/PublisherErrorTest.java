@@ -29,7 +29,7 @@ class PublisherErrorTest {
      * after it), so b2 is deterministically never started.
      */
     @Test
-    void anError_isObserved_itsLeaseReleased_theRestReleased_thenRethrown() {
+    void anError_isObserved_itsLeaseReleased_theRestGivenBackUntried_thenRethrown() {
         memory.enqueueCommitted(
                 List.of(
                         Fixtures.message("b1", "b"),
@@ -62,7 +62,7 @@ class PublisherErrorTest {
         }
         assertThat(observer.deliveries)
                 .extracting(o -> o.outcome() + (o.publisherThrewError() ? "+error" : ""))
-                .containsExactly("COMPLETED", "RELEASED+error", "RELEASED");
+                .containsExactly("COMPLETED", "RELEASED+error", "ABANDONED");
         Observation a1 = observer.deliveries.get(1);
         assertThat(a1.error()).containsSame(boom);
         assertThat(observer.deliveries.get(2).error())
@@ -71,7 +71,7 @@ class PublisherErrorTest {
         assertThat(memory.size()).isEqualTo(2);
         assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofHours(1), 10)))
                 .extracting(d -> d.message().id())
-                .as("b2 is released at once")
+                .as("b2 is due again at once")
                 .containsExactly("b2");
         clock.advance(Duration.ofMinutes(2));
         assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10)))
@@ -141,13 +141,15 @@ class PublisherErrorTest {
                         .build()) {
             assertThatThrownBy(relay::runOnce).isInstanceOf(StackOverflowError.class);
         }
-        assertThat(observer.outcomes()).containsExactly(Outcome.RELEASED, Outcome.RELEASED);
+        assertThat(observer.outcomes()).containsExactly(Outcome.RELEASED, Outcome.ABANDONED);
         assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10)))
                 .as("k2 waits behind k1")
                 .isEmpty();
         clock.advance(Duration.ofMinutes(2));
         assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10)))
                 .extracting(d -> d.message().id())
-                .containsExactly("k1", "k2");
+                .as("k1 after the backoff; k2 only once k1 is finished")
+                .containsExactly("k1");
+        assertThat(memory.attempts("k2")).as("k2 was never tried").hasValue(0);
     }
 }

@@ -1,11 +1,14 @@
 package io.outbox4j.engine;
 
+import io.outbox4j.api.Abandonment;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Completion;
 import io.outbox4j.api.DeadLetter;
 import io.outbox4j.api.Delivery;
+import io.outbox4j.api.Extension;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.Release;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -14,20 +17,28 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Wraps a store and records every call made through it: claim requests, completion calls, the ids
- * each successful completion removed, releases and dead letters. Subclass it to inject failures.
+ * Wraps a store and records every call made through it: claim requests (with the {@code nanoTime}
+ * each returned), completions, the ids each successful completion removed, releases, dead letters,
+ * extensions and abandonments. Subclass it to inject failures.
  */
 class RecordingStore implements OutboxStore {
     final OutboxStore delegate;
     final List<ClaimRequest> claims = new CopyOnWriteArrayList<>();
+
+    /** {@code System.nanoTime()} when each claim returned or threw, in order. */
+    final List<Long> claimReturnedNanos = new CopyOnWriteArrayList<>();
+
     final List<Completion> completions = new CopyOnWriteArrayList<>();
     final List<Release> releases = new CopyOnWriteArrayList<>();
     final List<DeadLetter> deadLetters = new CopyOnWriteArrayList<>();
+    final List<Extension> extensions = new CopyOnWriteArrayList<>();
+    final List<Abandonment> abandonments = new CopyOnWriteArrayList<>();
 
     /** Message id → how many times a completion of it succeeded. */
     final Map<String, AtomicInteger> completedPerId = new ConcurrentHashMap<>();
 
     private final Map<String, String> idByReceipt = new ConcurrentHashMap<>();
+    private final Object claimSignal = new Object();
 
     RecordingStore(OutboxStore delegate) {
         this.delegate = delegate;
@@ -36,11 +47,38 @@ class RecordingStore implements OutboxStore {
     @Override
     public List<Delivery> claim(ClaimRequest request) {
         claims.add(request);
-        List<Delivery> claimed = delegate.claim(request);
-        for (Delivery d : claimed) {
-            idByReceipt.put(d.receipt(), d.message().id());
+        try {
+            List<Delivery> claimed = delegate.claim(request);
+            for (Delivery d : claimed) {
+                idByReceipt.put(d.receipt(), d.message().id());
+            }
+            return claimed;
+        } finally {
+            synchronized (claimSignal) {
+                claimReturnedNanos.add(System.nanoTime());
+                claimSignal.notifyAll();
+            }
         }
-        return claimed;
+    }
+
+    /** Waits (on a monitor, not by polling) until {@code n} claims have returned or thrown. */
+    void awaitClaims(int n, Duration within) throws InterruptedException {
+        long deadline = System.nanoTime() + within.toNanos();
+        synchronized (claimSignal) {
+            while (claimReturnedNanos.size() < n) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new AssertionError(
+                            "timed out after "
+                                    + within
+                                    + " waiting for "
+                                    + n
+                                    + " claims; saw "
+                                    + claimReturnedNanos.size());
+                }
+                claimSignal.wait(Math.max(1, left / 1_000_000));
+            }
+        }
     }
 
     @Override
@@ -69,7 +107,23 @@ class RecordingStore implements OutboxStore {
         return delegate.deadLetter(deadLetter);
     }
 
+    @Override
+    public Set<String> extend(Extension extension) {
+        extensions.add(extension);
+        return delegate.extend(extension);
+    }
+
+    @Override
+    public Set<String> abandon(Abandonment abandonment) {
+        abandonments.add(abandonment);
+        return delegate.abandon(abandonment);
+    }
+
     String idOf(String receipt) {
         return idByReceipt.get(receipt);
+    }
+
+    List<String> idsOf(List<String> receipts) {
+        return receipts.stream().map(this::idOf).toList();
     }
 }

@@ -67,6 +67,15 @@ class RelayBuilderTest {
                         "shutdownTimeout negative",
                         b -> b.shutdownTimeout(Duration.ofMillis(-1500)),
                         "shutdownTimeout must not be negative, but was -1s500ms"),
+                bad("lease null", b -> b.lease(null), "lease must not be null"),
+                bad(
+                        "lease under a second",
+                        b -> b.lease(Duration.ofMillis(999)),
+                        "lease must be >= 1s (it is renewed every third of it), but was 999ms"),
+                bad(
+                        "lease over thirty minutes",
+                        b -> b.lease(Duration.ofMinutes(30).plusSeconds(1)),
+                        "lease must be <= 30m (it bounds crash recovery), but was 30m1s"),
                 bad("owner blank", b -> b.owner("  "), "owner must not be blank, but was '  '"),
                 bad(
                         "owner with a line break",
@@ -103,100 +112,76 @@ class RelayBuilderTest {
     }
 
     @Test
-    void lease_isDerivedFromBatchWorkersAndTimeout() {
-        try (Relay defaults = builder().build();
-                Relay uneven =
-                        builder()
-                                .batchSize(10)
-                                .workers(3)
-                                .deliveryTimeout(Duration.ofSeconds(10))
-                                .build();
-                Relay moreWorkersThanMessages =
-                        builder()
-                                .batchSize(2)
-                                .workers(8)
-                                .deliveryTimeout(Duration.ofSeconds(10))
-                                .build()) {
-            assertThat(defaults.lease())
-                    .as("(ceil(16/4)+1) x 30s")
-                    .isEqualTo(Duration.ofSeconds(150));
-            assertThat(uneven.lease()).as("(ceil(10/3)+1) x 10s").isEqualTo(Duration.ofSeconds(50));
-            assertThat(moreWorkersThanMessages.lease())
-                    .as("(ceil(2/8)+1) x 10s")
-                    .isEqualTo(Duration.ofSeconds(20));
+    void defaults_areThePublicConstants_andTheLeaseIsShort() {
+        RecordingStore store = new RecordingStore(new InMemoryOutboxStore());
+        try (Relay relay = Relay.builder(store, Fixtures.ScriptedPublisher.accepting()).build()) {
+            assertThat(relay.lease())
+                    .isEqualTo(Relay.DEFAULT_LEASE)
+                    .isEqualTo(Duration.ofSeconds(15));
+            relay.runOnce();
         }
+        ClaimRequest request = store.claims.get(0);
+        assertThat(request.limit()).isEqualTo(Relay.DEFAULT_BATCH_SIZE).isEqualTo(16);
+        assertThat(request.lease()).isEqualTo(Relay.DEFAULT_LEASE);
+        assertThat(Relay.DEFAULT_WORKERS).isEqualTo(4);
+        assertThat(Relay.DEFAULT_DELIVERY_TIMEOUT).isEqualTo(Duration.ofSeconds(30));
+        assertThat(Relay.DEFAULT_MAX_ATTEMPTS).isEqualTo(8);
+        assertThat(Relay.DEFAULT_POLL_INTERVAL).isEqualTo(Duration.ofSeconds(1));
+        assertThat(Relay.DEFAULT_SHUTDOWN_TIMEOUT).isEqualTo(Duration.ofSeconds(30));
     }
 
-    @Test
-    void lease_ofExactlyThirtyMinutes_isAccepted() {
+    /** The seed refused batchSize(500) with the default timeout (its derived lease was 63m). */
+    @ParameterizedTest(name = "batchSize {0}")
+    @org.junit.jupiter.params.provider.ValueSource(ints = {500, 2_000, ClaimRequest.MAX_LIMIT})
+    void anyBatchSizeUpToTheLargestClaim_buildsWithTheDefaultTimeouts_andClaimsTheShortLease(
+            int batchSize) {
+        RecordingStore store = new RecordingStore(new InMemoryOutboxStore());
         try (Relay relay =
-                builder().batchSize(4).workers(1).deliveryTimeout(Duration.ofMinutes(6)).build()) {
-            assertThat(relay.lease()).isEqualTo(Duration.ofMinutes(30));
+                Relay.builder(store, Fixtures.ScriptedPublisher.accepting())
+                        .batchSize(batchSize)
+                        .build()) {
+            relay.runOnce();
         }
+        assertThat(store.claims)
+                .singleElement()
+                .satisfies(
+                        r -> {
+                            assertThat(r.limit()).isEqualTo(batchSize);
+                            assertThat(r.lease()).isEqualTo(Duration.ofSeconds(15));
+                        });
     }
 
     @Test
-    void lease_overThirtyMinutes_isRejectedWithWhatToChange() {
-        assertThatThrownBy(
-                        () ->
-                                builder()
-                                        .batchSize(500)
-                                        .workers(4)
-                                        .deliveryTimeout(Duration.ofSeconds(30))
-                                        .build())
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage(
-                        "derived lease 63m is over the 30m limit: lower batchSize (500) or deliveryTimeout (30s), "
-                                + "or raise workers (4)");
-        assertThatThrownBy(
-                        () ->
-                                builder()
-                                        .batchSize(4)
-                                        .workers(1)
-                                        .deliveryTimeout(Duration.ofMinutes(6).plusMillis(1))
-                                        .build())
-                .hasMessageStartingWith("derived lease 30m5ms is over the 30m limit");
-    }
-
-    @Test
-    void lease_thatWouldOverflow64Bits_isRejectedNotWrapped() {
-        assertThatThrownBy(
-                        () ->
-                                builder()
-                                        .batchSize(10_000)
-                                        .workers(1)
-                                        .deliveryTimeout(Duration.ofSeconds(Long.MAX_VALUE))
-                                        .build())
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining(
-                        "is over the 30m limit: lower batchSize (10000) or deliveryTimeout");
-        assertThatThrownBy(
-                        () ->
-                                builder()
-                                        .batchSize(10_000)
-                                        .workers(1)
-                                        .deliveryTimeout(Duration.ofMillis(Long.MAX_VALUE / 2))
-                                        .build())
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("is over the 30m limit");
-    }
-
-    @Test
-    void claim_asksForTheDerivedLeaseBatchSizeAndOwner() {
+    void claim_asksForTheConfiguredLeaseBatchSizeAndOwner() {
         RecordingStore store = new RecordingStore(new InMemoryOutboxStore());
         try (Relay relay =
                 Relay.builder(store, Fixtures.ScriptedPublisher.accepting())
                         .owner("relay-7")
                         .batchSize(20)
                         .workers(5)
-                        .deliveryTimeout(Duration.ofSeconds(3))
+                        .lease(Duration.ofSeconds(3))
                         .build()) {
             relay.runOnce();
             ClaimRequest request = store.claims.get(0);
             assertThat(request.owner()).isEqualTo("relay-7");
             assertThat(request.limit()).isEqualTo(20);
-            assertThat(request.lease()).isEqualTo(relay.lease()).isEqualTo(Duration.ofSeconds(15));
+            assertThat(request.lease()).isEqualTo(relay.lease()).isEqualTo(Duration.ofSeconds(3));
         }
+    }
+
+    @Test
+    void theBatchSafetyLimit_isTheSeedsDerivedBound_cappedAtThirtyMinutes_neverOverflowing() {
+        assertThat(Relay.Builder.maxBatchDuration(16, 4, Duration.ofSeconds(30)))
+                .as("(ceil(16/4)+1) x 30s")
+                .isEqualTo(Duration.ofSeconds(150));
+        assertThat(Relay.Builder.maxBatchDuration(10, 3, Duration.ofSeconds(10)))
+                .as("(ceil(10/3)+1) x 10s")
+                .isEqualTo(Duration.ofSeconds(50));
+        assertThat(Relay.Builder.maxBatchDuration(500, 4, Duration.ofSeconds(30)))
+                .as("63m, capped")
+                .isEqualTo(Relay.MAX_BATCH_DURATION);
+        assertThat(Relay.Builder.maxBatchDuration(10_000, 1, Duration.ofSeconds(Long.MAX_VALUE)))
+                .isEqualTo(Relay.MAX_BATCH_DURATION);
     }
 
     @Test

@@ -26,7 +26,7 @@ class RelayLoopTest {
     private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
 
     @Test
-    void wakeUp_publishesAtOnce_insteadOfAfterThePollInterval() {
+    void wakeUp_publishesAtOnce_insteadOfAfterThePollInterval() throws Exception {
         Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
         try (Relay relay =
                 Relay.builder(store, publisher)
@@ -34,8 +34,8 @@ class RelayLoopTest {
                         .pollInterval(Duration.ofSeconds(10))
                         .build()) {
             relay.start();
-            Fixtures.awaitIdle("wake");
-            assertThat(store.claims).hasSize(1);
+            store.awaitClaims(1, Duration.ofSeconds(5));
+            assertThat(store.claims).as("the first poll found nothing").hasSize(1);
             long committed = System.nanoTime();
             memory.enqueueCommitted(List.of(Fixtures.message("m1")));
             relay.wakeUp();
@@ -45,9 +45,7 @@ class RelayLoopTest {
             assertThat(latencyMillis)
                     .as("commit-to-publish latency with a 10s poll interval")
                     .isLessThan(2_000);
-            System.out.printf(
-                    "wakeUp: commit-to-publish latency %d ms with a 10 s poll interval%n",
-                    latencyMillis);
+            assertThat(store.claims).as("woken once, not polling").hasSize(2);
         }
     }
 
@@ -111,7 +109,7 @@ class RelayLoopTest {
     }
 
     @Test
-    void withoutWakeUp_theLoopPollsAtItsInterval() {
+    void withoutWakeUp_theLoopPollsAtItsInterval() throws Exception {
         Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
         try (Relay relay =
                 Relay.builder(store, publisher)
@@ -119,42 +117,62 @@ class RelayLoopTest {
                         .pollInterval(Duration.ofMillis(100))
                         .build()) {
             relay.start();
-            Fixtures.awaitIdle("poll");
+            store.awaitClaims(1, Duration.ofSeconds(5));
             memory.enqueueCommitted(List.of(Fixtures.message("m1")));
-            Fixtures.await(
-                    "m1 is published by polling",
-                    Duration.ofSeconds(3),
-                    () -> !publisher.calls.isEmpty());
-            Fixtures.await("several polls", Duration.ofSeconds(3), () -> store.claims.size() >= 3);
+            store.awaitClaims(6, Duration.ofSeconds(5));
         }
+        assertThat(publisher.publishedIdsInOrder())
+                .as("published by polling")
+                .containsExactly("m1");
+        List<Long> returned = store.claimReturnedNanos;
+        long total = 0;
+        for (int i = 1; i < 6; i++) {
+            long gapMillis = TimeUnit.NANOSECONDS.toMillis(returned.get(i) - returned.get(i - 1));
+            assertThat(gapMillis).as("gap before claim %d", i + 1).isGreaterThanOrEqualTo(100);
+            total += gapMillis;
+        }
+        assertThat(total / 5)
+                .as("mean gap between polls, for a 100ms interval (not a busy loop, not stalled)")
+                .isBetween(100L, 400L);
     }
 
     @Test
-    void aStoreErrorWhileClaiming_isReported_andRetriedAfterAPause() {
+    void aStoreErrorWhileClaiming_isReported_andRetriedAfterAPauseThatDoubles() throws Exception {
         memory.enqueueCommitted(List.of(Fixtures.message("m1")));
-        AtomicInteger failuresLeft = new AtomicInteger(2);
+        AtomicInteger failuresLeft = new AtomicInteger(3);
         RecordingStore flaky =
-                new RecordingStore(memory) {
-                    @Override
-                    public List<Delivery> claim(ClaimRequest request) {
-                        if (failuresLeft.getAndDecrement() > 0) {
-                            throw new IllegalStateException("connection refused");
-                        }
-                        return super.claim(request);
-                    }
-                };
+                new RecordingStore(
+                        new RecordingStore(memory) {
+                            @Override
+                            public List<Delivery> claim(ClaimRequest request) {
+                                if (failuresLeft.getAndDecrement() > 0) {
+                                    throw new IllegalStateException("connection refused");
+                                }
+                                return super.claim(request);
+                            }
+                        });
         Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
         try (Relay relay =
                 Relay.builder(flaky, publisher)
+                        .owner("flaky-claims")
                         .observer(observer)
                         .pollInterval(Duration.ofMillis(50))
                         .build()) {
             relay.start();
+            flaky.awaitClaims(4, Duration.ofSeconds(5));
             Fixtures.await("m1 is completed", Duration.ofSeconds(5), () -> memory.size() == 0);
         }
         assertThat(observer.storeErrors)
-                .hasSize(2)
+                .hasSize(3)
                 .allSatisfy(e -> assertThat(e).hasMessage("connection refused"));
+        List<Long> returned = flaky.claimReturnedNanos;
+        long[] minimumMillis = {50, 100, 200};
+        for (int i = 0; i < 3; i++) {
+            assertThat(TimeUnit.NANOSECONDS.toMillis(returned.get(i + 1) - returned.get(i)))
+                    .as("pause after failure %d", i + 1)
+                    .isGreaterThanOrEqualTo(minimumMillis[i])
+                    .isLessThan(minimumMillis[i] + 1_000);
+        }
     }
 
     @Test
@@ -262,7 +280,7 @@ class RelayLoopTest {
         relay.close();
         caller.join(5_000);
         assertThat(caller.isAlive()).isFalse();
-        assertThat(result.get()).isEqualTo(new Relay.Result(2, 0, 0, 2, 0));
+        assertThat(result.get()).isEqualTo(new Relay.Result(2, 0, 0, 2, 0, 0));
         assertThat(callerInterrupted)
                 .as("close() does not interrupt a thread it does not own")
                 .isFalse();

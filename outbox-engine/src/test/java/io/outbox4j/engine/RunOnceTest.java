@@ -42,16 +42,22 @@ class RunOnceTest {
         memory.enqueueCommitted(Fixtures.messages("m", 5));
         Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
         try (Relay relay = relay(publisher).build()) {
-            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(5, 5, 5, 0, 0));
+            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(5, 5, 5, 0, 0, 0));
         }
         assertThat(publisher.publishedIdsInOrder())
                 .containsExactlyInAnyOrder("m0", "m1", "m2", "m3", "m4");
         assertThat(memory.size()).isZero();
         assertThat(observer.deliveries)
+                .extracting(Observation::messageId)
+                .containsExactly("m0", "m1", "m2", "m3", "m4");
+        assertThat(observer.deliveries)
                 .hasSize(5)
                 .allSatisfy(
                         o -> {
                             assertThat(o.outcome()).isEqualTo(Outcome.COMPLETED);
+                            assertThat(o.messageId()).startsWith("m");
+                            assertThat(o.key()).isEmpty();
+                            assertThat(o.enqueuedAt()).isEqualTo(clock.instant());
                             assertThat(o.topic()).isEqualTo("orders.created");
                             assertThat(o.module()).isEqualTo("orders");
                             assertThat(o.attempt()).isEqualTo(1);
@@ -65,7 +71,7 @@ class RunOnceTest {
     void runOnce_onAnEmptyOutbox_publishesNothing() {
         Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
         try (Relay relay = relay(publisher).build()) {
-            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(0, 0, 0, 0, 0));
+            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(0, 0, 0, 0, 0, 0));
         }
         assertThat(publisher.calls).isEmpty();
         assertThat(store.completions).isEmpty();
@@ -83,7 +89,7 @@ class RunOnceTest {
                                         ? PublishOutcome.failed(new IllegalStateException("nack"))
                                         : PublishOutcome.published());
         try (Relay relay = relay(publisher).batchSize(10).workers(4).build()) {
-            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(10, 8, 8, 2, 0));
+            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(10, 8, 8, 2, 0, 0));
         }
         assertThat(store.completions).hasSize(1);
         assertThat(store.completions.get(0).receipts()).hasSize(8);
@@ -100,7 +106,7 @@ class RunOnceTest {
                     throw reset;
                 };
         try (Relay relay = relay(publisher).workers(1).build()) {
-            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(3, 0, 0, 3, 0));
+            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(3, 0, 0, 3, 0, 0));
         }
         assertThat(observer.deliveries)
                 .hasSize(3)
@@ -122,7 +128,7 @@ class RunOnceTest {
                     throw new PermanentFailureException("topic does not exist");
                 };
         try (Relay relay = relay(publisher).build()) {
-            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(2, 0, 0, 0, 2));
+            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(2, 0, 0, 0, 2, 0));
         }
         assertThat(memory.deadLetterReason("m1"))
                 .hasValueSatisfying(r -> assertThat(r).contains("topic does not exist"));
@@ -133,7 +139,7 @@ class RunOnceTest {
         memory.enqueueCommitted(Fixtures.messages("m", 3));
         Publisher publisher = (messages, timeout) -> List.of(PublishOutcome.published());
         try (Relay relay = relay(publisher).workers(1).build()) {
-            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(3, 0, 0, 3, 0));
+            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(3, 0, 0, 3, 0, 0));
         }
         assertThat(observer.deliveries)
                 .allSatisfy(
@@ -176,7 +182,7 @@ class RunOnceTest {
                 };
         try (Relay relay = relay(publisher).workers(1).build()) {
             self[0] = relay;
-            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(2, 1, 0, 0, 0));
+            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(2, 1, 0, 0, 0, 0));
         }
         assertThat(observer.outcomes()).containsExactly(Outcome.STALE, Outcome.STALE);
         assertThat(observer.storeErrors).isEmpty();
@@ -201,7 +207,7 @@ class RunOnceTest {
                 };
         try (Relay relay = relay(publisher).build()) {
             self[0] = relay;
-            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(1, 0, 0, 0, 0));
+            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(1, 0, 0, 0, 0, 0));
         }
         assertThat(observer.outcomes()).containsExactly(Outcome.STALE);
         assertThat(store.deadLetters).hasSize(1);
@@ -209,7 +215,7 @@ class RunOnceTest {
     }
 
     @Test
-    void aStoreFailureOnCompletion_isReported_andTheDeliveriesObservedAsPublished() {
+    void aStoreFailureOnCompletion_isReported_andTheDeliveriesObservedAsPublishedNotRecorded() {
         IllegalStateException down = new IllegalStateException("database down");
         RecordingStore failing =
                 new RecordingStore(memory) {
@@ -224,9 +230,11 @@ class RunOnceTest {
                         .clock(clock)
                         .observer(observer)
                         .build()) {
-            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(2, 2, 0, 0, 0));
+            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(2, 2, 0, 0, 0, 0));
             assertThat(observer.storeErrors).containsExactly(down);
-            assertThat(observer.outcomes()).containsExactly(Outcome.PUBLISHED, Outcome.PUBLISHED);
+            assertThat(observer.outcomes())
+                    .containsExactly(
+                            Outcome.PUBLISHED_NOT_RECORDED, Outcome.PUBLISHED_NOT_RECORDED);
             clock.advance(relay.lease());
         }
         assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10)))
@@ -235,7 +243,7 @@ class RunOnceTest {
     }
 
     @Test
-    void aStoreFailureOnRelease_isReported_andTheDeliveryComesBackAfterTheLease() {
+    void aStoreFailureOnRelease_isReported_andObservedAsNotRecorded() {
         IllegalStateException down = new IllegalStateException("database down");
         RecordingStore failing =
                 new RecordingStore(memory) {
@@ -250,10 +258,13 @@ class RunOnceTest {
                         m -> PublishOutcome.failed(new IllegalStateException("nack")));
         try (Relay relay =
                 Relay.builder(failing, publisher).clock(clock).observer(observer).build()) {
-            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(1, 0, 0, 0, 0));
+            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(1, 0, 0, 0, 0, 0));
         }
         assertThat(observer.storeErrors).containsExactly(down);
-        assertThat(observer.outcomes()).containsExactly(Outcome.RELEASED);
+        assertThat(observer.outcomes()).containsExactly(Outcome.NOT_RECORDED);
+        assertThat(memory.attempts("m0"))
+                .as("the try counts; the lease ends by itself")
+                .hasValue(1);
     }
 
     @Test
@@ -303,7 +314,7 @@ class RunOnceTest {
                         .clock(clock)
                         .observer(throwing)
                         .build()) {
-            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(3, 3, 0, 0, 0));
+            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(3, 3, 0, 0, 0, 0));
         }
         assertThat(memory.size()).isZero();
     }

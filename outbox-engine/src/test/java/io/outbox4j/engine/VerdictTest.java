@@ -49,7 +49,7 @@ class VerdictTest {
                         8,
                         Backoff.fixed(Duration.ofMinutes(1)))) {
             Relay.Result result = relay.runOnce();
-            assertThat(result).isEqualTo(new Relay.Result(1, 0, 0, 0, 1));
+            assertThat(result).isEqualTo(new Relay.Result(1, 0, 0, 0, 1, 0));
         }
         assertThat(store.releases).isEmpty();
         assertThat(memory.deadLetterReason("m1"))

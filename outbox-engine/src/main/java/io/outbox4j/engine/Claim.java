@@ -1,0 +1,42 @@
+package io.outbox4j.engine;
+
+import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.Delivery;
+import io.outbox4j.api.OutboxStore;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Claims one batch: up to {@code batchSize} deliveries leased for {@code lease}. */
+final class Claim {
+    private Claim() {}
+
+    /**
+     * Claims at {@code claimTime}; a store failure is reported to the observer and thrown.
+     *
+     * @return the claimed deliveries in claim order, possibly none
+     */
+    static List<Tracked> claim(Settings settings, OutboxStore store, Instant claimTime) {
+        List<Delivery> deliveries;
+        try {
+            deliveries =
+                    store.claim(
+                            new ClaimRequest(
+                                    settings.owner(),
+                                    claimTime,
+                                    settings.lease(),
+                                    settings.batchSize()));
+        } catch (RuntimeException e) {
+            settings.observer().storeError(e);
+            throw e;
+        }
+        if (deliveries == null || deliveries.isEmpty()) {
+            return List.of();
+        }
+        List<Tracked> tracked = new ArrayList<>(deliveries.size());
+        for (Delivery d : deliveries) {
+            tracked.add(new Tracked(d, tracked.size()));
+        }
+        return tracked;
+    }
+}

@@ -1,0 +1,332 @@
+package io.outbox4j.engine;
+
+import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxException;
+import io.outbox4j.api.PublishOutcome;
+import io.outbox4j.api.Publisher;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionService;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorCompletionService;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Schedules the publisher calls of one batch: lanes dealt to at most {@code workers} groups, each
+ * group one call at a time (the heads of its open lanes), each call bounded by {@code
+ * deliveryTimeout}; renews the batch's leases while it waits; starts no call once the relay is
+ * closing or interrupted, the publisher threw an Error, the lease can no longer be proven, or the
+ * batch has run for {@link Settings#maxBatchDuration()}. Runs on the batch's thread; the publisher
+ * calls run on the publish pool, so each can be abandoned at its deadline.
+ */
+final class Dispatch {
+    private final Settings settings;
+    private final Publisher publisher;
+    private final BooleanSupplier closing;
+    private final LeaseKeeper leases;
+    private final Decide decide;
+    private final RelayLog log;
+    private final CompletionService<List<PublishOutcome>> calls;
+    private final Map<Future<List<PublishOutcome>>, Call> inFlight = new HashMap<>();
+
+    /** Where finished calls arrive; {@link #abort()} drops {@link #ABORT} in it. */
+    private final BlockingQueue<Future<List<PublishOutcome>>> finished =
+            new LinkedBlockingQueue<>();
+
+    private static final Future<List<PublishOutcome>> ABORT =
+            CompletableFuture.completedFuture(List.of());
+
+    private final Instant lastStart;
+    private volatile boolean aborted;
+    private boolean interrupted;
+    private boolean unprovableLogged;
+
+    /** One publisher call: the heads of some lanes of one group. */
+    private record Call(
+            Lanes.Group group, List<Tracked> heads, long startNanos, long deadlineNanos) {
+        Duration took() {
+            return Duration.ofNanos(Math.max(0, System.nanoTime() - startNanos));
+        }
+    }
+
+    Dispatch(
+            Settings settings,
+            Publisher publisher,
+            ExecutorService publishPool,
+            BooleanSupplier closing,
+            LeaseKeeper leases,
+            Decide decide,
+            RelayLog log,
+            Instant claimTime) {
+        this.settings = settings;
+        this.publisher = publisher;
+        this.closing = closing;
+        this.leases = leases;
+        this.decide = decide;
+        this.log = log;
+        this.calls = new ExecutorCompletionService<>(publishPool, finished);
+        this.lastStart = claimTime.plus(settings.maxBatchDuration());
+    }
+
+    /** From another thread ({@link Relay#close()} past its timeout): stop waiting for calls. */
+    void abort() {
+        aborted = true;
+        finished.offer(ABORT);
+    }
+
+    /** Whether the batch's thread was interrupted while publishing. */
+    boolean interrupted() {
+        return interrupted;
+    }
+
+    /** Publishes the batch; afterwards every delivery is decided. */
+    void publishAll(List<Tracked> tracked) {
+        List<Lanes.Group> groups = Lanes.plan(tracked, settings.workers());
+        for (Lanes.Group group : groups) {
+            startNext(group);
+        }
+        while (!inFlight.isEmpty()) {
+            long wait = nanosToWait();
+            Future<List<PublishOutcome>> done = null;
+            if (wait > 0) {
+                try {
+                    done = calls.poll(wait, TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    stopAll(groups, "interrupted before the publisher answered");
+                    break;
+                }
+            }
+            if (done == ABORT) {
+                stopAll(groups, "the relay closed before the publisher answered");
+                break;
+            }
+            renew();
+            if (done != null) {
+                Call call = inFlight.remove(done);
+                if (call != null) {
+                    finish(call, done);
+                    startNext(call.group());
+                }
+                continue;
+            }
+            long at = System.nanoTime();
+            for (Map.Entry<Future<List<PublishOutcome>>, Call> e :
+                    new ArrayList<>(inFlight.entrySet())) {
+                Call call = e.getValue();
+                if (call.deadlineNanos() - at <= 0) {
+                    inFlight.remove(e.getKey());
+                    if (e.getKey().isDone()) {
+                        finish(call, e.getKey());
+                    } else {
+                        e.getKey().cancel(true);
+                        decide.failedAll(
+                                call.heads(),
+                                new TimeoutException(
+                                        "publish did not finish within "
+                                                + Durations.format(settings.deliveryTimeout())),
+                                call.took());
+                    }
+                    startNext(call.group());
+                }
+            }
+        }
+        // Safety net: nothing may leave the batch undecided (it would wait for its lease to end).
+        OutboxException notPublished =
+                new OutboxException("not published in this batch; given back untried");
+        for (Tracked t : tracked) {
+            if (!t.decided()) {
+                if (t.handed) {
+                    t.release(settings.clock().instant(), notPublished);
+                } else {
+                    t.abandon(notPublished);
+                }
+            }
+        }
+    }
+
+    /**
+     * Until the nearest call deadline or renewal, at most {@link Settings#clockCheck()}, in nanos.
+     */
+    private long nanosToWait() {
+        long now = System.nanoTime();
+        long wait = Durations.nanos(settings.clockCheck());
+        for (Call call : inFlight.values()) {
+            wait = Math.min(wait, call.deadlineNanos() - now);
+        }
+        return Math.min(wait, Durations.nanos(leases.untilNextRenewal(settings.clock().instant())));
+    }
+
+    /** Renews the leases if due; a delivery found lost stops its lane. */
+    private void renew() {
+        for (Tracked t : leases.renewIfDue(settings.clock().instant())) {
+            if (!t.handed && !t.decided()) {
+                t.abandon(
+                        new OutboxException(
+                                "lease lost before the message was handed to the publisher"));
+            }
+            Decide.abandonRest(
+                    t.lane,
+                    new OutboxException(
+                            "held back: the lease of an earlier message with the same key was"
+                                    + " lost"));
+        }
+    }
+
+    /**
+     * Starts the group's next publisher call, or gives back its remaining deliveries if none may
+     * start.
+     */
+    private void startNext(Lanes.Group group) {
+        if (group.open().isEmpty()) {
+            return;
+        }
+        if (Thread.currentThread().isInterrupted()) {
+            interrupted = true;
+        }
+        renew();
+        List<Lanes.Lane> open = group.open();
+        if (open.isEmpty()) {
+            return;
+        }
+        Instant now = settings.clock().instant();
+        String stop = stopReason(now);
+        if (stop == null) {
+            List<Tracked> heads = new ArrayList<>(open.size());
+            List<Message> messages = new ArrayList<>(open.size());
+            for (Lanes.Lane lane : open) {
+                heads.add(lane.head());
+                messages.add(lane.head().delivery.message());
+            }
+            List<Message> batch = List.copyOf(messages);
+            long start = System.nanoTime();
+            try {
+                Future<List<PublishOutcome>> future =
+                        calls.submit(() -> publisher.publish(batch, settings.deliveryTimeout()));
+                for (Tracked t : heads) {
+                    t.handed = true;
+                }
+                inFlight.put(
+                        future,
+                        new Call(
+                                group,
+                                heads,
+                                start,
+                                start + Durations.nanos(settings.deliveryTimeout())));
+                return;
+            } catch (RejectedExecutionException closed) {
+                stop = "the relay is closed";
+            }
+        }
+        giveBack(group, stop);
+    }
+
+    /** Why no further call may start, or null if one may. */
+    private String stopReason(Instant now) {
+        if (interrupted) {
+            return "the relay was interrupted";
+        }
+        if (decide.publisherError() != null) {
+            return "the publisher threw an Error";
+        }
+        if (closing.getAsBoolean() || aborted) {
+            return "the relay is closing";
+        }
+        if (!leases.provable(now)) {
+            return "the lease could not be renewed (last confirmed until "
+                    + leases.provenUntil()
+                    + ")";
+        }
+        if (now.isAfter(lastStart)) {
+            return "the batch ran for its limit of "
+                    + Durations.format(settings.maxBatchDuration());
+        }
+        return null;
+    }
+
+    private void giveBack(Lanes.Group group, String reason) {
+        OutboxException why =
+                new OutboxException("not started: " + reason + "; given back untried");
+        int count = 0;
+        for (Lanes.Lane lane : group.lanes) {
+            for (Tracked t : lane.takeRest()) {
+                if (!t.decided() && !t.handed) {
+                    t.abandon(why);
+                    count++;
+                }
+            }
+        }
+        if (count > 0 && reason.startsWith("the lease could not") && !unprovableLogged) {
+            unprovableLogged = true;
+            log.leaseUnprovable(leases.provenUntil(), count);
+        }
+    }
+
+    /**
+     * Interrupted or aborted: applies the calls that are done, cancels the others (their messages
+     * were handed over: released, the attempt counts), gives back everything not started.
+     */
+    private void stopAll(List<Lanes.Group> groups, String reason) {
+        Future<List<PublishOutcome>> done;
+        while ((done = calls.poll()) != null) {
+            Call call = inFlight.remove(done);
+            if (call != null) {
+                finish(call, done);
+            }
+        }
+        OutboxException why = new OutboxException(reason + "; released for an immediate retry");
+        for (Map.Entry<Future<List<PublishOutcome>>, Call> e : inFlight.entrySet()) {
+            e.getKey().cancel(true);
+            decide.cancelled(e.getValue().heads(), why, e.getValue().took());
+        }
+        inFlight.clear();
+        for (Lanes.Group group : groups) {
+            giveBack(group, reason);
+        }
+    }
+
+    /** Applies the answer of a call that is done. */
+    private void finish(Call call, Future<List<PublishOutcome>> future) {
+        List<PublishOutcome> outcomes;
+        try {
+            outcomes = future.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof Error error) {
+                decide.threw(call.heads(), error, call.took());
+            } else {
+                decide.failedAll(call.heads(), e.getCause(), call.took());
+            }
+            return;
+        } catch (InterruptedException e) {
+            // Not expected for a finished future; treat it like an interrupt of the batch.
+            interrupted = true;
+            decide.failedAll(call.heads(), e, call.took());
+            return;
+        }
+        if (outcomes == null || outcomes.size() != call.heads().size()) {
+            decide.failedAll(
+                    call.heads(),
+                    new OutboxException(
+                            "publisher returned "
+                                    + (outcomes == null ? "null" : outcomes.size() + " outcomes")
+                                    + " for "
+                                    + call.heads().size()
+                                    + " messages"),
+                    call.took());
+            return;
+        }
+        decide.answered(call.heads(), outcomes, call.took());
+    }
+}

@@ -1,0 +1,25 @@
+package io.outbox4j.engine;
+
+import io.outbox4j.api.Observation;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Tells the observer what became of each claimed delivery, in claim order, once its outcome was
+ * recorded (or could not be). Only bounded metadata: never the payload, headers or receipt.
+ */
+final class Observe {
+    private Observe() {}
+
+    static void observe(SafeObserver observer, List<Tracked> tracked) {
+        for (Tracked t : tracked) {
+            observer.delivery(
+                    Observation.of(
+                            t.delivery,
+                            t.duration,
+                            t.outcome,
+                            Optional.ofNullable(t.error),
+                            t.publisherThrewError));
+        }
+    }
+}

@@ -1,0 +1,141 @@
+package io.outbox4j.engine;
+
+import io.outbox4j.api.Abandonment;
+import io.outbox4j.api.Completion;
+import io.outbox4j.api.DeadLetter;
+import io.outbox4j.api.Observation.Outcome;
+import io.outbox4j.api.OutboxStore;
+import io.outbox4j.api.Release;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Records a decided batch in the store: the published messages completed in one call, each failed
+ * one released or dead-lettered, the untried ones given back in one {@link OutboxStore#abandon}
+ * call. Sets each delivery's {@link Outcome}; keeps the leases renewed between writes. Runs on the
+ * batch's thread; the writes themselves go through {@link StoreWrites}.
+ */
+final class Recorder {
+    private final Settings settings;
+    private final OutboxStore store;
+    private final StoreWrites writes;
+    private final LeaseKeeper leases;
+    private final RelayLog log;
+
+    Recorder(
+            Settings settings,
+            OutboxStore store,
+            StoreWrites writes,
+            LeaseKeeper leases,
+            RelayLog log) {
+        this.settings = settings;
+        this.store = store;
+        this.writes = writes;
+        this.leases = leases;
+        this.log = log;
+    }
+
+    Relay.Result record(List<Tracked> tracked) {
+        String owner = settings.owner();
+        List<Tracked> published = of(tracked, Tracked.Disposition.COMPLETE);
+        List<Tracked> untried = of(tracked, Tracked.Disposition.ABANDON);
+        int completed = 0;
+        int released = 0;
+        int deadLettered = 0;
+        int abandoned = 0;
+        if (!published.isEmpty()) {
+            renew();
+            Completion completion = new Completion(owner, receipts(published));
+            Set<String> stale =
+                    writes.run("complete published messages", () -> store.complete(completion));
+            for (Tracked t : published) {
+                leases.forget(t);
+                if (stale == null) {
+                    t.outcome = Outcome.PUBLISHED_NOT_RECORDED;
+                } else if (stale.contains(t.receipt())) {
+                    t.outcome = Outcome.STALE;
+                } else {
+                    t.outcome = Outcome.COMPLETED;
+                    completed++;
+                }
+            }
+        }
+        for (Tracked t : tracked) {
+            if (t.disposition == Tracked.Disposition.RELEASE) {
+                renew();
+                Release release =
+                        new Release(owner, t.receipt(), t.availableAt, Verdicts.describe(t.error));
+                Boolean ok = writes.run("release a failed message", () -> store.release(release));
+                leases.forget(t);
+                t.outcome = outcome(ok, Outcome.RELEASED);
+                released += Boolean.TRUE.equals(ok) ? 1 : 0;
+            } else if (t.disposition == Tracked.Disposition.DEAD_LETTER) {
+                renew();
+                Instant now = settings.clock().instant();
+                DeadLetter deadLetter = new DeadLetter(owner, t.receipt(), t.deadLetterReason, now);
+                Boolean ok =
+                        writes.run("dead-letter a message", () -> store.deadLetter(deadLetter));
+                leases.forget(t);
+                t.outcome = outcome(ok, Outcome.DEAD_LETTERED);
+                if (Boolean.TRUE.equals(ok)) {
+                    deadLettered++;
+                    log.deadLettered(t.delivery, t.deadLetterReason);
+                }
+            } else if (t.disposition == Tracked.Disposition.LOST) {
+                t.outcome = Outcome.STALE;
+            }
+        }
+        if (!untried.isEmpty()) {
+            renew();
+            Abandonment abandonment = new Abandonment(owner, receipts(untried));
+            Set<String> stale =
+                    writes.run("give back untried messages", () -> store.abandon(abandonment));
+            for (Tracked t : untried) {
+                leases.forget(t);
+                if (stale == null) {
+                    t.outcome = Outcome.NOT_RECORDED;
+                } else if (stale.contains(t.receipt())) {
+                    t.outcome = Outcome.STALE;
+                } else {
+                    t.outcome = Outcome.ABANDONED;
+                    abandoned++;
+                }
+            }
+        }
+        writes.logSummary();
+        return new Relay.Result(
+                tracked.size(), published.size(), completed, released, deadLettered, abandoned);
+    }
+
+    /** Keeps the leases alive while a long run of writes goes on. */
+    private void renew() {
+        leases.renewIfDue(settings.clock().instant());
+    }
+
+    private static Outcome outcome(Boolean ok, Outcome recorded) {
+        if (ok == null) {
+            return Outcome.NOT_RECORDED;
+        }
+        return ok ? recorded : Outcome.STALE;
+    }
+
+    private static List<Tracked> of(List<Tracked> tracked, Tracked.Disposition disposition) {
+        List<Tracked> selected = new ArrayList<>();
+        for (Tracked t : tracked) {
+            if (t.disposition == disposition) {
+                selected.add(t);
+            }
+        }
+        return selected;
+    }
+
+    private static List<String> receipts(List<Tracked> tracked) {
+        List<String> receipts = new ArrayList<>(tracked.size());
+        for (Tracked t : tracked) {
+            receipts.add(t.receipt());
+        }
+        return receipts;
+    }
+}
