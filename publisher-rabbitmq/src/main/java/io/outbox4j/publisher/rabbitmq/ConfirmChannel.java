@@ -8,8 +8,8 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ReturnListener;
 import com.rabbitmq.client.ShutdownListener;
 import com.rabbitmq.client.ShutdownSignalException;
-import io.outbox4j.api.OutboxException;
 import io.outbox4j.api.PublishOutcome;
+import io.outbox4j.api.RetryableFailureException;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -64,7 +64,7 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
             throws IOException {
         Channel channel = connection.createChannel();
         if (channel == null) {
-            throw new OutboxException(
+            throw new RetryableFailureException(
                     "RabbitMQ connection "
                             + connection
                             + " has no free channel (channel_max "
@@ -132,7 +132,7 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
             s.call.decide(
                     s.index,
                     PublishOutcome.failed(
-                            new OutboxException(
+                            new RetryableFailureException(
                                     "RabbitMQ nacked message '"
                                             + s.prepared.messageId()
                                             + "' "
@@ -174,7 +174,7 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
         for (Slot s : unconfirmed.values()) {
             if (s.returned == null && s.prepared.messageId().equals(id)) {
                 s.returned =
-                        new OutboxException(
+                        new RetryableFailureException(
                                 "RabbitMQ returned message '"
                                         + id
                                         + "' as unroutable ("
@@ -205,7 +205,7 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
             s.call.decide(
                     s.index,
                     PublishOutcome.failed(
-                            new OutboxException(
+                            new RetryableFailureException(
                                     "the RabbitMQ channel closed before the "
                                             + "broker confirmed message '"
                                             + s.prepared.messageId()
@@ -286,7 +286,7 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
         final Prepared prepared;
 
         /** Set by a return before the ack; guarded by the channel's lock. */
-        OutboxException returned;
+        RetryableFailureException returned;
 
         Slot(PublishCall call, int index, Prepared prepared) {
             this.call = call;

@@ -5,7 +5,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.ShutdownSignalException;
-import io.outbox4j.api.OutboxException;
+import io.outbox4j.api.RetryableFailureException;
 import java.io.IOException;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -150,7 +150,7 @@ final class Connector {
 
     private void ensureOpen() {
         if (closed) {
-            throw new OutboxException("the RabbitMQ publisher is closed");
+            throw new RetryableFailureException("the RabbitMQ publisher is closed");
         }
     }
 

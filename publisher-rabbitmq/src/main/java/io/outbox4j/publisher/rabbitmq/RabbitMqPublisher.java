@@ -3,10 +3,12 @@ package io.outbox4j.publisher.rabbitmq;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.ConnectionFactory;
 import io.outbox4j.api.Message;
-import io.outbox4j.api.OutboxException;
+import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.api.PermanentFailureException;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
+import io.outbox4j.api.RetryAfterException;
+import io.outbox4j.api.RetryableFailureException;
 import java.io.IOException;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
@@ -43,9 +45,9 @@ import java.util.function.Function;
  *   <li>Every message goes out with {@code mandatory=true}, persistent delivery mode, {@code
  *       message-id} = the message id, {@code content-type}, {@code timestamp} = occurredAt
  *       (seconds), {@code type} = topic, the optional {@code app-id}, and as headers the message's
- *       own headers plus {@value #HEADER_ID}, {@value #HEADER_TOPIC}, {@value #HEADER_MODULE},
- *       {@value #HEADER_OCCURRED_AT} (ISO-8601, microseconds) and {@value #HEADER_KEY} (when the
- *       message has a key).
+ *       own headers plus {@value OutboxHeaders#ID}, {@value OutboxHeaders#TOPIC}, {@value
+ *       OutboxHeaders#MODULE}, {@value OutboxHeaders#OCCURRED_AT} (ISO-8601, microseconds) and
+ *       {@value OutboxHeaders#KEY} (when the message has a key).
  *   <li>A call borrows one channel in confirm mode from a small pool (a channel is never used by
  *       two calls at once), publishes the whole batch pipelined, then waits for the broker's
  *       confirms until the deadline: the smaller of the caller's {@code timeout} and {@link
@@ -54,10 +56,11 @@ import java.util.function.Function;
  *       reading).
  *   <li>Ack → published. Returned as unroutable (no queue bound), nack, channel or connection
  *       closed before the confirm, no confirm by the deadline, connection blocked by a resource
- *       alarm → a retryable failure for that message. A payload over {@link
+ *       alarm → a {@link RetryableFailureException} for that message. A payload over {@link
  *       Builder#maxBodyBytes(int)}, a value that does not fit an AMQP short string (255 bytes), or
- *       no valid destination (see {@link Builder#destinationMapper(Function)}) → a {@link
- *       PermanentFailureException}.
+ *       a destination mapper that throws or gives no valid destination (see {@link
+ *       Builder#destinationMapper(Function)}) → a {@link PermanentFailureException}. A client
+ *       library exception is never reported bare: it is the cause of one of these two.
  *   <li>A channel that closed (for example after publishing to an exchange that does not exist) is
  *       discarded with its unconfirmed messages failed; the next call gets a new channel. An
  *       exchange the broker closed a channel for is checked with a passive declare before anything
@@ -71,24 +74,6 @@ import java.util.function.Function;
  * Thread-safe; {@link #close()} closes the connection.
  */
 public final class RabbitMqPublisher implements Publisher {
-    /** Header carrying the outbox message id (also in the {@code message-id} property). */
-    public static final String HEADER_ID = "outbox-id";
-
-    /** Header carrying the topic (also in the {@code type} property). */
-    public static final String HEADER_TOPIC = "outbox-topic";
-
-    /** Header carrying the publishing module. */
-    public static final String HEADER_MODULE = "outbox-module";
-
-    /** Header carrying the message key, present only when the message has one. */
-    public static final String HEADER_KEY = "outbox-key";
-
-    /**
-     * Header carrying occurredAt as an ISO-8601 instant with microseconds (the timestamp property
-     * has seconds).
-     */
-    public static final String HEADER_OCCURRED_AT = "outbox-occurred-at";
-
     /** RabbitMQ's default {@code max_message_size}: 128 MiB. */
     public static final int DEFAULT_MAX_BODY_BYTES = 128 * 1024 * 1024;
 
@@ -190,13 +175,15 @@ public final class RabbitMqPublisher implements Publisher {
             }
         }
         if (closed) {
-            call.failUndecided(new OutboxException("the RabbitMQ publisher is closed"));
+            call.failUndecided(
+                    new RetryableFailureException(
+                            "the RabbitMQ publisher is closed; the message will be retried"));
             return call.outcomes();
         }
         String blocked = connector.blockedReason();
         if (blocked != null) {
             call.failUndecided(
-                    new OutboxException(
+                    new RetryableFailureException(
                             "the RabbitMQ connection is blocked by a resource alarm ("
                                     + blocked
                                     + "): nothing is published until the broker unblocks it; it will be retried"));
@@ -208,7 +195,9 @@ public final class RabbitMqPublisher implements Publisher {
         try {
             writers.execute(() -> write(call, prepared));
         } catch (RejectedExecutionException e) {
-            call.failUndecided(new OutboxException("the RabbitMQ publisher is closed", e));
+            call.failUndecided(
+                    new RetryableFailureException(
+                            "the RabbitMQ publisher is closed; the message will be retried", e));
             return call.outcomes();
         }
 
@@ -223,7 +212,7 @@ public final class RabbitMqPublisher implements Publisher {
         }
         if (!allDecided) {
             call.failUndecided(
-                    new OutboxException(
+                    new RetryableFailureException(
                             interrupted
                                     ? "interrupted while " + call.stage() + "; it will be retried"
                                     : "RabbitMQ did not confirm within "
@@ -262,7 +251,7 @@ public final class RabbitMqPublisher implements Publisher {
                         call.decide(
                                 i,
                                 PublishOutcome.failed(
-                                        new OutboxException(
+                                        new RetryableFailureException(
                                                 "exchange '"
                                                         + prepared[i].destination().exchange()
                                                         + "' does not exist (RabbitMQ answered 404 "
@@ -278,7 +267,7 @@ public final class RabbitMqPublisher implements Publisher {
         } catch (Exception e) {
             broken = true;
             call.failUndecided(
-                    new OutboxException(
+                    new RetryableFailureException(
                             "could not publish to RabbitMQ while "
                                     + call.stage()
                                     + ": "
@@ -324,19 +313,26 @@ public final class RabbitMqPublisher implements Publisher {
         Destination d;
         try {
             d = destinationMapper.apply(m);
-        } catch (PermanentFailureException e) {
+        } catch (PermanentFailureException | RetryAfterException e) {
             throw e;
-        } catch (IllegalArgumentException e) {
-            throw new PermanentFailureException(
-                    "no valid RabbitMQ destination for message '" + m.id() + "': " + e.getMessage(),
-                    e);
         } catch (RuntimeException e) {
-            throw new OutboxException(
-                    "destinationMapper failed for message '" + m.id() + "': " + e, e);
+            throw new PermanentFailureException(
+                    "destinationMapper threw for message '"
+                            + m.id()
+                            + "' (topic '"
+                            + m.topic()
+                            + "'): "
+                            + e
+                            + "; it would throw again on every retry",
+                    e);
         }
         if (d == null) {
             throw new PermanentFailureException(
-                    "destinationMapper returned null for message '" + m.id() + "'");
+                    "destinationMapper returned null for message '"
+                            + m.id()
+                            + "' (topic '"
+                            + m.topic()
+                            + "')");
         }
         if (m.payloadSize() > maxBodyBytes) {
             throw new PermanentFailureException(
@@ -356,11 +352,11 @@ public final class RabbitMqPublisher implements Publisher {
             shortString(h.getKey(), "header name '" + h.getKey() + "'", m);
             headers.put(h.getKey(), h.getValue());
         }
-        headers.put(HEADER_ID, m.id());
-        headers.put(HEADER_TOPIC, m.topic());
-        headers.put(HEADER_MODULE, m.module());
-        headers.put(HEADER_OCCURRED_AT, m.occurredAt().toString());
-        m.key().ifPresent(k -> headers.put(HEADER_KEY, k));
+        headers.put(OutboxHeaders.ID, m.id());
+        headers.put(OutboxHeaders.TOPIC, m.topic());
+        headers.put(OutboxHeaders.MODULE, m.module());
+        headers.put(OutboxHeaders.OCCURRED_AT, m.occurredAt().toString());
+        m.key().ifPresent(k -> headers.put(OutboxHeaders.KEY, k));
         AMQP.BasicProperties properties =
                 new AMQP.BasicProperties.Builder()
                         .deliveryMode(2)
@@ -551,10 +547,16 @@ public final class RabbitMqPublisher implements Publisher {
 
         /**
          * Chooses each message's exchange and routing key, instead of {@link #exchange(String)} +
-         * topic. A {@code null} result, an invalid {@link Destination}, or a {@link
-         * PermanentFailureException} or {@link IllegalArgumentException} thrown by the function
-         * fails that message permanently (it goes to the dead letter); any other exception is a
-         * retryable failure of that message.
+         * topic.
+         *
+         * <p>The rule every outbox4j publisher follows for its mapping function: the destination is
+         * a property of the message, so if the function throws for a message, or returns no
+         * destination or one the broker can never accept (here: null, or a name the {@link
+         * Destination} constructor refuses), that message fails permanently and goes to the dead
+         * letter: it would fail the same way on every retry. The one exception is a {@link
+         * RetryAfterException} thrown on purpose, which retries the message no earlier than its
+         * delay. The other messages of the call are not affected. An exchange that does not exist
+         * (yet) or routes nowhere is not a mapping failure: its messages are retried.
          *
          * @param destinationMapper message → destination
          * @return this builder
@@ -639,17 +641,20 @@ public final class RabbitMqPublisher implements Publisher {
          * Builds the publisher. It connects on the first publish, not here.
          *
          * @return the publisher
-         * @throws IllegalStateException if neither a connection factory nor a URI was given, or
+         * @throws IllegalArgumentException if neither a connection factory nor a URI was given, or
          *     both an exchange and a destination mapper were (the mapper chooses the exchange)
          */
         public RabbitMqPublisher build() {
             if (factory == null) {
-                throw new IllegalStateException("connectionFactory or uri must be set");
+                throw new IllegalArgumentException(
+                        "connectionFactory or uri must be set, but neither was");
             }
             if (exchange != null && mapper != null) {
-                throw new IllegalStateException(
-                        "set either exchange or destinationMapper, not both: the mapper "
-                                + "chooses the exchange");
+                throw new IllegalArgumentException(
+                        "set either exchange('"
+                                + exchange
+                                + "') or destinationMapper, not both: the mapper chooses the"
+                                + " exchange");
             }
             return new RabbitMqPublisher(this);
         }

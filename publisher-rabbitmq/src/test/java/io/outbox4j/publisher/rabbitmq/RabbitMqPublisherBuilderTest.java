@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.rabbitmq.client.ConnectionFactory;
 import io.outbox4j.api.Message;
+import io.outbox4j.api.PermanentFailureException;
 import io.outbox4j.api.PublishOutcome;
+import io.outbox4j.api.RetryAfterException;
+import io.outbox4j.api.RetryableFailureException;
 import io.outbox4j.testservices.ServerSupport;
 import java.time.Duration;
 import java.util.Arrays;
@@ -22,8 +25,8 @@ class RabbitMqPublisherBuilderTest {
     @Test
     void build_withoutConnectionFactoryOrUri_isRejected() {
         assertThatThrownBy(() -> RabbitMqPublisher.builder().build())
-                .isInstanceOf(IllegalStateException.class)
-                .hasMessage("connectionFactory or uri must be set");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("connectionFactory or uri must be set, but neither was");
     }
 
     @Test
@@ -68,8 +71,8 @@ class RabbitMqPublisherBuilderTest {
                         .exchange("orders")
                         .destinationMapper(m -> new RabbitMqPublisher.Destination("", m.topic()));
         assertThatThrownBy(b::build)
-                .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("either exchange or destinationMapper");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("either exchange('orders') or destinationMapper");
     }
 
     @Test
@@ -97,6 +100,39 @@ class RabbitMqPublisherBuilderTest {
     }
 
     @Test
+    void destinationMapperThrowing_failsThatMessagePermanently_unlessItAsksForARetry() {
+        try (RabbitMqPublisher p =
+                RabbitMqPublisher.builder()
+                        .uri("amqp://127.0.0.1:1")
+                        .destinationMapper(
+                                m -> {
+                                    if (m.id().equals("later")) {
+                                        throw new RetryAfterException(
+                                                "routing table loading",
+                                                Duration.ofSeconds(7),
+                                                null);
+                                    }
+                                    throw new IllegalStateException("no route for " + m.id());
+                                })
+                        .build()) {
+            List<PublishOutcome> outcomes =
+                    p.publish(
+                            List.of(MESSAGE, MESSAGE.toBuilder().id("later").build()),
+                            Duration.ofSeconds(5));
+
+            assertThat(outcomes.get(0).isPermanent())
+                    .as("the mapper would throw again: " + outcomes.get(0))
+                    .isTrue();
+            assertThat(outcomes.get(0).failure().orElseThrow())
+                    .isInstanceOf(PermanentFailureException.class)
+                    .hasMessageContaining("destinationMapper threw for message 'm-1'")
+                    .hasRootCauseMessage("no route for m-1");
+            assertThat(outcomes.get(1).isPermanent()).isFalse();
+            assertThat(outcomes.get(1).retryAfter()).contains(Duration.ofSeconds(7));
+        }
+    }
+
+    @Test
     void build_doesNotConnect_andAnUnreachableBrokerFailsEachMessageRetryablyWithinTheTimeout() {
         int closedPort = ServerSupport.freePort();
         ConnectionFactory f = new ConnectionFactory();
@@ -116,9 +152,13 @@ class RabbitMqPublisherBuilderTest {
                             o -> {
                                 assertThat(o.isPublished()).isFalse();
                                 assertThat(o.isPermanent()).isFalse();
-                                assertThat(o.failure().orElseThrow().getMessage())
-                                        .contains(
-                                                "could not publish to RabbitMQ while opening a channel");
+                                assertThat(o.failure().orElseThrow())
+                                        .isInstanceOf(RetryableFailureException.class)
+                                        .hasMessageContaining(
+                                                "could not publish to RabbitMQ while opening a channel")
+                                        .cause()
+                                        .as("the client library's own error is kept as the cause")
+                                        .isNotNull();
                             });
             assertThat(took).isLessThan(Duration.ofSeconds(6));
         }

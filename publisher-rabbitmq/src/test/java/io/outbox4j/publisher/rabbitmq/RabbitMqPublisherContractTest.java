@@ -2,6 +2,7 @@ package io.outbox4j.publisher.rabbitmq;
 
 import com.rabbitmq.client.GetResponse;
 import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.tck.PublisherContract;
 import java.time.Duration;
@@ -52,7 +53,7 @@ class RabbitMqPublisherContractTest extends PublisherContract {
 
     private static Received received(GetResponse r) {
         Map<String, Object> headers = r.getProps().getHeaders();
-        Object key = headers == null ? null : headers.get(RabbitMqPublisher.HEADER_KEY);
+        Object key = headers == null ? null : headers.get(OutboxHeaders.KEY);
         return new Received(
                 r.getProps().getMessageId(),
                 r.getBody(),

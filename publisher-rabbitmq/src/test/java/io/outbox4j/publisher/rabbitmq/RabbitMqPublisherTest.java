@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.GetResponse;
 import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.api.PublishOutcome;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -90,13 +91,11 @@ class RabbitMqPublisherTest {
                 .containsOnly(
                         Map.entry("tenant", "acme"),
                         Map.entry("trace-id", "abc123"),
-                        Map.entry(RabbitMqPublisher.HEADER_ID, "order-42"),
-                        Map.entry(RabbitMqPublisher.HEADER_TOPIC, queue),
-                        Map.entry(RabbitMqPublisher.HEADER_MODULE, "orders"),
-                        Map.entry(RabbitMqPublisher.HEADER_KEY, "customer-7"),
-                        Map.entry(
-                                RabbitMqPublisher.HEADER_OCCURRED_AT,
-                                "2024-05-06T07:08:09.123456Z"));
+                        Map.entry(OutboxHeaders.ID, "order-42"),
+                        Map.entry(OutboxHeaders.TOPIC, queue),
+                        Map.entry(OutboxHeaders.MODULE, "orders"),
+                        Map.entry(OutboxHeaders.KEY, "customer-7"),
+                        Map.entry(OutboxHeaders.OCCURRED_AT, "2024-05-06T07:08:09.123456Z"));
         assertThat(new String(got.getBody(), StandardCharsets.UTF_8)).isEqualTo("{\"total\":12.5}");
         assertThat(got.getEnvelope().getExchange()).as("default exchange").isEmpty();
         assertThat(got.getEnvelope().getRoutingKey()).isEqualTo(queue);
@@ -375,9 +374,11 @@ class RabbitMqPublisherTest {
         assertThat(o.get(4).isPermanent()).isTrue();
         assertThat(failureText(o.get(4))).contains("no route for tenant x");
         assertThat(o.get(5).isPermanent())
-                .as("an unexpected mapper error may be transient")
-                .isFalse();
-        assertThat(failureText(o.get(5))).contains("lookup table not loaded");
+                .as("whatever the mapper throws, it would throw again for this message")
+                .isTrue();
+        assertThat(failureText(o.get(5)))
+                .contains("destinationMapper threw for message 'mapper-ise'")
+                .contains("lookup table not loaded");
         assertThat(o.get(6).isPermanent()).isTrue();
         assertThat(failureText(o.get(6))).contains("returned null");
         assertThat(o.get(7).isPublished()).isTrue();
