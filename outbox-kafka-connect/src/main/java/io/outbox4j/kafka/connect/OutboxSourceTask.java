@@ -1,0 +1,439 @@
+package io.outbox4j.kafka.connect;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.outbox4j.api.Abandonment;
+import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.Completion;
+import io.outbox4j.api.DeadLetter;
+import io.outbox4j.api.Delivery;
+import io.outbox4j.api.Extension;
+import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxStore;
+import io.outbox4j.store.jdbi.JdbiOutboxStore;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.source.SourceTask;
+import org.jdbi.v3.core.Jdbi;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One task of {@link OutboxSourceConnector}: it claims messages through the store port under its
+ * own owner id with a short lease, returns one record per message, renews the leases of records
+ * Kafka has not acknowledged yet, and completes a message only once Kafka acknowledged its record
+ * ({@link #commitRecord(SourceRecord, RecordMetadata)}), in batches.
+ *
+ * <p>When the task stops or fails, messages whose records were not acknowledged keep their leases
+ * until they expire, and are then claimed again (by this or another task): delivery is at least
+ * once, and the message id (header {@code outbox-id}) is the consumer's idempotency key. Messages
+ * claimed but never handed to Connect are given back at once ({@link OutboxStore#abandon}). Several
+ * tasks are safe: the store hands a key's messages to one claimer at a time, in order, and the next
+ * message of a key becomes claimable only once the previous one was completed, that is acknowledged
+ * by Kafka.
+ *
+ * <p>The worker creates this class; it is not meant to be used directly.
+ */
+public class OutboxSourceTask extends SourceTask {
+    /** Task setting the connector adds: the task's index, part of its owner id. */
+    static final String TASK_INDEX = "outbox.task.index";
+
+    private static final Logger LOG = LoggerFactory.getLogger(OutboxSourceTask.class);
+    private static final int WRITE_CHUNK = 1_000;
+    private static final long STOP_TIMEOUT_MS = 5_000;
+
+    private final InFlight inFlight = new InFlight();
+    private final AtomicBoolean completionScheduled = new AtomicBoolean();
+    private final Object completions = new Object();
+    private long completionRound;
+    private volatile boolean stopping;
+
+    private @Nullable Settings settings;
+    private @Nullable String owner;
+    private @Nullable HikariDataSource pool;
+    private volatile @Nullable OutboxStore store;
+    private @Nullable ScheduledExecutorService keeper;
+    private long lastStoreWarning;
+
+    /** Creates the task; the worker calls {@link #start(Map)}. */
+    public OutboxSourceTask() {}
+
+    @Override
+    public String version() {
+        return Version.get();
+    }
+
+    @Override
+    public void start(Map<String, String> props) {
+        Settings s = Settings.parse(props);
+        String index = props.getOrDefault(TASK_INDEX, "0");
+        String name = s.connectorName();
+        if (name.length() > 200) {
+            name = name.substring(0, 200);
+        }
+        String id = name + "/task-" + index + "/" + UUID.randomUUID().toString().substring(0, 8);
+        settings = s;
+        owner = id;
+        pool =
+                new Database(s.jdbcUrl(), s.user(), s.password())
+                        .pool("outbox-connect-" + name + "-" + index);
+        ScheduledExecutorService k =
+                Executors.newSingleThreadScheduledExecutor(
+                        r -> {
+                            Thread t = new Thread(r, "outbox-connect-" + id + "-leases");
+                            t.setDaemon(true);
+                            return t;
+                        });
+        long completeEvery = s.completionInterval().toMillis();
+        long renewEvery = Math.max(1, s.lease().toMillis() / 3);
+        k.scheduleWithFixedDelay(
+                this::completeAcknowledged, completeEvery, completeEvery, TimeUnit.MILLISECONDS);
+        k.scheduleWithFixedDelay(this::renew, renewEvery, renewEvery, TimeUnit.MILLISECONDS);
+        keeper = k;
+        LOG.info("outbox task {} started: {}", id, s);
+    }
+
+    @Override
+    public @Nullable List<SourceRecord> poll() throws InterruptedException {
+        Settings s = requireStarted();
+        String who = owner();
+        OutboxStore st = store(s);
+        if (st == null || stopping) {
+            pause(s.pollInterval());
+            return null;
+        }
+        int capacity = inFlight.awaitCapacity(s.maxInFlight(), s.pollInterval().toMillis());
+        if (capacity == 0 || stopping) {
+            return null;
+        }
+        long round = completionRound();
+        List<Delivery> claimed;
+        try {
+            claimed =
+                    st.claim(
+                            new ClaimRequest(
+                                    who,
+                                    Instant.now(),
+                                    s.lease(),
+                                    Math.min(s.batchSize(), capacity)));
+        } catch (RuntimeException e) {
+            warnStore("claiming from the outbox failed; trying again", e);
+            pause(s.pollInterval());
+            return null;
+        }
+        if (claimed.isEmpty()) {
+            awaitCompletion(round, s.pollInterval());
+            return null;
+        }
+        if (stopping) {
+            abandon(st, receipts(claimed));
+            return null;
+        }
+        return toRecords(s, st, claimed);
+    }
+
+    private @Nullable List<SourceRecord> toRecords(
+            Settings s, OutboxStore st, List<Delivery> claimed) {
+        List<SourceRecord> records = new ArrayList<>(claimed.size());
+        List<String> heldBack = new ArrayList<>();
+        Set<String> blockedKeys = new HashSet<>();
+        for (Delivery d : claimed) {
+            Message m = d.message();
+            String key = m.key().orElse(null);
+            if (key != null && blockedKeys.contains(key)) {
+                // An earlier message of its key was dead-lettered in this batch: sending this one
+                // would overtake it. Given back, it stays blocked behind the dead letter.
+                heldBack.add(d.receipt());
+                continue;
+            }
+            String topic = s.topics().topicFor(m.topic());
+            String problem = OutboxSourceConnectorConfig.topicNameProblem(topic);
+            String reason = null;
+            if (problem != null) {
+                reason =
+                        "the topic mapping ("
+                                + s.topics()
+                                + ") gives '"
+                                + topic
+                                + "', which is not a legal Kafka topic name: "
+                                + problem;
+            } else if (s.maxAttempts() > 0 && d.attempt() > s.maxAttempts()) {
+                reason =
+                        "claimed "
+                                + d.attempt()
+                                + " times without Kafka acknowledging its record (max.attempts="
+                                + s.maxAttempts()
+                                + "); see the Connect worker's log for why its task failed";
+            }
+            if (reason != null) {
+                deadLetter(st, d, reason);
+                if (key != null) {
+                    blockedKeys.add(key);
+                }
+                continue;
+            }
+            SourceRecord r = Records.toRecord(m, topic);
+            inFlight.sent(r, d.receipt());
+            records.add(r);
+        }
+        if (!heldBack.isEmpty()) {
+            abandon(st, heldBack);
+        }
+        return records.isEmpty() ? null : records;
+    }
+
+    @Override
+    public void commitRecord(SourceRecord record, @Nullable RecordMetadata metadata) {
+        // Called on the producer's I/O thread once Kafka acknowledged the record (or, with a null
+        // metadata, once Connect dropped it: filtered by a transformation, or refused with
+        // errors.tolerance=all). Only bookkeeping here; the keeper thread writes to the store.
+        Settings s = settings;
+        int pending = inFlight.acknowledged(record);
+        ScheduledExecutorService k = keeper;
+        if (s != null
+                && k != null
+                && pending >= s.batchSize()
+                && completionScheduled.compareAndSet(false, true)) {
+            try {
+                k.execute(this::completeAcknowledged);
+            } catch (RuntimeException e) {
+                completionScheduled.set(false); // shut down: stop() completes what is left
+            }
+        }
+    }
+
+    @Override
+    public void stop() {
+        stopping = true;
+        ScheduledExecutorService k = keeper;
+        if (k != null) {
+            k.shutdown();
+            try {
+                if (!k.awaitTermination(STOP_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+                    k.shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                k.shutdownNow();
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (store != null && owner != null) {
+            // Connect awaited the outstanding acknowledgements before stopping the task.
+            completeAcknowledged();
+        }
+        int left = inFlight.unacknowledged();
+        if (left > 0) {
+            LOG.info(
+                    "outbox task {} stopped with {} records not acknowledged by Kafka; their"
+                            + " messages are claimed again when their leases expire",
+                    owner,
+                    left);
+        }
+        HikariDataSource p = pool;
+        if (p != null) {
+            p.close();
+        }
+    }
+
+    /** Writes one completion for every receipt Kafka acknowledged since the last one. */
+    private void completeAcknowledged() {
+        completionScheduled.set(false);
+        OutboxStore st = store;
+        String who = owner;
+        if (st == null || who == null) {
+            return;
+        }
+        List<String> receipts = inFlight.takeAcknowledged();
+        if (receipts.isEmpty()) {
+            return;
+        }
+        try {
+            Set<String> stale = new HashSet<>();
+            for (int i = 0; i < receipts.size(); i += WRITE_CHUNK) {
+                List<String> chunk =
+                        receipts.subList(i, Math.min(receipts.size(), i + WRITE_CHUNK));
+                stale.addAll(st.complete(new Completion(who, chunk)));
+            }
+            inFlight.completed(receipts);
+            if (!stale.isEmpty()) {
+                LOG.warn(
+                        "outbox task {}: {} of {} acknowledged messages could not be completed,"
+                                + " their leases had expired (they are delivered again)",
+                        who,
+                        stale.size(),
+                        receipts.size());
+            }
+        } catch (RuntimeException e) {
+            inFlight.retryCompletion(receipts);
+            warnStore("completing " + receipts.size() + " messages failed; trying again", e);
+        }
+        synchronized (completions) {
+            completionRound++;
+            completions.notifyAll();
+        }
+    }
+
+    /** Moves the end of every live lease this task still needs to now + lease. */
+    private void renew() {
+        OutboxStore st = store;
+        String who = owner;
+        Settings s = settings;
+        if (st == null || who == null || s == null) {
+            return;
+        }
+        List<String> receipts = inFlight.renewable();
+        if (receipts.isEmpty()) {
+            return;
+        }
+        Instant until = Instant.now().plus(s.lease());
+        try {
+            Set<String> stale = new HashSet<>();
+            for (int i = 0; i < receipts.size(); i += WRITE_CHUNK) {
+                List<String> chunk =
+                        receipts.subList(i, Math.min(receipts.size(), i + WRITE_CHUNK));
+                stale.addAll(st.extend(new Extension(who, chunk, until)));
+            }
+            if (!stale.isEmpty()) {
+                inFlight.lost(stale);
+                LOG.warn(
+                        "outbox task {}: {} leases had expired before they were renewed; their"
+                                + " messages may be delivered twice",
+                        who,
+                        stale.size());
+            }
+        } catch (RuntimeException e) {
+            warnStore("renewing " + receipts.size() + " leases failed; trying again", e);
+        }
+    }
+
+    private void deadLetter(OutboxStore st, Delivery d, String reason) {
+        LOG.warn(
+                "outbox task {}: dead-lettering message {} (topic {}): {}",
+                owner,
+                d.message().id(),
+                d.message().topic(),
+                reason);
+        try {
+            st.deadLetter(new DeadLetter(owner(), d.receipt(), reason, Instant.now()));
+        } catch (RuntimeException e) {
+            warnStore("dead-lettering message " + d.message().id() + " failed", e);
+        }
+    }
+
+    private void abandon(OutboxStore st, List<String> receipts) {
+        try {
+            st.abandon(new Abandonment(owner(), receipts));
+        } catch (RuntimeException e) {
+            warnStore(
+                    "giving back "
+                            + receipts.size()
+                            + " unsent messages failed; they are claimed again when their leases"
+                            + " expire",
+                    e);
+        }
+    }
+
+    private @Nullable OutboxStore store(Settings s) {
+        OutboxStore st = store;
+        HikariDataSource p = pool;
+        if (st != null || p == null) {
+            return st;
+        }
+        try {
+            JdbiOutboxStore.Builder b =
+                    JdbiOutboxStore.builder(Jdbi.create(p)).tableName(s.table());
+            JdbiOutboxStore.Dialect dialect = s.dialect();
+            if (dialect != null) {
+                b.dialect(dialect);
+            }
+            JdbiOutboxStore built = b.build();
+            store = built;
+            LOG.info("outbox task {} uses {}", owner, built);
+            return built;
+        } catch (RuntimeException e) {
+            warnStore("cannot open the outbox store at " + Redact.url(s.jdbcUrl()), e);
+            return null;
+        }
+    }
+
+    private long completionRound() {
+        synchronized (completions) {
+            return completionRound;
+        }
+    }
+
+    /**
+     * Waits until a completion was written after {@code round} (it may unblock keys), or times out.
+     */
+    private void awaitCompletion(long round, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (completions) {
+            while (completionRound == round && !stopping) {
+                long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                if (left <= 0) {
+                    return;
+                }
+                completions.wait(left);
+            }
+        }
+    }
+
+    private void pause(Duration d) throws InterruptedException {
+        synchronized (completions) {
+            if (!stopping) {
+                completions.wait(Math.max(1, d.toMillis()));
+            }
+        }
+    }
+
+    /** Logs store trouble at most every 10 s with its stack trace, otherwise at debug level. */
+    private void warnStore(String what, RuntimeException e) {
+        long now = System.nanoTime();
+        boolean loud;
+        synchronized (this) {
+            loud = now - lastStoreWarning > TimeUnit.SECONDS.toNanos(10) || lastStoreWarning == 0;
+            if (loud) {
+                lastStoreWarning = now;
+            }
+        }
+        if (loud) {
+            LOG.warn("outbox task {}: {}", owner, what, e);
+        } else {
+            LOG.debug("outbox task {}: {}", owner, what, e);
+        }
+    }
+
+    private static List<String> receipts(List<Delivery> deliveries) {
+        List<String> out = new ArrayList<>(deliveries.size());
+        deliveries.forEach(d -> out.add(d.receipt()));
+        return out;
+    }
+
+    private Settings requireStarted() {
+        Settings s = settings;
+        if (s == null) {
+            throw new IllegalStateException("the task was not started");
+        }
+        return s;
+    }
+
+    private String owner() {
+        String o = owner;
+        if (o == null) {
+            throw new IllegalStateException("the task was not started");
+        }
+        return o;
+    }
+}
