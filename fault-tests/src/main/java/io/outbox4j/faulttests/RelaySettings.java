@@ -1,0 +1,85 @@
+package io.outbox4j.faulttests;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * How the drills configure every relay, in this JVM or a child JVM (passed on the command line as
+ * {@code name=value} arguments).
+ *
+ * @param batchSize messages per claim
+ * @param workers concurrent publisher calls
+ * @param deliveryTimeout the bound of one publisher call (also the Kafka producer's delivery
+ *     timeout)
+ * @param pollInterval the idle wait between claims
+ * @param backoff the fixed retry delay after a failed publish
+ * @param maxAttempts the attempt at which a message is dead-lettered
+ * @param linkLatency a pause before each publisher call, standing for the network round trip to a
+ *     remote broker: it stretches a run of a few thousand messages over seconds so that faults land
+ *     while messages are in flight (zero: none)
+ */
+public record RelaySettings(
+        int batchSize,
+        int workers,
+        Duration deliveryTimeout,
+        Duration pollInterval,
+        Duration backoff,
+        int maxAttempts,
+        Duration linkLatency) {
+
+    /**
+     * The drills' settings: batches of 50 with 4 workers (so a batch holds several messages of some
+     * keys), a delivery timeout of 1 second, a retry delay of 200 ms, and no dead letters from
+     * attempts (an outage must not turn into dead letters that would then count as lost).
+     */
+    public static RelaySettings drill() {
+        return new RelaySettings(
+                50,
+                4,
+                Duration.ofSeconds(1),
+                Duration.ofMillis(50),
+                Duration.ofMillis(200),
+                10_000,
+                Duration.ofMillis(10));
+    }
+
+    /** The same settings with another link latency. */
+    public RelaySettings withLinkLatency(Duration latency) {
+        return new RelaySettings(
+                batchSize, workers, deliveryTimeout, pollInterval, backoff, maxAttempts, latency);
+    }
+
+    /** As {@code name=value} pairs, for a child JVM's command line and for the figures. */
+    public Map<String, String> toArgs() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("batchSize", Integer.toString(batchSize));
+        m.put("workers", Integer.toString(workers));
+        m.put("deliveryTimeoutMs", Long.toString(deliveryTimeout.toMillis()));
+        m.put("pollIntervalMs", Long.toString(pollInterval.toMillis()));
+        m.put("backoffMs", Long.toString(backoff.toMillis()));
+        m.put("maxAttempts", Integer.toString(maxAttempts));
+        m.put("linkLatencyMs", Long.toString(linkLatency.toMillis()));
+        return m;
+    }
+
+    /** Reads what {@link #toArgs()} wrote. */
+    public static RelaySettings fromArgs(Map<String, String> args) {
+        return new RelaySettings(
+                Integer.parseInt(required(args, "batchSize")),
+                Integer.parseInt(required(args, "workers")),
+                Duration.ofMillis(Long.parseLong(required(args, "deliveryTimeoutMs"))),
+                Duration.ofMillis(Long.parseLong(required(args, "pollIntervalMs"))),
+                Duration.ofMillis(Long.parseLong(required(args, "backoffMs"))),
+                Integer.parseInt(required(args, "maxAttempts")),
+                Duration.ofMillis(Long.parseLong(required(args, "linkLatencyMs"))));
+    }
+
+    static String required(Map<String, String> args, String name) {
+        String v = args.get(name);
+        if (v == null) {
+            throw new IllegalArgumentException("missing argument " + name + "=...");
+        }
+        return v;
+    }
+}

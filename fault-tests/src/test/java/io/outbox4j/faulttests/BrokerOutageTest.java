@@ -1,0 +1,83 @@
+package io.outbox4j.faulttests;
+
+import io.outbox4j.api.Observation;
+import io.outbox4j.api.Observer;
+import io.outbox4j.testservices.KafkaServer;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 14, drill 1: the Kafka broker is stopped for several seconds while one relay works through
+ * a backlog, then started again on the same address with its data.
+ */
+class BrokerOutageTest {
+    private static final Duration DOWN = Duration.ofSeconds(6);
+
+    @Test
+    void brokerStoppedForSecondsMidRun_losesNothing_andFirstPublishesEveryKeyInEnqueueOrder()
+            throws Exception {
+        KafkaServer kafka = Drill.broker();
+        try (Drill d = Drill.start("broker_outage", 3000, 50, RelaySettings.drill())) {
+            AtomicInteger released = new AtomicInteger();
+            Observer countReleases =
+                    o -> {
+                        if (o.outcome() == Observation.Outcome.RELEASED) {
+                            released.incrementAndGet();
+                        }
+                    };
+            Drill.LocalRelay relay = d.localRelay("relay-1", countReleases);
+            relay.relay().start();
+            Drill.awaitPublished(d, 600, Duration.ofSeconds(60));
+
+            int seenAtStop = d.ledger.distinct();
+            long stopAt = System.currentTimeMillis();
+            kafka.stop();
+            long stoppedAt = System.currentTimeMillis();
+            // what the relay holds once the broker is gone (the batch in flight at the stop may
+            // still have been acknowledged while the broker shut down)
+            Set<String> leased = relay.journal().snapshot().leasedIds();
+            int releasedBefore = released.get();
+            Thread.sleep(Math.max(0, DOWN.toMillis() - (stoppedAt - stopAt)));
+            int releasedWhileDown = released.get() - releasedBefore;
+            long startAt = System.currentTimeMillis();
+            kafka.start();
+            long backAt = System.currentTimeMillis();
+            Map<String, Object> f =
+                    d.fault("broker-stopped", relay.name(), startAt, leased, by -> true);
+            f.put("brokerStopMillis", stoppedAt - stopAt);
+            f.put("brokerDownMillis", startAt - stopAt);
+            f.put("brokerStartMillis", backAt - startAt);
+            f.put("releasedWhileDown", releasedWhileDown);
+
+            boolean drained = d.awaitDrained(Duration.ofSeconds(180));
+            relay.close();
+            OptionalLong firstAfter = d.ledger.firstPublishAt(startAt, null, by -> true);
+
+            Map<String, Object> extra = new LinkedHashMap<>();
+            extra.put(
+                    "recoveryMeans",
+                    "from kafka.start() to the first publish of a message the relay held a lease"
+                            + " on right after the broker had stopped");
+            extra.put(
+                    "firstPublishAfterRestartMillis",
+                    firstAfter.isPresent() ? firstAfter.getAsLong() - startAt : null);
+            extra.put("drainedInTime", drained);
+            d.report(extra);
+            Drill.require(
+                    seenAtStop < d.load.messages(),
+                    "the broker was stopped mid-run (" + seenAtStop + " messages seen before)");
+            Drill.require(
+                    releasedWhileDown > 0,
+                    "the relay kept working against the stopped broker (its publishes failed and"
+                            + " were released)");
+            d.verify();
+        } finally {
+            kafka.start();
+        }
+    }
+}

@@ -1,0 +1,315 @@
+package io.outbox4j.faulttests;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox4j.api.Observer;
+import io.outbox4j.engine.Relay;
+import io.outbox4j.publisher.kafka.KafkaPublisher;
+import io.outbox4j.testservices.KafkaServer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Predicate;
+import org.assertj.core.api.SoftAssertions;
+
+/**
+ * One fault drill: a fresh outbox database, a fresh topic, a keyed load, the counting consumer and
+ * the relays started for it; then the figures and the verdict.
+ */
+final class Drill implements AutoCloseable {
+    private static KafkaServer broker;
+
+    final String scenario;
+    final KeyedLoad load;
+    final OutboxDatabase db;
+    final DeliveryLedger ledger;
+    final RelaySettings settings;
+    private final KafkaTally tally;
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private final List<Fault> faults = new ArrayList<>();
+    private final long createdAtNanos = System.nanoTime();
+    private long drainedAtNanos;
+    private Path figuresFile = FaultFigures.file();
+
+    /**
+     * The drills' broker: a private in-JVM KRaft broker (it must be stoppable), started once per
+     * JVM and running when returned.
+     */
+    static synchronized KafkaServer broker() {
+        if (broker == null) {
+            broker = KafkaServer.startEmbedded();
+        }
+        broker.start();
+        return broker;
+    }
+
+    private Drill(String scenario, int messages, int keys, RelaySettings settings) {
+        this.scenario = scenario;
+        this.settings = settings;
+        String topic = "fault-" + scenario.replace('_', '-') + "-" + suffix();
+        broker().createTopic(topic, 4, Map.of("message.timestamp.type", "LogAppendTime"));
+        this.load = new KeyedLoad("m" + suffix(), topic, messages, keys);
+        this.db = OutboxDatabase.create("fault_" + scenario, 8);
+        resources.add(db);
+        this.ledger = new DeliveryLedger(messages);
+        this.tally = KafkaTally.start(broker().bootstrapServers(), topic, ledger);
+        resources.add(tally);
+    }
+
+    private static String suffix() {
+        return UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    /** Starts a drill and enqueues its whole load (the relays then work through a backlog). */
+    static Drill start(String scenario, int messages, int keys, RelaySettings settings) {
+        Drill d = new Drill(scenario, messages, keys, settings);
+        d.db.enqueue(d.load.all());
+        return d;
+    }
+
+    /** A relay in this JVM, its leases journaled, its records stamped with its name. */
+    record LocalRelay(String name, Relay relay, LeaseJournal journal, KafkaPublisher publisher)
+            implements AutoCloseable {
+        @Override
+        public void close() {
+            relay.close();
+            publisher.close();
+        }
+    }
+
+    LocalRelay localRelay(String name) {
+        return localRelay(name, Observer.NOOP);
+    }
+
+    LocalRelay localRelay(String name, Observer observer) {
+        KafkaPublisher publisher =
+                FaultRelays.kafkaPublisher(broker().bootstrapServers(), name, settings);
+        LeaseJournal journal = LeaseJournal.inMemory(db.store());
+        Relay relay =
+                FaultRelays.relay(
+                        journal,
+                        FaultRelays.withLinkLatency(publisher, settings.linkLatency()),
+                        name,
+                        settings,
+                        observer);
+        LocalRelay local = new LocalRelay(name, relay, journal, publisher);
+        resources.add(local);
+        return local;
+    }
+
+    ChildRelay childRelay(String name) {
+        ChildRelay child =
+                ChildRelay.start(
+                        name,
+                        db,
+                        broker().bootstrapServers(),
+                        settings,
+                        Path.of(
+                                System.getProperty("basedir", "."),
+                                "target",
+                                "fault-tests",
+                                scenario));
+        resources.add(child);
+        return child;
+    }
+
+    /** Waits until the local relay has claimed at least {@code deliveries}. */
+    static void awaitClaimed(LeaseJournal journal, long deliveries, Duration timeout)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (journal.snapshot().claimed() < deliveries) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(
+                        "the relay claimed "
+                                + journal.snapshot().claimed()
+                                + " deliveries, not "
+                                + deliveries
+                                + ", within "
+                                + timeout);
+            }
+            Thread.sleep(2);
+        }
+    }
+
+    /**
+     * One fault: what, whose, when, the messages the relay held leases on at that moment, who may
+     * recover them (the publishers whose records count), and figures of its own.
+     */
+    record Fault(
+            String kind,
+            String relay,
+            long atMillis,
+            Set<String> leasedIds,
+            Predicate<String> recoverer,
+            Map<String, Object> figures) {}
+
+    /** The faults noted so far. */
+    List<Fault> faults() {
+        return List.copyOf(faults);
+    }
+
+    /**
+     * Notes one fault; its recovery time is measured at the end: from {@code atMillis} to the first
+     * publish of a message in {@code leasedIds} by a publisher {@code recoverer} accepts.
+     *
+     * @return the fault's own figures, to add to
+     */
+    Map<String, Object> fault(
+            String kind,
+            String relay,
+            long atMillis,
+            Set<String> leasedIds,
+            Predicate<String> recoverer) {
+        Fault f = new Fault(kind, relay, atMillis, leasedIds, recoverer, new LinkedHashMap<>());
+        faults.add(f);
+        return f.figures();
+    }
+
+    /**
+     * Waits until every message reached the broker and the outbox is empty.
+     *
+     * @return whether both happened in time
+     */
+    boolean awaitDrained(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        boolean all = ledger.awaitAll(timeout);
+        while (all && db.unfinished() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        drainedAtNanos = System.nanoTime();
+        return all && db.unfinished() == 0;
+    }
+
+    /** Waits until the consumer has seen {@code messages} distinct messages. */
+    static void awaitPublished(Drill d, int messages, Duration timeout)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (d.ledger.distinct() < messages) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(
+                        d.scenario
+                                + ": only "
+                                + d.ledger.distinct()
+                                + " messages published within "
+                                + timeout
+                                + ", waiting for "
+                                + messages);
+            }
+            Thread.sleep(2);
+        }
+    }
+
+    /** Computes the figures and writes them to {@code target/fault-figures.json}. */
+    void report(Map<String, Object> extra) {
+        tally.checkHealthy();
+        List<Long> recoveries = new ArrayList<>();
+        List<Map<String, Object>> faultFigures = new ArrayList<>();
+        for (Fault f : faults) {
+            List<Integer> seqs = f.leasedIds().stream().map(load::seqOf).toList();
+            OptionalLong next = ledger.firstPublishAt(f.atMillis(), seqs, f.recoverer());
+            Long recovery = next.isPresent() ? next.getAsLong() - f.atMillis() : null;
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("kind", f.kind());
+            out.put("relay", f.relay());
+            out.put("leasedAtFault", f.leasedIds().size());
+            out.put("recoveryMillis", recovery);
+            out.putAll(f.figures());
+            if (recovery != null) {
+                recoveries.add(recovery);
+            }
+            faultFigures.add(out);
+        }
+        Map<String, Object> fig = new LinkedHashMap<>();
+        fig.put("messages", load.messages());
+        fig.put("keys", load.keys());
+        fig.put("faults", faults.size());
+        fig.put("lost", ledger.lost());
+        fig.put("duplicates", ledger.duplicates());
+        fig.put("recordsRead", ledger.records());
+        fig.put("firstSeenOrderInversions", ledger.inversions());
+        fig.put("keysOutOfOrder", ledger.keysOutOfOrder());
+        fig.put("deadLetters", db.deadLetters());
+        fig.put("unfinishedInOutbox", db.unfinished());
+        fig.put("recoveryMillis", summary(recoveries));
+        fig.put(
+                "runMillis",
+                ((drainedAtNanos == 0 ? System.nanoTime() : drainedAtNanos) - createdAtNanos)
+                        / 1_000_000);
+        fig.putAll(extra);
+        fig.put("faultDetails", faultFigures);
+        fig.put("inversionExamples", ledger.inversionExamples());
+        fig.put("missingExamples", ledger.missing(20));
+        Map<String, Object> relaySettings = new LinkedHashMap<>(settings.toArgs());
+        relaySettings.put("leaseMillis", FaultRelays.lease(settings).toMillis());
+        fig.put("settings", relaySettings);
+        figuresFile = FaultFigures.record(scenario, fig);
+    }
+
+    /**
+     * Asserts the outcome: nothing lost, nothing dead-lettered or left in the outbox, every key
+     * first published in enqueue order.
+     */
+    void verify() {
+        Path file = figuresFile;
+        SoftAssertions soft = new SoftAssertions();
+        soft.assertThat(ledger.lost())
+                .as(
+                        "%s: messages never published to Kafka (first missing: %s; still in the"
+                                + " outbox: %d, dead letters: %d; figures in %s)",
+                        scenario, ledger.missing(20), db.unfinished(), db.deadLetters(), file)
+                .isZero();
+        soft.assertThat(ledger.keysOutOfOrder())
+                .as(
+                        "%s: keys whose messages were first published out of enqueue order"
+                                + " (%d inversions; e.g. %s; figures in %s)",
+                        scenario, ledger.inversions(), ledger.inversionExamples(), file)
+                .isZero();
+        soft.assertThat(db.deadLetters())
+                .as("%s: dead letters %s", scenario, db.deadLetterReasons(5))
+                .isZero();
+        soft.assertThat(db.unfinished()).as("%s: messages left in the outbox", scenario).isZero();
+        soft.assertAll();
+    }
+
+    private static Map<String, Object> summary(List<Long> values) {
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("measured", values.size());
+        if (values.isEmpty()) {
+            return s;
+        }
+        List<Long> sorted = values.stream().sorted().toList();
+        s.put("min", sorted.get(0));
+        s.put("median", sorted.get(sorted.size() / 2));
+        s.put("max", sorted.get(sorted.size() - 1));
+        s.put("values", values);
+        return s;
+    }
+
+    /** Asserts a step of the drill happened (a precondition, not the verdict). */
+    static void require(boolean condition, String what) {
+        assertThat(condition).as(what).isTrue();
+    }
+
+    @Override
+    public void close() throws Exception {
+        Exception first = null;
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            try {
+                resources.get(i).close();
+            } catch (Exception e) {
+                if (first == null) {
+                    first = e;
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+}
