@@ -1,0 +1,262 @@
+package io.outbox4j.kafka.connect;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.Delivery;
+import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxHeaders;
+import io.outbox4j.store.jdbi.JdbiOutboxStore;
+import io.outbox4j.testservices.PostgresServer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The task on its own against PostgreSQL, driven as a Connect worker drives it: {@code start},
+ * {@code poll}, {@code commitRecord} (what the producer's callback calls once Kafka acknowledged a
+ * record), {@code stop}. The worker itself is exercised by {@code OutboxConnectorIT}.
+ */
+class OutboxSourceTaskTest {
+    private static String url;
+    private static PostgresServer pg;
+    private static Jdbi jdbi;
+    private static JdbiOutboxStore store;
+
+    private final List<OutboxSourceTask> tasks = new ArrayList<>();
+
+    @BeforeAll
+    static void database() {
+        pg = PostgresServer.shared();
+        url = pg.createDatabase("outbox_connect_task");
+        jdbi = Jdbi.create(url, pg.user(), pg.password());
+        store = JdbiOutboxStore.builder(jdbi).build();
+        store.createSchemaIfAbsent();
+    }
+
+    @BeforeEach
+    void emptyOutbox() {
+        jdbi.useHandle(h -> h.execute("DELETE FROM outbox_message"));
+    }
+
+    @AfterEach
+    void stopTasks() {
+        tasks.forEach(OutboxSourceTask::stop);
+    }
+
+    private OutboxSourceTask start(Map<String, String> extra) {
+        Map<String, String> props = new HashMap<>();
+        props.put("name", "task-test");
+        props.put(OutboxSourceConnectorConfig.JDBC_URL, url);
+        props.put(OutboxSourceConnectorConfig.JDBC_USER, pg.user());
+        props.put(OutboxSourceConnectorConfig.JDBC_PASSWORD, pg.password());
+        props.put(OutboxSourceConnectorConfig.COMPLETION_INTERVAL_MS, "50");
+        props.put(OutboxSourceConnectorConfig.POLL_INTERVAL_MS, "100");
+        props.put(OutboxSourceTask.TASK_INDEX, Integer.toString(tasks.size()));
+        props.putAll(extra);
+        OutboxSourceTask t = new OutboxSourceTask();
+        t.start(props);
+        tasks.add(t);
+        return t;
+    }
+
+    private static void enqueue(String id, String topic, String key) {
+        jdbi.useTransaction(
+                h ->
+                        store.enqueue(
+                                h,
+                                Message.builder()
+                                        .id(id)
+                                        .topic(topic)
+                                        .key(key)
+                                        .module("test")
+                                        .payload("payload of " + id)
+                                        .build()));
+    }
+
+    private static List<SourceRecord> pollUntilSome(OutboxSourceTask t) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (System.nanoTime() < deadline) {
+            List<SourceRecord> r = t.poll();
+            if (r != null) {
+                return r;
+            }
+        }
+        throw new AssertionError("the task returned no record within 10 s");
+    }
+
+    private static void acknowledge(OutboxSourceTask t, List<SourceRecord> records) {
+        for (SourceRecord r : records) {
+            t.commitRecord(r, new RecordMetadata(new TopicPartition(r.topic(), 0), 0, 0, 0, 0, 0));
+        }
+    }
+
+    private static List<String> ids(List<SourceRecord> records) {
+        List<String> out = new ArrayList<>();
+        for (SourceRecord r : records) {
+            out.add((String) r.headers().lastWithName(OutboxHeaders.ID).value());
+        }
+        return out;
+    }
+
+    private static int rows() {
+        return jdbi.withHandle(
+                h ->
+                        h.createQuery("SELECT count(*) FROM outbox_message")
+                                .mapTo(Integer.class)
+                                .one());
+    }
+
+    private static List<Delivery> claimAsSomeoneElse() {
+        return store.claim(
+                new ClaimRequest("someone-else", Instant.now(), Duration.ofSeconds(30), 100));
+    }
+
+    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("waiting for " + what).isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
+
+    @Test
+    void aMessageIsCompletedOnlyOnceKafkaAcknowledgedItsRecord() throws Exception {
+        enqueue("m-1", "orders", "k-1");
+        enqueue("m-2", "orders", "k-2");
+        OutboxSourceTask task = start(Map.of());
+
+        List<SourceRecord> records = pollUntilSome(task);
+        assertThat(ids(records)).containsExactly("m-1", "m-2");
+        Thread.sleep(300); // several completion intervals
+        assertThat(rows()).as("messages whose records are not acknowledged stay").isEqualTo(2);
+        assertThat(claimAsSomeoneElse()).as("and stay leased to the task").isEmpty();
+
+        acknowledge(task, records.subList(0, 1));
+        await("m-1 completed", () -> rows() == 1);
+        acknowledge(task, records.subList(1, 2));
+        await("m-2 completed", () -> rows() == 0);
+    }
+
+    @Test
+    void aRecordDroppedByConnect_nullMetadata_completesItsMessage() throws Exception {
+        enqueue("m-1", "orders", null);
+        OutboxSourceTask task = start(Map.of());
+        List<SourceRecord> records = pollUntilSome(task);
+        task.commitRecord(records.get(0), null);
+        await("m-1 completed", () -> rows() == 0);
+    }
+
+    @Test
+    void leasesOfUnacknowledgedRecordsAreRenewed_andExpireOnlyAfterTheTaskStopped()
+            throws Exception {
+        enqueue("m-1", "orders", "k-1");
+        OutboxSourceTask task = start(Map.of(OutboxSourceConnectorConfig.LEASE_MS, "1000"));
+        pollUntilSome(task);
+
+        Thread.sleep(2_500); // 2.5 leases
+        assertThat(claimAsSomeoneElse()).as("a renewed lease is still live").isEmpty();
+
+        task.stop();
+        tasks.remove(task);
+        Thread.sleep(1_200);
+        List<Delivery> again = claimAsSomeoneElse();
+        assertThat(again).as("claimed again once the stopped task's lease expired").hasSize(1);
+        assertThat(again.get(0).attempt()).isEqualTo(2);
+    }
+
+    @Test
+    void twoTasks_neverHoldTwoMessagesOfOneKey_andTheNextIsClaimableOnceTheFirstWasAcknowledged()
+            throws Exception {
+        enqueue("m-1", "orders", "k");
+        OutboxSourceTask first = start(Map.of());
+        OutboxSourceTask second = start(Map.of());
+        List<SourceRecord> firstRecords = pollUntilSome(first);
+        assertThat(ids(firstRecords)).containsExactly("m-1");
+        enqueue("m-2", "orders", "k");
+        enqueue("m-3", "orders", "other");
+
+        assertThat(ids(pollUntilSome(second)))
+                .as("m-2 waits behind m-1, which the first task holds")
+                .containsExactly("m-3");
+        assertThat(second.poll()).isNull();
+
+        acknowledge(first, firstRecords);
+        assertThat(ids(pollUntilSome(second))).containsExactly("m-2");
+    }
+
+    @Test
+    void aMessageMappedToAnIllegalTopic_isDeadLettered_andHoldsItsKeyBack() throws Exception {
+        enqueue("m-1", "orders", "k");
+        enqueue("m-2", "bad topic", "k-bad");
+        enqueue("m-3", "orders", "k-bad");
+        OutboxSourceTask task = start(Map.of());
+
+        assertThat(ids(pollUntilSome(task)))
+                .as("m-3 must not overtake the dead-lettered m-2 of its key")
+                .containsExactly("m-1");
+        String reason =
+                jdbi.withHandle(
+                        h ->
+                                h.createQuery(
+                                                "SELECT dead_reason FROM outbox_message WHERE id = 'm-2'")
+                                        .mapTo(String.class)
+                                        .one());
+        assertThat(reason).contains("'bad topic'").contains("not a legal Kafka topic name");
+        assertThat(task.poll()).as("m-3 stays blocked behind the dead letter").isNull();
+        assertThat(rows()).isEqualTo(3);
+    }
+
+    @Test
+    void aMessageClaimedMoreThanMaxAttemptsTimes_isDeadLetteredInsteadOfSentAgain()
+            throws Exception {
+        enqueue("m-1", "orders", "k");
+        Map<String, String> settings =
+                Map.of(
+                        OutboxSourceConnectorConfig.LEASE_MS, "1000",
+                        OutboxSourceConnectorConfig.MAX_ATTEMPTS, "1");
+        OutboxSourceTask failing = start(settings);
+        pollUntilSome(failing);
+        failing.stop(); // as a failed task: the record was never acknowledged
+        tasks.remove(failing);
+        Thread.sleep(1_200);
+
+        OutboxSourceTask next = start(settings);
+        assertThat(next.poll()).isNull();
+        String reason =
+                jdbi.withHandle(
+                        h ->
+                                h.createQuery(
+                                                "SELECT dead_reason FROM outbox_message WHERE id = 'm-1'")
+                                        .mapTo(String.class)
+                                        .one());
+        assertThat(reason).contains("claimed 2 times").contains("max.attempts=1");
+    }
+
+    @Test
+    void topicMappingSettings_chooseTheRecordTopic() throws Exception {
+        enqueue("m-1", "orders.created", null);
+        OutboxSourceTask task =
+                start(
+                        Map.of(
+                                OutboxSourceConnectorConfig.TOPIC_REGEX, "orders\\.(.*)",
+                                OutboxSourceConnectorConfig.TOPIC_REPLACEMENT, "shop-$1",
+                                OutboxSourceConnectorConfig.TOPIC_PREFIX, "prod."));
+        assertThat(pollUntilSome(task))
+                .singleElement()
+                .extracting(SourceRecord::topic)
+                .isEqualTo("prod.shop-created");
+    }
+}
