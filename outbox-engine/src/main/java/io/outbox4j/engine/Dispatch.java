@@ -171,12 +171,16 @@ final class Dispatch {
 
     /** Renews the leases if due; a delivery found lost stops its lane. */
     private void renew() {
-        for (Tracked t : leases.renewIfDue(settings.clock().instant())) {
+        List<Tracked> lost = leases.renewIfDue(settings.clock().instant());
+        for (Tracked t : lost) {
             if (!t.handed && !t.decided()) {
                 t.abandon(
                         new OutboxException(
-                                "lease lost before the message was handed to the publisher"));
+                                "lease lost before the message was handed to the publisher;"
+                                        + " dropped from the batch"));
             }
+        }
+        for (Tracked t : lost) {
             Decide.abandonRest(
                     t.lane,
                     new OutboxException(

@@ -148,11 +148,11 @@ final class RelayLog {
 
     private void line(String topic, TopicFailures f, Instant now) {
         PUBLISH.warn(
-                "relay '{}': publish to topic '{}' failed {} times{} ({} since start); last error:"
-                        + " {}; next retry {}",
+                "relay '{}': publish to topic '{}' failed {}{} ({} since start); last error: {};"
+                        + " next retry {}",
                 owner,
                 topic,
-                f.pending,
+                f.pending == 1 ? "once" : f.pending + " times",
                 f.nextLineAt == null ? "" : " in the last " + Durations.format(sinceLast(f, now)),
                 f.total,
                 f.lastError,

@@ -165,6 +165,13 @@ class RelayLoopTest {
         assertThat(observer.storeErrors)
                 .hasSize(3)
                 .allSatisfy(e -> assertThat(e).hasMessage("connection refused"));
+        assertThat(CapturedLogs.of("io.outbox4j.engine.store", "relay 'flaky-claims'"))
+                .extracting(CapturedLogs.Event::message)
+                .contains(
+                        "relay 'flaky-claims': claim failed (1 in a row), next try in 50ms:"
+                                + " java.lang.IllegalStateException: connection refused",
+                        "relay 'flaky-claims': claim failed (3 in a row), next try in 200ms:"
+                                + " java.lang.IllegalStateException: connection refused");
         List<Long> returned = flaky.claimReturnedNanos;
         long[] minimumMillis = {50, 100, 200};
         for (int i = 0; i < 3; i++) {
@@ -221,6 +228,46 @@ class RelayLoopTest {
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("closed");
         relay.close();
+    }
+
+    @Test
+    void close_duringABatch_givesBackTheMessagesNotYetStarted_withoutUsingTheirAttempts()
+            throws Exception {
+        memory.enqueueCommitted(List.of(Fixtures.message("k1", "k"), Fixtures.message("k2", "k")));
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        Fixtures.ScriptedPublisher publisher =
+                new Fixtures.ScriptedPublisher(
+                        m -> {
+                            entered.countDown();
+                            try {
+                                finish.await(10, TimeUnit.SECONDS);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                            return PublishOutcome.published();
+                        });
+        Relay relay = Relay.builder(store, publisher).owner("draining").observer(observer).build();
+        relay.start();
+        assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+        Thread closer = new Thread(relay::close);
+        closer.start();
+        Fixtures.await(
+                "close() is waiting for the batch",
+                Duration.ofSeconds(5),
+                () -> closer.getState() == Thread.State.TIMED_WAITING);
+        finish.countDown();
+        closer.join(5_000);
+        assertThat(closer.isAlive()).isFalse();
+
+        assertThat(publisher.publishedIdsInOrder()).containsExactly("k1");
+        assertThat(observer.deliveries)
+                .extracting(o -> o.messageId() + ":" + o.outcome())
+                .containsExactly("k1:COMPLETED", "k2:ABANDONED");
+        assertThat(store.abandonments)
+                .singleElement()
+                .satisfies(a -> assertThat(store.idsOf(a.receipts())).containsExactly("k2"));
+        assertThat(memory.attempts("k2")).as("not started: no attempt used").hasValue(0);
     }
 
     @Test
