@@ -1,8 +1,9 @@
 package io.outbox4j.publisher.sqs;
 
 import io.outbox4j.api.Message;
-import io.outbox4j.api.OutboxException;
+import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.api.PermanentFailureException;
+import io.outbox4j.api.RetryableFailureException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -60,21 +61,21 @@ final class EntryEncoder {
      *
      * @throws PermanentFailureException if SQS can never accept this message (too large, characters
      *     SQS refuses)
-     * @throws OutboxException (retryable) if the configuration lacks something this message needs
+     * @throws RetryableFailureException if the configuration lacks something this message needs
      */
     Entry encode(int index, Message m, String queueUrl) {
         boolean fifo = isFifo(queueUrl);
         Map<String, MessageAttributeValue> attributes = new LinkedHashMap<>();
-        put(attributes, m, SqsPublisher.ATTRIBUTE_ID, m.id());
-        put(attributes, m, SqsPublisher.ATTRIBUTE_TOPIC, m.topic());
-        put(attributes, m, SqsPublisher.ATTRIBUTE_MODULE, m.module());
-        put(attributes, m, SqsPublisher.ATTRIBUTE_CONTENT_TYPE, m.contentType());
-        put(attributes, m, SqsPublisher.ATTRIBUTE_OCCURRED_AT, m.occurredAt().toString());
+        put(attributes, m, OutboxHeaders.ID, m.id());
+        put(attributes, m, OutboxHeaders.TOPIC, m.topic());
+        put(attributes, m, OutboxHeaders.MODULE, m.module());
+        put(attributes, m, OutboxHeaders.CONTENT_TYPE, m.contentType());
+        put(attributes, m, OutboxHeaders.OCCURRED_AT, m.occurredAt().toString());
         if (m.key().isPresent()) {
-            put(attributes, m, SqsPublisher.ATTRIBUTE_KEY, m.key().get());
+            put(attributes, m, OutboxHeaders.KEY, m.key().get());
         }
         if (!m.headers().isEmpty()) {
-            put(attributes, m, SqsPublisher.ATTRIBUTE_HEADERS, headersJson(m.headers()));
+            put(attributes, m, OutboxHeaders.HEADERS, headersJson(m.headers()));
         }
         byte[] payload = m.payload();
         String body = textOrNull(payload);
@@ -82,19 +83,11 @@ final class EntryEncoder {
         if (body == null) {
             if (payload.length == 0) {
                 body = SqsPublisher.EMPTY_BODY;
-                put(
-                        attributes,
-                        m,
-                        SqsPublisher.ATTRIBUTE_BODY_ENCODING,
-                        SqsPublisher.ENCODING_EMPTY);
+                put(attributes, m, OutboxHeaders.BODY_ENCODING, SqsPublisher.ENCODING_EMPTY);
             } else {
                 body = Base64.getEncoder().encodeToString(payload);
                 bodyNote = " (base64 of a " + payload.length + "-byte binary payload)";
-                put(
-                        attributes,
-                        m,
-                        SqsPublisher.ATTRIBUTE_BODY_ENCODING,
-                        SqsPublisher.ENCODING_BASE64);
+                put(attributes, m, OutboxHeaders.BODY_ENCODING, SqsPublisher.ENCODING_BASE64);
             }
         }
         // 8 attributes at most by construction; the check guards future additions.
@@ -128,7 +121,7 @@ final class EntryEncoder {
         if (fifo) {
             String group = m.key().orElse(fifoDefaultGroupId);
             if (group == null) {
-                throw new OutboxException(
+                throw new RetryableFailureException(
                         "message '"
                                 + m.id()
                                 + "' has no key, and the FIFO queue "

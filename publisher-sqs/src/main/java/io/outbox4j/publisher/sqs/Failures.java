@@ -1,7 +1,7 @@
 package io.outbox4j.publisher.sqs;
 
-import io.outbox4j.api.OutboxException;
 import io.outbox4j.api.PermanentFailureException;
+import io.outbox4j.api.RetryableFailureException;
 import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -18,7 +18,9 @@ import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
  * permanent (a {@code Failed[]} entry with {@code SenderFault=true}, or a content error on a
  * request that held that message alone); configuration and infrastructure errors (missing queue,
  * access denied, throttling, timeouts, network) are retryable, because fixing them fixes the
- * message.
+ * message. An SDK exception is never reported bare: it is the cause of a {@link
+ * PermanentFailureException} or a {@link RetryableFailureException} that names the message or the
+ * queue.
  */
 final class Failures {
     /**
@@ -86,7 +88,7 @@ final class Failures {
         return Boolean.TRUE.equals(failed.senderFault())
                 ? new PermanentFailureException(
                         text + "; SenderFault=true, so a retry cannot succeed")
-                : new OutboxException(text + "; the message will be retried");
+                : new RetryableFailureException(text + "; the message will be retried");
     }
 
     /**
@@ -102,14 +104,14 @@ final class Failures {
                     "SQS rejected the message for " + queueUrl + ": " + error.getMessage(), error);
         }
         if (error instanceof QueueDoesNotExistException) {
-            return new OutboxException(
+            return new RetryableFailureException(
                     "SQS queue "
                             + queueUrl
                             + " does not exist: create it or fix the queueMapper;"
                             + " the message will be retried",
                     error);
         }
-        return new OutboxException(
+        return new RetryableFailureException(
                 "SendMessageBatch of "
                         + entries
                         + " message(s) to "

@@ -1,7 +1,8 @@
 package io.outbox4j.publisher.sqs;
 
 import io.outbox4j.api.Message;
-import io.outbox4j.api.OutboxException;
+import io.outbox4j.api.PermanentFailureException;
+import io.outbox4j.api.RetryableFailureException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -36,21 +37,26 @@ final class QueueResolver {
 
     /**
      * Returns a mapper for one publish call: it asks SQS at most once per queue name during the
-     * call, and throws the same failure for every message of a queue that could not be resolved.
+     * call, and throws the same failure for every message of a queue that could not be resolved. A
+     * name mapper that throws, or gives no valid queue name, fails that message permanently (see
+     * {@link Mapping}); a queue that cannot be resolved now fails it retryably.
      */
     Function<Message, String> forCall(Deadline deadline) {
         Map<String, RuntimeException> failed = new HashMap<>();
         return m -> {
-            String name = queueName.apply(m);
+            String name = Mapping.apply(queueName, "queueNameMapper", m);
             if (name == null || !QUEUE_NAME.matcher(name).matches()) {
-                throw new OutboxException(
-                        "topic '"
+                throw new PermanentFailureException(
+                        "message '"
+                                + m.id()
+                                + "' (topic '"
                                 + m.topic()
-                                + "' maps to '"
-                                + name
-                                + "', which is not a valid SQS"
+                                + "') maps to "
+                                + (name == null ? "no queue name" : "'" + name + "'")
+                                + ", which is not a valid SQS"
                                 + " queue name (1-80 characters of [A-Za-z0-9_-], a FIFO queue's ending in .fifo): map it with"
-                                + " SqsPublisher.builder().queueNameMapper(...) or queueMapper(...); the message will be retried");
+                                + " SqsPublisher.builder().queueNameMapper(...) or queueMapper(...), then replay the dead"
+                                + " letters");
             }
             String url = urls.get(name);
             if (url != null) {
@@ -81,7 +87,7 @@ final class QueueResolver {
                 deadline.requestTimeouts()
                         .orElseThrow(
                                 () ->
-                                        new OutboxException(
+                                        new RetryableFailureException(
                                                 "could not resolve the URL"
                                                         + " of SQS queue '"
                                                         + name
@@ -100,7 +106,7 @@ final class QueueResolver {
         } catch (ExecutionException e) {
             Throwable cause = Failures.unwrap(e);
             if (cause instanceof QueueDoesNotExistException) {
-                throw new OutboxException(
+                throw new RetryableFailureException(
                         "SQS queue '"
                                 + name
                                 + "' does not exist (topic '"
@@ -110,7 +116,7 @@ final class QueueResolver {
                                 + " queueMapper(...); the message will be retried",
                         cause);
             }
-            throw new OutboxException(
+            throw new RetryableFailureException(
                     "could not resolve the URL of SQS queue '"
                             + name
                             + "': "
@@ -118,7 +124,7 @@ final class QueueResolver {
                             + "; the message will be retried",
                     cause);
         } catch (TimeoutException e) {
-            throw new OutboxException(
+            throw new RetryableFailureException(
                     "could not resolve the URL of SQS queue '"
                             + name
                             + "' within the publish"
@@ -128,7 +134,7 @@ final class QueueResolver {
                     e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new OutboxException(
+            throw new RetryableFailureException(
                     "interrupted while resolving the URL of SQS queue '" + name + "'", e);
         }
     }

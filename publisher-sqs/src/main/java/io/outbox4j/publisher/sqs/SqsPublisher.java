@@ -1,6 +1,8 @@
 package io.outbox4j.publisher.sqs;
 
 import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxHeaders;
+import io.outbox4j.api.PermanentFailureException;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
 import java.time.Duration;
@@ -27,8 +29,10 @@ import software.amazon.awssdk.services.sqs.SqsClient;
  * By default a message goes to the queue named like its topic; the URL is looked up once with
  * {@code GetQueueUrl} and cached. {@link Builder#queueNameMapper} maps a message to another queue
  * name; {@link Builder#queueMapper} maps it straight to a queue URL. A missing queue fails its
- * messages with a message naming the queue, as a <em>retryable</em> failure: creating the queue (or
- * fixing the mapper) lets them through, whereas a permanent failure would dead-letter them at once.
+ * messages with a message naming the queue, as a <em>retryable</em> failure: creating the queue
+ * lets them through, whereas a permanent failure would dead-letter them at once. A mapper that
+ * throws, or gives no queue URL or no valid queue name, fails that message permanently (see {@link
+ * Builder#queueNameMapper}).
  *
  * <h2>What is sent</h2>
  *
@@ -38,15 +42,16 @@ import software.amazon.awssdk.services.sqs.SqsClient;
  *       characters.
  *   <li>Body: the payload as text when it is valid UTF-8 made only of characters SQS accepts;
  *       otherwise its base64 form, marked by the attribute {@value
- *       #ATTRIBUTE_BODY_ENCODING}={@value #ENCODING_BASE64}. An empty payload (SQS refuses an empty
- *       body) is sent as the body {@value #EMPTY_BODY} marked {@value
- *       #ATTRIBUTE_BODY_ENCODING}={@value #ENCODING_EMPTY}.
- *   <li>String message attributes: {@value #ATTRIBUTE_ID}, {@value #ATTRIBUTE_TOPIC}, {@value
- *       #ATTRIBUTE_MODULE}, {@value #ATTRIBUTE_CONTENT_TYPE}, {@value #ATTRIBUTE_OCCURRED_AT}
- *       (ISO-8601), {@value #ATTRIBUTE_KEY} when the message has a key, and {@value
- *       #ATTRIBUTE_HEADERS} when it has user headers: all of them in one JSON object, in their
- *       order, because SQS allows only 10 attributes per message whereas a message may carry up to
- *       64 headers. At most 8 attributes are used, so a message never fails on the attribute count.
+ *       OutboxHeaders#BODY_ENCODING}={@value #ENCODING_BASE64}. An empty payload (SQS refuses an
+ *       empty body) is sent as the body {@value #EMPTY_BODY} marked {@value
+ *       OutboxHeaders#BODY_ENCODING}={@value #ENCODING_EMPTY}.
+ *   <li>String message attributes: {@value OutboxHeaders#ID}, {@value OutboxHeaders#TOPIC}, {@value
+ *       OutboxHeaders#MODULE}, {@value OutboxHeaders#CONTENT_TYPE}, {@value
+ *       OutboxHeaders#OCCURRED_AT} (ISO-8601), {@value OutboxHeaders#KEY} when the message has a
+ *       key, and {@value OutboxHeaders#HEADERS} when it has user headers: all of them in one JSON
+ *       object, in their order, because SQS allows only 10 attributes per message whereas a message
+ *       may carry up to 64 headers. At most 8 attributes are used, so a message never fails on the
+ *       attribute count.
  *   <li>FIFO queues (URL ending in {@code .fifo}): {@code MessageGroupId} = the message key, else
  *       {@link Builder#fifoDefaultGroupId}; {@code MessageDeduplicationId} = the message id. A
  *       value SQS would refuse (over 128 characters, or characters outside printable ASCII) is
@@ -57,11 +62,13 @@ import software.amazon.awssdk.services.sqs.SqsClient;
  *
  * <ul>
  *   <li>Published: the entry is in {@code Successful[]}.
- *   <li>Permanent: the message is larger than {@code maxMessageBytes} (body plus attributes,
- *       checked before sending; the other messages are still sent), an attribute would hold a
- *       character SQS refuses, SQS lists it in {@code Failed[]} with {@code SenderFault=true}, or
- *       SQS rejects its content when it is sent alone.
- *   <li>Retryable: everything else — {@code Failed[]} with {@code SenderFault=false}, a request
+ *   <li>Permanent ({@link io.outbox4j.api.PermanentFailureException}): the message is larger than
+ *       {@code maxMessageBytes} (body plus attributes, checked before sending; the other messages
+ *       are still sent), an attribute would hold a character SQS refuses, SQS lists it in {@code
+ *       Failed[]} with {@code SenderFault=true}, SQS rejects its content when it is sent alone, or
+ *       its mapping failed.
+ *   <li>Retryable ({@link io.outbox4j.api.RetryableFailureException}, with the SDK's exception as
+ *       the cause): everything else — {@code Failed[]} with {@code SenderFault=false}, a request
  *       that failed as a whole (every entry of that request fails), a missing queue, access denied,
  *       throttling, a timeout. When a whole request is rejected for the content of its entries
  *       (ElasticMQ does this for one oversized entry), the entries are sent again one by one so
@@ -83,41 +90,12 @@ import software.amazon.awssdk.services.sqs.SqsClient;
  * <p>The publisher is thread-safe. It does not own the SQS client: {@link #close()} leaves it open.
  */
 public final class SqsPublisher implements Publisher {
-    /** Attribute carrying the message id, the consumer's idempotency key. */
-    public static final String ATTRIBUTE_ID = "outbox-id";
-
-    /** Attribute carrying the message topic. */
-    public static final String ATTRIBUTE_TOPIC = "outbox-topic";
-
-    /** Attribute carrying the publishing module. */
-    public static final String ATTRIBUTE_MODULE = "outbox-module";
-
-    /** Attribute carrying the payload's media type. */
-    public static final String ATTRIBUTE_CONTENT_TYPE = "outbox-content-type";
-
-    /**
-     * Attribute carrying when the event occurred, in ISO-8601 ({@code
-     * 2025-01-31T12:00:00.123456Z}).
-     */
-    public static final String ATTRIBUTE_OCCURRED_AT = "outbox-occurred-at";
-
-    /** Attribute carrying the message key, when it has one. */
-    public static final String ATTRIBUTE_KEY = "outbox-key";
-
-    /**
-     * Attribute carrying the user headers as one JSON object of string values, when there are any.
-     */
-    public static final String ATTRIBUTE_HEADERS = "outbox-headers";
-
-    /**
-     * Attribute present when the body is not the payload as text; its value says how to decode it.
-     */
-    public static final String ATTRIBUTE_BODY_ENCODING = "outbox-body-encoding";
-
-    /** {@value #ATTRIBUTE_BODY_ENCODING} value: the body is the payload in standard base64. */
+    /** {@value OutboxHeaders#BODY_ENCODING} value: the body is the payload in standard base64. */
     public static final String ENCODING_BASE64 = "base64";
 
-    /** {@value #ATTRIBUTE_BODY_ENCODING} value: the payload is empty and the body a placeholder. */
+    /**
+     * {@value OutboxHeaders#BODY_ENCODING} value: the payload is empty and the body a placeholder.
+     */
     public static final String ENCODING_EMPTY = "empty";
 
     /** The placeholder body of a message with an empty payload (SQS refuses an empty body). */
@@ -202,10 +180,26 @@ public final class SqsPublisher implements Publisher {
             return List.of();
         }
         Deadline deadline = new Deadline(timeout, apiCallTimeout, apiCallAttemptTimeout);
+        Function<Message, String> mapper = queueMapper;
         Function<Message, String> urlOf =
-                queueMapper != null ? queueMapper : resolver.forCall(deadline);
-        return new PublishRun(calls, encoder, resolver, maxMessageBytes, deadline, messages.size())
+                mapper != null ? m -> mappedUrl(mapper, m) : resolver.forCall(deadline);
+        return new PublishCall(calls, encoder, resolver, maxMessageBytes, deadline, messages.size())
                 .run(messages, urlOf);
+    }
+
+    private static String mappedUrl(Function<Message, String> queueMapper, Message m) {
+        String url = Mapping.apply(queueMapper, "queueMapper", m);
+        if (url == null || url.isBlank()) {
+            throw new PermanentFailureException(
+                    "queueMapper returned "
+                            + (url == null ? "null" : "a blank URL")
+                            + " for message '"
+                            + m.id()
+                            + "' (topic '"
+                            + m.topic()
+                            + "')");
+        }
+        return url;
     }
 
     /** Does nothing: the SQS client belongs to the caller, who closes it. */
@@ -263,8 +257,9 @@ public final class SqsPublisher implements Publisher {
 
         /**
          * Maps each message straight to a queue URL (no lookup). Exclusive with {@link
-         * #queueNameMapper}. An exception it throws fails that message: retryable, unless it is a
-         * {@link io.outbox4j.api.PermanentFailureException}.
+         * #queueNameMapper}. If it throws or returns no URL for a message, that message fails
+         * permanently: see {@link #queueNameMapper} for the rule. A URL of a queue that does not
+         * exist fails its messages retryably.
          *
          * @param queueMapper message to queue URL, e.g. {@code m ->
          *     "https://sqs.eu-west-1.amazonaws.com/123/" + m.topic()}
@@ -279,6 +274,16 @@ public final class SqsPublisher implements Publisher {
         /**
          * Maps each message to a queue name, resolved to its URL with {@code GetQueueUrl} once and
          * cached. The default is {@code Message::topic}. Exclusive with {@link #queueMapper}.
+         *
+         * <p>The rule every outbox4j publisher follows for its mapping function: the destination is
+         * a property of the message, so if the function throws for a message, or returns no
+         * destination or one SQS can never accept (here: null, or not a valid queue name, as a
+         * topic with dots is), that message fails permanently and goes to the dead letter: it would
+         * fail the same way on every retry (fix the mapping, then replay the dead letters). The one
+         * exception is a {@link io.outbox4j.api.RetryAfterException} thrown on purpose, which
+         * retries the message no earlier than its delay. The other messages of the call are not
+         * affected. A valid name of a queue that does not exist (yet) is not a mapping failure: its
+         * messages are retried until the queue is created.
          *
          * @param queueNameMapper message to queue name (1-80 characters of {@code [A-Za-z0-9_-]},
          *     FIFO names ending in {@code .fifo})
@@ -369,23 +374,23 @@ public final class SqsPublisher implements Publisher {
          * Builds the publisher.
          *
          * @return the publisher
-         * @throws IllegalStateException if no client or both clients were set, if both mappers were
-         *     set, or if the attempt timeout exceeds the API-call timeout
+         * @throws IllegalArgumentException if no client or both clients were set, if both mappers
+         *     were set, or if the attempt timeout exceeds the API-call timeout
          */
         public SqsPublisher build() {
             if ((client == null) == (asyncClient == null)) {
-                throw new IllegalStateException(
+                throw new IllegalArgumentException(
                         client == null
-                                ? "an SQS client is required: set client(SqsClient) or asyncClient(SqsAsyncClient)"
+                                ? "client or asyncClient must be set, but neither was: an SQS client is required"
                                 : "set either client(SqsClient) or asyncClient(SqsAsyncClient), not both");
             }
             if (queueMapper != null && queueNameMapperSet) {
-                throw new IllegalStateException(
+                throw new IllegalArgumentException(
                         "set either queueMapper (to a URL) or queueNameMapper (to a name),"
                                 + " not both");
             }
             if (apiCallAttemptTimeout.compareTo(apiCallTimeout) > 0) {
-                throw new IllegalStateException(
+                throw new IllegalArgumentException(
                         "apiCallAttemptTimeout ("
                                 + apiCallAttemptTimeout
                                 + ") must not exceed apiCallTimeout ("

@@ -109,7 +109,7 @@ class EntryEncoderTest {
                                                 URL))
                         .collect(Collectors.toList());
 
-        var requests = PublishRun.split(entries, 4000);
+        var requests = PublishCall.split(entries, 4000);
 
         // 5 small ones (~166 bytes each), then the 3856-byte one that fits with nothing else, then
         // 10, then the rest

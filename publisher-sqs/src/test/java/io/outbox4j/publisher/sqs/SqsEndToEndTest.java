@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.engine.Relay;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
 import io.outbox4j.testservices.PostgresServer;
-import io.outbox4j.testservices.SqsServer;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -31,7 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * End to end: messages committed to a PostgreSQL outbox (store-jdbi) are moved by the relay
  * (engine) to SQS through {@link SqsPublisher}, and read back from the queue with every attribute
- * intact. The throughput is printed for the record, not asserted.
+ * intact. Throughput is the benchmarks module's business, not this test's.
  */
 @Tag("e2e")
 class SqsEndToEndTest {
@@ -44,7 +44,7 @@ class SqsEndToEndTest {
     private static Jdbi jdbi;
 
     @BeforeAll
-    static void setUp() throws Exception {
+    static void setUp() {
         PostgresServer pg = PostgresServer.shared();
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(pg.createDatabase("publisher_sqs_e2e"));
@@ -53,27 +53,11 @@ class SqsEndToEndTest {
         config.setMaximumPoolSize(8);
         pool = new HikariDataSource(config);
         jdbi = Jdbi.create(pool);
-        warmUp();
     }
 
     @AfterAll
     static void closePool() {
         pool.close();
-    }
-
-    /**
-     * Runs the whole pipeline once with both clients (1 000 messages each) before anything is
-     * measured: on a cold JVM the first batches take seconds (class loading, JIT of the SDK, Jdbi,
-     * the relay, the server), and the printed figure is meant to be the steady state.
-     */
-    private static void warmUp() throws Exception {
-        for (boolean fifo : new boolean[] {false, true}) {
-            String kind = fifo ? "warmup_fifo" : "warmup";
-            String topic = SqsTestSupport.uniqueName("e2e-warmup", fifo);
-            String url = SqsTestSupport.createQueue(topic);
-            relayAll(kind, messages(topic, kind, 1_000), fifo);
-            SqsTestSupport.client().purgeQueue(b -> b.queueUrl(url));
-        }
     }
 
     @ParameterizedTest(name = "{0} queue")
@@ -87,11 +71,8 @@ class SqsEndToEndTest {
         String url = SqsTestSupport.createQueue(topic);
         List<Message> sent = messages(topic, kind, MESSAGES);
 
-        Duration[] took = relayAll(kind, sent, fifo);
-        Duration writing = took[0];
-        Duration relaying = took[1];
+        relayAll(kind, sent, fifo);
 
-        Instant readStart = Instant.now();
         // At least once: a message may arrive twice (a timed-out call retried), so read until every
         // id arrived.
         // Four consumers for the standard queue; one for the FIFO queue, whose delivery order is
@@ -99,24 +80,10 @@ class SqsEndToEndTest {
         var received =
                 SqsTestSupport.receiveDistinct(
                         url, MESSAGES, Duration.ofSeconds(120), fifo ? 1 : 4);
-        Duration reading = Duration.between(readStart, Instant.now());
         Map<String, software.amazon.awssdk.services.sqs.model.Message> firstById =
                 new LinkedHashMap<>();
         received.forEach(r -> firstById.putIfAbsent(SqsTestSupport.id(r), r));
         int duplicates = received.size() - firstById.size();
-
-        System.out.printf(
-                "SQS e2e (%s queue, %s client, %s): %d messages; enqueue %d ms; store -> relay -> SQS %d ms = %.0f "
-                        + "msgs/s; read back %d ms; %d duplicate deliveries%n",
-                kind,
-                fifo ? "async" : "sync",
-                SqsServer.shared().kind(),
-                MESSAGES,
-                writing.toMillis(),
-                relaying.toMillis(),
-                MESSAGES * 1000.0 / Math.max(1, relaying.toMillis()),
-                reading.toMillis(),
-                duplicates);
 
         Map<String, Message> byId = new HashMap<>();
         sent.forEach(m -> byId.put(m.id(), m));
@@ -127,16 +94,11 @@ class SqsEndToEndTest {
         for (var r : received) {
             Message m = byId.get(SqsTestSupport.id(r));
             assertThat(SqsTestSupport.payload(r)).as(m.id()).isEqualTo(m.payload());
-            assertThat(SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_TOPIC))
-                    .isEqualTo(m.topic());
-            assertThat(SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_MODULE))
-                    .isEqualTo(m.module());
-            assertThat(SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_CONTENT_TYPE))
+            assertThat(SqsTestSupport.attribute(r, OutboxHeaders.TOPIC)).isEqualTo(m.topic());
+            assertThat(SqsTestSupport.attribute(r, OutboxHeaders.MODULE)).isEqualTo(m.module());
+            assertThat(SqsTestSupport.attribute(r, OutboxHeaders.CONTENT_TYPE))
                     .isEqualTo(m.contentType());
-            assertThat(
-                            Instant.parse(
-                                    SqsTestSupport.attribute(
-                                            r, SqsPublisher.ATTRIBUTE_OCCURRED_AT)))
+            assertThat(Instant.parse(SqsTestSupport.attribute(r, OutboxHeaders.OCCURRED_AT)))
                     .isEqualTo(m.occurredAt());
             assertThat(SqsTestSupport.key(r)).isEqualTo(m.key());
             assertThat(SqsTestSupport.headers(r)).as(m.id()).containsExactlyEntriesOf(m.headers());
@@ -162,20 +124,17 @@ class SqsEndToEndTest {
     }
 
     /**
-     * Enqueues the messages in a fresh outbox table (transactions of 500), runs a relay until the
-     * table is empty, and returns how long the enqueue and the relaying took. Standard queues go
-     * through the sync client, FIFO queues through the async one, so both clients run end to end.
+     * Enqueues the messages in a fresh outbox table (transactions of 500) and runs a relay until
+     * the table is empty. Standard queues go through the sync client, FIFO queues through the async
+     * one, so both clients run end to end.
      */
-    private static Duration[] relayAll(String table, List<Message> sent, boolean fifo)
-            throws Exception {
+    private static void relayAll(String table, List<Message> sent, boolean fifo) throws Exception {
         JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).tableName("outbox_" + table).build();
         store.createSchemaIfAbsent();
-        Instant writeStart = Instant.now();
         for (int from = 0; from < sent.size(); from += 500) {
             List<Message> chunk = sent.subList(from, Math.min(sent.size(), from + 500));
             jdbi.useTransaction(h -> store.enqueueAll(h, chunk));
         }
-        Duration writing = Duration.between(writeStart, Instant.now());
 
         SqsPublisher publisher =
                 fifo
@@ -189,7 +148,6 @@ class SqsEndToEndTest {
                         .deliveryTimeout(Duration.ofSeconds(15))
                         .pollInterval(Duration.ofMillis(50))
                         .build();
-        Instant relayStart = Instant.now();
         relay.start();
         relay.wakeUp();
         long left = sent.size();
@@ -207,9 +165,7 @@ class SqsEndToEndTest {
         } finally {
             relay.close();
         }
-        Duration relaying = Duration.between(relayStart, Instant.now());
         assertThat(left).as("messages still in outbox_%s after the relay ran", table).isZero();
-        return new Duration[] {writing, relaying};
     }
 
     /**

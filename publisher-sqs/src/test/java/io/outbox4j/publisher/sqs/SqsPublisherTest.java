@@ -10,7 +10,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outbox4j.api.Message;
 import io.outbox4j.api.MessageLimits;
+import io.outbox4j.api.OutboxHeaders;
+import io.outbox4j.api.PermanentFailureException;
 import io.outbox4j.api.PublishOutcome;
+import io.outbox4j.api.RetryAfterException;
+import io.outbox4j.api.RetryableFailureException;
 import io.outbox4j.testservices.SqsServer;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -41,6 +45,7 @@ import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsAsyncClient;
 import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
+import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequest;
 
 /**
@@ -110,21 +115,16 @@ class SqsPublisherTest {
             var r = received.get(0);
             assertThat(r.messageAttributes()).hasSizeLessThanOrEqualTo(10);
             assertThat(id(r)).isEqualTo("order-1/created");
-            assertThat(SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_TOPIC)).isEqualTo(topic);
-            assertThat(SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_MODULE))
-                    .isEqualTo("orders");
-            assertThat(SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_CONTENT_TYPE))
+            assertThat(SqsTestSupport.attribute(r, OutboxHeaders.TOPIC)).isEqualTo(topic);
+            assertThat(SqsTestSupport.attribute(r, OutboxHeaders.MODULE)).isEqualTo("orders");
+            assertThat(SqsTestSupport.attribute(r, OutboxHeaders.CONTENT_TYPE))
                     .isEqualTo("application/json; charset=utf-8");
-            assertThat(
-                            Instant.parse(
-                                    SqsTestSupport.attribute(
-                                            r, SqsPublisher.ATTRIBUTE_OCCURRED_AT)))
+            assertThat(Instant.parse(SqsTestSupport.attribute(r, OutboxHeaders.OCCURRED_AT)))
                     .isEqualTo(occurredAt);
             assertThat(SqsTestSupport.key(r)).contains("order-1");
             assertThat(SqsTestSupport.headers(r)).containsExactlyEntriesOf(headers);
             assertThat(r.body()).isEqualTo(m.payloadAsString());
-            assertThat(r.messageAttributes())
-                    .doesNotContainKey(SqsPublisher.ATTRIBUTE_BODY_ENCODING);
+            assertThat(r.messageAttributes()).doesNotContainKey(OutboxHeaders.BODY_ENCODING);
         }
 
         @Test
@@ -157,7 +157,7 @@ class SqsPublisherTest {
             assertThat(received).hasSize(payloads.size());
             for (var r : received) {
                 assertThat(SqsTestSupport.payload(r)).as(id(r)).isEqualTo(payloads.get(id(r)));
-                String encoding = SqsTestSupport.attribute(r, SqsPublisher.ATTRIBUTE_BODY_ENCODING);
+                String encoding = SqsTestSupport.attribute(r, OutboxHeaders.BODY_ENCODING);
                 String expected =
                         id(r).equals("text")
                                 ? null
@@ -335,7 +335,9 @@ class SqsPublisherTest {
                 assertThat(outcomes.get(i).isPublished()).isFalse();
                 assertThat(outcomes.get(i).isPermanent()).isFalse();
                 assertThat(outcomes.get(i).failure().orElseThrow())
-                        .hasMessageContaining("SQS queue '" + topic + "' does not exist");
+                        .isInstanceOf(RetryableFailureException.class)
+                        .hasMessageContaining("SQS queue '" + topic + "' does not exist")
+                        .hasCauseInstanceOf(QueueDoesNotExistException.class);
             }
             assertThat(receive(otherUrl, 1, READ))
                     .extracting(SqsTestSupport::id)
@@ -372,16 +374,90 @@ class SqsPublisherTest {
         }
 
         @Test
-        @DisplayName("a topic that is no valid queue name fails retryably, telling to map it")
-        void topicNotAQueueName_failsWithAdvice() {
+        @DisplayName(
+                "a topic that is no valid queue name fails permanently, telling to map it; the rest is published")
+        void topicNotAQueueName_failsPermanentlyWithAdvice() {
+            String queue = uniqueName("valid", false);
+            String url = createQueue(queue);
             List<PublishOutcome> outcomes =
-                    publisher().publish(List.of(message("orders.created", "a").build()), TIMEOUT);
+                    publisher()
+                            .publish(
+                                    List.of(
+                                            message("orders.created", "a").build(),
+                                            message(queue, "b").build()),
+                                    TIMEOUT);
 
-            assertThat(outcomes.get(0).isPermanent()).isFalse();
+            assertThat(outcomes.get(0).isPermanent())
+                    .as("the same topic maps to the same invalid name on every retry")
+                    .isTrue();
             assertThat(outcomes.get(0).failure().orElseThrow())
                     .hasMessageContaining("'orders.created'")
                     .hasMessageContaining("not a valid SQS queue name")
                     .hasMessageContaining("queueNameMapper");
+            assertThat(outcomes.get(1).isPublished()).as(outcomes.get(1).toString()).isTrue();
+            assertThat(receive(url, 1, READ)).extracting(SqsTestSupport::id).containsExactly("b");
+        }
+
+        @Test
+        @DisplayName(
+                "a mapper that throws or gives no URL fails that message permanently, unless it asks for a retry")
+        void mapperThrowingOrGivingNothing_failsThatMessagePermanently() {
+            String url = createQueue(uniqueName("mapped", false));
+            SqsPublisher p =
+                    SqsPublisher.builder()
+                            .client(SqsTestSupport.client())
+                            .queueMapper(
+                                    m ->
+                                            switch (m.id()) {
+                                                case "boom" ->
+                                                        throw new IllegalStateException(
+                                                                "no route for boom");
+                                                case "later" ->
+                                                        throw new RetryAfterException(
+                                                                "routing table loading",
+                                                                Duration.ofSeconds(7),
+                                                                null);
+                                                case "nothing" -> null;
+                                                default -> url;
+                                            })
+                            .build();
+            SqsPublisher byName =
+                    SqsPublisher.builder()
+                            .client(SqsTestSupport.client())
+                            .queueNameMapper(
+                                    m -> {
+                                        throw new IllegalArgumentException("no name for " + m.id());
+                                    })
+                            .build();
+
+            List<PublishOutcome> outcomes =
+                    p.publish(
+                            List.of(
+                                    message("t", "boom").build(),
+                                    message("t", "later").build(),
+                                    message("t", "nothing").build(),
+                                    message("t", "fine").build()),
+                            TIMEOUT);
+            PublishOutcome named =
+                    byName.publish(List.of(message("t", "named").build()), TIMEOUT).get(0);
+
+            assertThat(outcomes.get(0).isPermanent()).as(outcomes.get(0).toString()).isTrue();
+            assertThat(outcomes.get(0).failure().orElseThrow())
+                    .isInstanceOf(PermanentFailureException.class)
+                    .hasMessageContaining("queueMapper threw for message 'boom'")
+                    .hasRootCauseMessage("no route for boom");
+            assertThat(outcomes.get(1).isPermanent()).isFalse();
+            assertThat(outcomes.get(1).retryAfter()).contains(Duration.ofSeconds(7));
+            assertThat(outcomes.get(2).isPermanent()).as(outcomes.get(2).toString()).isTrue();
+            assertThat(outcomes.get(2).failure().orElseThrow())
+                    .hasMessageContaining("queueMapper returned null for message 'nothing'");
+            assertThat(outcomes.get(3).isPublished()).as(outcomes.get(3).toString()).isTrue();
+            assertThat(named.isPermanent()).as(named.toString()).isTrue();
+            assertThat(named.failure().orElseThrow())
+                    .hasMessageContaining("queueNameMapper threw for message 'named'");
+            assertThat(receive(url, 1, READ))
+                    .extracting(SqsTestSupport::id)
+                    .containsExactly("fine");
         }
 
         @Test
@@ -741,8 +817,8 @@ class SqsPublisherTest {
         @DisplayName("bad settings fail at the builder with a message naming the setting")
         void badSettings_rejectedClearly() {
             assertThatThrownBy(() -> SqsPublisher.builder().build())
-                    .isInstanceOf(IllegalStateException.class)
-                    .hasMessageContaining("client");
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("client or asyncClient must be set");
             assertThatThrownBy(
                             () ->
                                     SqsPublisher.builder()

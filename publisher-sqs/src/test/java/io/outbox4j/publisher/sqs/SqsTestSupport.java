@@ -1,5 +1,6 @@
 package io.outbox4j.publisher.sqs;
 
+import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.testservices.SqsServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -212,16 +213,16 @@ final class SqsTestSupport {
     }
 
     static String id(Message m) {
-        return attribute(m, SqsPublisher.ATTRIBUTE_ID);
+        return attribute(m, OutboxHeaders.ID);
     }
 
     static Optional<String> key(Message m) {
-        return Optional.ofNullable(attribute(m, SqsPublisher.ATTRIBUTE_KEY));
+        return Optional.ofNullable(attribute(m, OutboxHeaders.KEY));
     }
 
     /** The payload, decoded as the publisher's javadoc says. */
     static byte[] payload(Message m) {
-        String encoding = attribute(m, SqsPublisher.ATTRIBUTE_BODY_ENCODING);
+        String encoding = attribute(m, OutboxHeaders.BODY_ENCODING);
         if (encoding == null) {
             return m.body().getBytes(StandardCharsets.UTF_8);
         }
@@ -235,9 +236,9 @@ final class SqsTestSupport {
         }
     }
 
-    /** The user headers, parsed from the JSON object of {@link SqsPublisher#ATTRIBUTE_HEADERS}. */
+    /** The user headers, parsed from the JSON object of {@link OutboxHeaders#HEADERS}. */
     static Map<String, String> headers(Message m) {
-        String json = attribute(m, SqsPublisher.ATTRIBUTE_HEADERS);
+        String json = attribute(m, OutboxHeaders.HEADERS);
         return json == null ? Map.of() : new FlatJson(json).object();
     }
 

@@ -1,8 +1,8 @@
 package io.outbox4j.publisher.sqs;
 
 import io.outbox4j.api.Message;
-import io.outbox4j.api.OutboxException;
 import io.outbox4j.api.PublishOutcome;
+import io.outbox4j.api.RetryableFailureException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -30,7 +30,7 @@ import software.amazon.awssdk.services.sqs.model.SendMessageBatchResultEntry;
  * messages into SendMessageBatch requests, send them (a standard queue's requests all at once, a
  * FIFO queue's one after the other), and collect one outcome per message before the deadline.
  */
-final class PublishRun {
+final class PublishCall {
     /** SQS takes at most this many entries in one SendMessageBatch. */
     static final int MAX_BATCH_ENTRIES = 10;
 
@@ -47,7 +47,7 @@ final class PublishRun {
      */
     private volatile boolean abandoned;
 
-    PublishRun(
+    PublishCall(
             SqsCalls calls,
             EntryEncoder encoder,
             QueueResolver resolver,
@@ -62,20 +62,17 @@ final class PublishRun {
         this.outcomes = new AtomicReferenceArray<>(size);
     }
 
+    /**
+     * Publishes the messages.
+     *
+     * @param queueUrlOf the queue URL of a message; what it throws becomes that message's outcome
+     */
     List<PublishOutcome> run(List<Message> messages, Function<Message, String> queueUrlOf) {
         Map<String, List<EntryEncoder.Entry>> byQueue = new LinkedHashMap<>();
         for (int i = 0; i < messages.size(); i++) {
             Message m = messages.get(i);
             try {
                 String url = queueUrlOf.apply(m);
-                if (url == null || url.isBlank()) {
-                    throw new OutboxException(
-                            "queueMapper returned no queue URL for message '"
-                                    + m.id()
-                                    + "' (topic '"
-                                    + m.topic()
-                                    + "'); the message will be retried");
-                }
                 byQueue.computeIfAbsent(url, u -> new ArrayList<>()).add(encoder.encode(i, m, url));
             } catch (RuntimeException e) {
                 outcomes.set(i, PublishOutcome.failed(e));
@@ -106,7 +103,7 @@ final class PublishRun {
                     o != null
                             ? o
                             : PublishOutcome.failed(
-                                    new OutboxException(
+                                    new RetryableFailureException(
                                             "SQS did not answer for message '"
                                                     + messages.get(i).id()
                                                     + "' within the publish timeout of "
@@ -154,12 +151,12 @@ final class PublishRun {
             Thread.currentThread().interrupt();
             inFlight.forEach(f -> f.cancel(true));
             failUnanswered(
-                    new OutboxException(
+                    new RetryableFailureException(
                             "interrupted while waiting for SQS; the message will be retried", e));
         } catch (ExecutionException e) {
             // cannot happen: every send records its failures and completes normally
             failUnanswered(
-                    new OutboxException(
+                    new RetryableFailureException(
                             "unexpected failure while publishing to SQS", Failures.unwrap(e)));
         }
     }
@@ -199,7 +196,7 @@ final class PublishRun {
                     record(
                             e,
                             PublishOutcome.failed(
-                                    new OutboxException(
+                                    new RetryableFailureException(
                                             "message '"
                                                     + e.message().id()
                                                     + "' was not"
@@ -217,7 +214,7 @@ final class PublishRun {
                         e ->
                                 fail(
                                         e,
-                                        new OutboxException(
+                                        new RetryableFailureException(
                                                 "message '"
                                                         + e.message().id()
                                                         + "' was not sent: the"
@@ -230,7 +227,7 @@ final class PublishRun {
                         e ->
                                 fail(
                                         e,
-                                        new OutboxException(
+                                        new RetryableFailureException(
                                                 "message '"
                                                         + e.message().id()
                                                         + "' was not sent: the"
@@ -261,7 +258,7 @@ final class PublishRun {
                                         e ->
                                                 fail(
                                                         e,
-                                                        new OutboxException(
+                                                        new RetryableFailureException(
                                                                 "publishing to SQS failed unexpectedly",
                                                                 t)));
                                 return null;
@@ -292,7 +289,7 @@ final class PublishRun {
                             e ->
                                     fail(
                                             e,
-                                            new OutboxException(
+                                            new RetryableFailureException(
                                                     "SQS's answer did not mention message '"
                                                             + e.message().id()
                                                             + "'; it will be retried")));
