@@ -51,7 +51,9 @@ final class Dispatch {
     private final Instant lastStart;
     private volatile boolean aborted;
     private boolean interrupted;
-    private boolean unprovableLogged;
+
+    /** Messages given back because their lease could not be proven. */
+    private int unprovable;
 
     /** One publisher call: the heads of some lanes of one group. */
     private record Call(
@@ -142,6 +144,9 @@ final class Dispatch {
                     startNext(call.group());
                 }
             }
+        }
+        if (unprovable > 0) {
+            log.leaseUnprovable(leases.provenUntil(), unprovable);
         }
         // Safety net: nothing may leave the batch undecided (it would wait for its lease to end).
         OutboxException notPublished =
@@ -272,9 +277,8 @@ final class Dispatch {
                 }
             }
         }
-        if (count > 0 && reason.startsWith("the lease could not") && !unprovableLogged) {
-            unprovableLogged = true;
-            log.leaseUnprovable(leases.provenUntil(), count);
+        if (reason.startsWith("the lease could not")) {
+            unprovable += count;
         }
     }
 

@@ -90,13 +90,13 @@ final class RelayLog {
         STORE.warn("relay '{}': store failed to {} {} more times in this batch", owner, what, more);
     }
 
-    void leaseUnprovable(Instant provenUntil, int leftToExpire) {
+    void leaseUnprovable(Instant provenUntil, int givenBack) {
         STORE.warn(
-                "relay '{}': leases could not be renewed (last confirmed until {}); {} messages"
-                        + " not handed to the publisher, left to the store",
+                "relay '{}': leases could not be renewed (last confirmed until {}); {} message(s)"
+                        + " not handed to the publisher but given back",
                 owner,
                 provenUntil,
-                leftToExpire);
+                givenBack);
     }
 
     void deadLettered(Delivery d, String reason) {

@@ -3,13 +3,18 @@ package io.outbox4j.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.api.Observation.Outcome;
+import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 
-/** Each publisher call is bounded by deliveryTimeout. */
+/**
+ * Each publisher call is bounded by deliveryTimeout, and no call starts after the batch's safety
+ * limit of {@code (ceil(batchSize / workers) + 1) × deliveryTimeout}.
+ */
 class DeliveryTimeoutTest {
     private final MutableClock clock = new MutableClock();
     private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
@@ -59,5 +64,49 @@ class DeliveryTimeoutTest {
                                 assertThat(r.availableAt())
                                         .as("a timeout is a retryable failure: backoff applies")
                                         .isAfterOrEqualTo(clock.instant().plusSeconds(60)));
+    }
+
+    /**
+     * batch 4, workers 1, timeout 10s: no call may start later than (4 + 1) x 10s = 50s after the
+     * claim. Four messages of one key need four calls one after the other; each takes 26s by the
+     * clock (the leases are renewed meanwhile), so the third would start at +52s: it and the fourth
+     * are given back untried.
+     */
+    @Test
+    void noCallStartsAfterTheBatchSafetyLimit_theRestIsGivenBackUntried() {
+        memory.enqueueCommitted(
+                List.of(
+                        Fixtures.message("k1", "k"),
+                        Fixtures.message("k2", "k"),
+                        Fixtures.message("k3", "k"),
+                        Fixtures.message("k4", "k")));
+        Fixtures.ScriptedPublisher slow =
+                new Fixtures.ScriptedPublisher(
+                        m -> {
+                            clock.advance(Duration.ofSeconds(26));
+                            return PublishOutcome.published();
+                        });
+        try (Relay relay =
+                Relay.builder(store, slow)
+                        .clock(clock)
+                        .observer(observer)
+                        .batchSize(4)
+                        .workers(1)
+                        .deliveryTimeout(Duration.ofSeconds(10))
+                        .build()) {
+            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(4, 2, 2, 0, 0, 2));
+        }
+        assertThat(slow.publishedIdsInOrder()).containsExactly("k1", "k2");
+        assertThat(store.extensions).as("the leases were renewed meanwhile").isNotEmpty();
+        assertThat(observer.deliveries)
+                .extracting(o -> o.messageId() + ":" + o.outcome())
+                .containsExactly("k1:COMPLETED", "k2:COMPLETED", "k3:ABANDONED", "k4:ABANDONED");
+        assertThat(observer.deliveries.get(2).error())
+                .hasValueSatisfying(
+                        e ->
+                                assertThat(e)
+                                        .hasMessageContaining(
+                                                "the batch ran for its limit of 50s"));
+        assertThat(memory.attempts("k3")).hasValue(0);
     }
 }

@@ -144,6 +144,14 @@ class LeaseRenewalTest {
                 .satisfies(
                         a -> assertThat(failingExtend.idsOf(a.receipts())).containsExactly("k3"));
         assertThat(memory.attempts("k3")).as("k3 was never tried").hasValue(0);
+        assertThat(CapturedLogs.of("io.outbox4j.engine.store", "relay 'renewing'"))
+                .extracting(CapturedLogs.Event::message)
+                .contains(
+                        "relay 'renewing': store failed to renew leases:"
+                                + " java.lang.IllegalStateException: connection refused",
+                        "relay 'renewing': leases could not be renewed (last confirmed until"
+                                + " 2030-01-01T00:00:15Z); 1 message(s) not handed to the"
+                                + " publisher but given back");
     }
 
     @Test
