@@ -65,8 +65,17 @@ public final class OutboxArchitecture {
     private static final String API = "io.outbox4j.api..";
     private static final String ENGINE = "io.outbox4j.engine..";
     private static final String[] ADAPTERS = {"io.outbox4j.store..", "io.outbox4j.publisher.."};
+
+    /** Integrations on engines users already run (the Kafka Connect connector): may use a store. */
+    private static final String INTEGRATIONS = "io.outbox4j.kafka..";
+
     private static final String[] LIBRARY = {
-        API, ENGINE, "io.outbox4j.tck..", "io.outbox4j.store..", "io.outbox4j.publisher.."
+        API,
+        ENGINE,
+        "io.outbox4j.tck..",
+        "io.outbox4j.store..",
+        "io.outbox4j.publisher..",
+        INTEGRATIONS
     };
 
     private OutboxArchitecture() {}
@@ -186,8 +195,8 @@ public final class OutboxArchitecture {
     }
 
     /**
-     * No adapter depends on the engine, the TCK or the test fixtures: only on the api and its own
-     * client.
+     * No adapter depends on the engine, an integration (the Kafka Connect connector), the TCK or
+     * the test fixtures: only on the api and its own client.
      *
      * @return the rule
      */
@@ -199,6 +208,7 @@ public final class OutboxArchitecture {
                 .dependOnClassesThat()
                 .resideInAnyPackage(
                         ENGINE,
+                        INTEGRATIONS,
                         "io.outbox4j.tck..",
                         "io.outbox4j.testservices..",
                         "io.outbox4j.examples..",
@@ -318,6 +328,7 @@ public final class OutboxArchitecture {
                 brokerClientsOnlyIn(
                         ROOT + ".store..",
                         ROOT + ".publisher..",
+                        INTEGRATIONS,
                         ROOT + ".testservices..",
                         ROOT + ".examples..",
                         ROOT + ".benchmarks.."));

@@ -38,6 +38,7 @@ class ProjectArchitectureTest {
                     Map.entry("publisher.kafka", 2),
                     Map.entry("publisher.rabbitmq", 2),
                     Map.entry("publisher.sqs", 2),
+                    Map.entry("kafka", 5),
                     Map.entry("testservices", 2),
                     Map.entry("examples.quickstart", 2));
 
