@@ -150,6 +150,25 @@ public final class ChildRelay implements AutoCloseable {
     }
 
     /**
+     * Waits until the relay holds at least one lease (it is working on messages), so that a kill
+     * right after it lands while messages are in flight.
+     *
+     * @param timeout how long at most
+     * @return whether it held leases in time
+     * @throws InterruptedException if interrupted
+     */
+    public boolean awaitHoldingLeases(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (journal().leasedIds().isEmpty()) {
+            if (!process.isAlive() || System.nanoTime() > deadline) {
+                return false;
+            }
+            Thread.sleep(1);
+        }
+        return true;
+    }
+
+    /**
      * Kills the child with SIGKILL and waits until it is gone.
      *
      * @return when the signal was sent (epoch ms)

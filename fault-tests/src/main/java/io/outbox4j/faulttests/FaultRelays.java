@@ -39,24 +39,12 @@ public final class FaultRelays {
                 .batchSize(settings.batchSize())
                 .workers(settings.workers())
                 .deliveryTimeout(settings.deliveryTimeout())
+                .lease(settings.lease())
                 .pollInterval(settings.pollInterval())
                 .backoff(Backoff.fixed(settings.backoff()))
                 .maxAttempts(settings.maxAttempts())
                 .shutdownTimeout(Duration.ofSeconds(10))
                 .build();
-    }
-
-    /**
-     * Returns the lease the relays of these settings claim for.
-     *
-     * @param settings the settings
-     * @return the lease
-     */
-    public static Duration lease(RelaySettings settings) {
-        Publisher none = (messages, timeout) -> List.of();
-        try (Relay r = relay(new NoStore(), none, "lease", settings, Observer.NOOP)) {
-            return r.lease();
-        }
     }
 
     /**

@@ -12,6 +12,7 @@ import java.util.Map;
  * @param workers concurrent publisher calls
  * @param deliveryTimeout the bound of one publisher call (also the Kafka producer's delivery
  *     timeout)
+ * @param lease the lease of each claim and renewal (what bounds crash recovery)
  * @param pollInterval the idle wait between claims
  * @param backoff the fixed retry delay after a failed publish
  * @param maxAttempts the attempt at which a message is dead-lettered
@@ -23,6 +24,7 @@ public record RelaySettings(
         int batchSize,
         int workers,
         Duration deliveryTimeout,
+        Duration lease,
         Duration pollInterval,
         Duration backoff,
         int maxAttempts,
@@ -30,24 +32,20 @@ public record RelaySettings(
 
     /**
      * The drills' settings: batches of 50 with 4 workers (so a batch holds several messages of some
-     * keys), a delivery timeout of 1 second, a retry delay of 200 ms, and no dead letters from
-     * attempts (an outage must not turn into dead letters that would then count as lost).
+     * keys), a delivery timeout of 1 second, a short lease of 3 seconds (renewed by the relay while
+     * it holds the messages), a retry delay of 200 ms, and no dead letters from attempts (an outage
+     * must not turn into dead letters that would then count as lost).
      */
     public static RelaySettings drill() {
         return new RelaySettings(
                 50,
                 4,
                 Duration.ofSeconds(1),
+                Duration.ofSeconds(3),
                 Duration.ofMillis(50),
                 Duration.ofMillis(200),
                 10_000,
                 Duration.ofMillis(10));
-    }
-
-    /** The same settings with another link latency. */
-    public RelaySettings withLinkLatency(Duration latency) {
-        return new RelaySettings(
-                batchSize, workers, deliveryTimeout, pollInterval, backoff, maxAttempts, latency);
     }
 
     /** As {@code name=value} pairs, for a child JVM's command line and for the figures. */
@@ -56,6 +54,7 @@ public record RelaySettings(
         m.put("batchSize", Integer.toString(batchSize));
         m.put("workers", Integer.toString(workers));
         m.put("deliveryTimeoutMs", Long.toString(deliveryTimeout.toMillis()));
+        m.put("leaseMs", Long.toString(lease.toMillis()));
         m.put("pollIntervalMs", Long.toString(pollInterval.toMillis()));
         m.put("backoffMs", Long.toString(backoff.toMillis()));
         m.put("maxAttempts", Integer.toString(maxAttempts));
@@ -69,6 +68,7 @@ public record RelaySettings(
                 Integer.parseInt(required(args, "batchSize")),
                 Integer.parseInt(required(args, "workers")),
                 Duration.ofMillis(Long.parseLong(required(args, "deliveryTimeoutMs"))),
+                Duration.ofMillis(Long.parseLong(required(args, "leaseMs"))),
                 Duration.ofMillis(Long.parseLong(required(args, "pollIntervalMs"))),
                 Duration.ofMillis(Long.parseLong(required(args, "backoffMs"))),
                 Integer.parseInt(required(args, "maxAttempts")),

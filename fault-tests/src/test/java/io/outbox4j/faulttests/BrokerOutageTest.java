@@ -4,9 +4,9 @@ import io.outbox4j.api.Observation;
 import io.outbox4j.api.Observer;
 import io.outbox4j.testservices.KafkaServer;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -38,11 +38,14 @@ class BrokerOutageTest {
             long stopAt = System.currentTimeMillis();
             kafka.stop();
             long stoppedAt = System.currentTimeMillis();
-            // what the relay holds once the broker is gone (the batch in flight at the stop may
-            // still have been acknowledged while the broker shut down)
-            Set<String> leased = relay.journal().snapshot().leasedIds();
+            // the messages the relay leases (and fails to publish) while the broker is gone
+            Set<String> leased = new HashSet<>();
             int releasedBefore = released.get();
-            Thread.sleep(Math.max(0, DOWN.toMillis() - (stoppedAt - stopAt)));
+            long restartAt = stopAt + DOWN.toMillis();
+            while (System.currentTimeMillis() < restartAt) {
+                leased.addAll(relay.journal().snapshot().leasedIds());
+                Thread.sleep(10);
+            }
             int releasedWhileDown = released.get() - releasedBefore;
             long startAt = System.currentTimeMillis();
             kafka.start();
@@ -56,16 +59,12 @@ class BrokerOutageTest {
 
             boolean drained = d.awaitDrained(Duration.ofSeconds(180));
             relay.close();
-            OptionalLong firstAfter = d.ledger.firstPublishAt(startAt, null, by -> true);
 
             Map<String, Object> extra = new LinkedHashMap<>();
             extra.put(
                     "recoveryMeans",
                     "from kafka.start() to the first publish of a message the relay held a lease"
-                            + " on right after the broker had stopped");
-            extra.put(
-                    "firstPublishAfterRestartMillis",
-                    firstAfter.isPresent() ? firstAfter.getAsLong() - startAt : null);
+                            + " on while the broker was down");
             extra.put("drainedInTime", drained);
             d.report(extra);
             Drill.require(

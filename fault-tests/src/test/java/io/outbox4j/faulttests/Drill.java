@@ -209,19 +209,27 @@ final class Drill implements AutoCloseable {
     void report(Map<String, Object> extra) {
         tally.checkHealthy();
         List<Long> recoveries = new ArrayList<>();
+        List<Long> resumptions = new ArrayList<>();
         List<Map<String, Object>> faultFigures = new ArrayList<>();
         for (Fault f : faults) {
             List<Integer> seqs = f.leasedIds().stream().map(load::seqOf).toList();
             OptionalLong next = ledger.firstPublishAt(f.atMillis(), seqs, f.recoverer());
             Long recovery = next.isPresent() ? next.getAsLong() - f.atMillis() : null;
+            OptionalLong resumed = ledger.firstPublishAt(f.atMillis(), null, f.recoverer());
             Map<String, Object> out = new LinkedHashMap<>();
             out.put("kind", f.kind());
             out.put("relay", f.relay());
             out.put("leasedAtFault", f.leasedIds().size());
             out.put("recoveryMillis", recovery);
+            out.put(
+                    "resumedMillis",
+                    resumed.isPresent() ? resumed.getAsLong() - f.atMillis() : null);
             out.putAll(f.figures());
             if (recovery != null) {
                 recoveries.add(recovery);
+            }
+            if (resumed.isPresent()) {
+                resumptions.add(resumed.getAsLong() - f.atMillis());
             }
             faultFigures.add(out);
         }
@@ -237,6 +245,11 @@ final class Drill implements AutoCloseable {
         fig.put("deadLetters", db.deadLetters());
         fig.put("unfinishedInOutbox", db.unfinished());
         fig.put("recoveryMillis", summary(recoveries));
+        fig.put("resumedMillis", summary(resumptions));
+        fig.put(
+                "resumedMeans",
+                "from the fault to the first publish of any message by a relay that counts for"
+                        + " recovery (the next relay started after a kill includes its JVM start)");
         fig.put(
                 "runMillis",
                 ((drainedAtNanos == 0 ? System.nanoTime() : drainedAtNanos) - createdAtNanos)
@@ -245,9 +258,7 @@ final class Drill implements AutoCloseable {
         fig.put("faultDetails", faultFigures);
         fig.put("inversionExamples", ledger.inversionExamples());
         fig.put("missingExamples", ledger.missing(20));
-        Map<String, Object> relaySettings = new LinkedHashMap<>(settings.toArgs());
-        relaySettings.put("leaseMillis", FaultRelays.lease(settings).toMillis());
-        fig.put("settings", relaySettings);
+        fig.put("settings", settings.toArgs());
         figuresFile = FaultFigures.record(scenario, fig);
     }
 

@@ -1,11 +1,8 @@
 package io.outbox4j.faulttests;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
 import java.util.Random;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -58,25 +55,12 @@ class GracefulCloseTest {
                     "from close() to the first publish by another relay of a message the closed"
                             + " relay had leased (none measured when the closed relay published all"
                             + " of them itself)");
-            extra.put("handoverMillis", handovers(d));
             extra.put("seed", seed);
             extra.put("drainedInTime", drained);
             d.report(extra);
             Drill.require(allInFlight, "every close() came while the relay held leases");
             d.verify();
         }
-    }
-
-    /** From each close() to the first publish of anything by the next relay. */
-    private static List<Long> handovers(Drill d) {
-        List<Long> out = new ArrayList<>();
-        for (Drill.Fault f : d.faults()) {
-            int n = Integer.parseInt(f.relay().substring("relay-".length()));
-            String next = "relay-" + (n + 1);
-            OptionalLong first = d.ledger.firstPublishAt(f.atMillis(), null, next::equals);
-            out.add(first.isPresent() ? first.getAsLong() - f.atMillis() : null);
-        }
-        return out;
     }
 
     private static Set<String> awaitInFlight(LeaseJournal journal, Duration timeout)

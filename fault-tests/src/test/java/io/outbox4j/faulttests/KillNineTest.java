@@ -9,8 +9,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Issue 14, drill 3: the relay runs in a child JVM that is killed with SIGKILL at a random moment
- * of its work (after a random number of claimed deliveries plus a random pause), ten times, a new
- * child started after each kill; a last child finishes the backlog.
+ * of its work (after a random number of claimed deliveries plus a random pause, as soon as it holds
+ * leases), ten times, a new child started after each kill; a last child finishes the backlog.
  */
 class KillNineTest {
     private static final int KILLS = 10;
@@ -27,6 +27,7 @@ class KillNineTest {
                 ChildRelay child = d.childRelay("relay-" + k);
                 child.awaitClaimed(1 + random.nextInt(250), Duration.ofSeconds(90));
                 Thread.sleep(random.nextInt(200));
+                child.awaitHoldingLeases(Duration.ofSeconds(5));
                 long killAt = child.kill();
                 LeaseJournal.Snapshot journal = child.journal();
                 Set<String> leased = journal.leasedIds();

@@ -24,6 +24,7 @@ class TwoRelaysOneKilledTest {
             a.awaitClaimed(50 + random.nextInt(200), Duration.ofSeconds(90));
             b.awaitClaimed(1, Duration.ofSeconds(90));
             Thread.sleep(random.nextInt(300));
+            a.awaitHoldingLeases(Duration.ofSeconds(5));
             long killAt = a.kill();
             LeaseJournal.Snapshot journal = a.journal();
             Set<String> leased = journal.leasedIds();
