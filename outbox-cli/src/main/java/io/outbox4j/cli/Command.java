@@ -10,7 +10,6 @@ import io.outbox4j.api.OutboxStatistics.TopicStatistics;
 import io.outbox4j.cli.Arguments.UsageException;
 import io.outbox4j.cli.OutboxCli.Output;
 import io.outbox4j.cli.internal.Settings;
-import io.outbox4j.cli.internal.StoreConnection;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -53,7 +52,7 @@ abstract class Command {
         this.clock = clock;
     }
 
-    abstract int run(StoreConnection store, Output output, PrintStream err);
+    abstract int run(OutboxAdmin admin, String store, Output output, PrintStream err);
 
     static Command of(Arguments a, Clock clock) {
         List<String> w = a.words;
@@ -257,8 +256,8 @@ abstract class Command {
         }
 
         @Override
-        int run(StoreConnection store, Output output, PrintStream err) {
-            OutboxStatistics s = store.admin().statistics(clock.instant());
+        int run(OutboxAdmin admin, String store, Output output, PrintStream err) {
+            OutboxStatistics s = admin.statistics(clock.instant());
             PrintStream out = output.out();
             if (output.json()) {
                 Map<String, Object> topics = new LinkedHashMap<>();
@@ -271,7 +270,7 @@ abstract class Command {
                 out.println(Json.write(doc));
                 return OutboxCli.OK;
             }
-            out.println("Outbox " + store.describe() + ", at " + Text.time(s.at()));
+            out.println("Outbox " + store + ", at " + Text.time(s.at()));
             out.println();
             Table t =
                     new Table("TOPIC", "READY", "DELAYED", "LEASED", "DEAD", "OLDEST READY")
@@ -323,8 +322,7 @@ abstract class Command {
         }
 
         @Override
-        int run(StoreConnection store, Output output, PrintStream err) {
-            OutboxAdmin admin = store.admin();
+        int run(OutboxAdmin admin, String store, Output output, PrintStream err) {
             List<DeadMessage> items = new ArrayList<>();
             DeadLetterPage page = admin.deadLetters(query);
             items.addAll(page.items());
@@ -397,8 +395,7 @@ abstract class Command {
         }
 
         @Override
-        int run(StoreConnection store, Output output, PrintStream err) {
-            OutboxAdmin admin = store.admin();
+        int run(OutboxAdmin admin, String store, Output output, PrintStream err) {
             Optional<DeadMessage> found = find(admin, id);
             if (found.isEmpty()) {
                 err.println(
@@ -519,8 +516,7 @@ abstract class Command {
         }
 
         @Override
-        int run(StoreConnection store, Output output, PrintStream err) {
-            OutboxAdmin admin = store.admin();
+        int run(OutboxAdmin admin, String store, Output output, PrintStream err) {
             String verb = replay ? "replayed" : "discarded";
             int changed = 0;
             if (all) {

@@ -1,5 +1,6 @@
 package io.outbox4j.cli;
 
+import io.outbox4j.api.OutboxAdmin;
 import io.outbox4j.cli.Arguments.UsageException;
 import io.outbox4j.cli.internal.Settings;
 import io.outbox4j.cli.internal.SettingsException;
@@ -106,6 +107,10 @@ public final class OutboxCli {
      * @param args the command line
      */
     public static void main(String[] args) {
+        // Quiet libraries (connection pool, MongoDB driver): the command's output is its own.
+        if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        }
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         PrintStream err = new PrintStream(System.err, true, StandardCharsets.UTF_8);
         System.exit(run(args, System.getenv(), out, err, Clock.systemUTC()));
@@ -137,7 +142,8 @@ public final class OutboxCli {
             return usage(err, e.getMessage());
         }
         try (StoreConnection store = StoreConnection.open(settings, 1, true)) {
-            return command.run(store, new Output(out, a.flag("--json")), err);
+            return command.run(
+                    store.admin(), store.describe(), new Output(out, a.flag("--json")), err);
         } catch (SettingsException e) {
             return usage(err, e.getMessage());
         } catch (StoreUnavailableException e) {
@@ -147,6 +153,32 @@ public final class OutboxCli {
             err.println(
                     "outbox4j: the store failed: "
                             + StoreConnection.mask(StoreConnection.rootMessage(e)));
+            return STORE_FAILED;
+        }
+    }
+
+    /**
+     * Runs one command against an admin port that is already open (the store options are ignored):
+     * the tests' way to run commands against the reference store.
+     */
+    static int runAgainst(
+            OutboxAdmin admin,
+            String description,
+            String[] args,
+            PrintStream out,
+            PrintStream err,
+            Clock clock) {
+        try {
+            Arguments a = Arguments.parse(args);
+            if (a.words.isEmpty()) {
+                throw new UsageException("no command given");
+            }
+            return Command.of(a, clock)
+                    .run(admin, description, new Output(out, a.flag("--json")), err);
+        } catch (UsageException | SettingsException e) {
+            return usage(err, e.getMessage());
+        } catch (RuntimeException e) {
+            err.println("outbox4j: the store failed: " + StoreConnection.rootMessage(e));
             return STORE_FAILED;
         }
     }
