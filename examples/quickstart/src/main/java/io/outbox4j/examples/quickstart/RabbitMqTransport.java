@@ -6,6 +6,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
+import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.publisher.rabbitmq.RabbitMqPublisher;
 import java.io.IOException;
@@ -66,7 +67,7 @@ final class RabbitMqTransport implements Transport {
                             Map<String, Object> headers = props.getHeaders();
                             tally.record(
                                     props.getMessageId(),
-                                    String.valueOf(headers.get(RabbitMqPublisher.HEADER_KEY)),
+                                    String.valueOf(headers.get(OutboxHeaders.KEY)),
                                     Long.parseLong(String.valueOf(headers.get(SEQ_HEADER))));
                             ch.basicAck(envelope.getDeliveryTag(), false);
                         }

@@ -1,5 +1,6 @@
 package io.outbox4j.examples.quickstart;
 
+import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.publisher.sqs.SqsPublisher;
 import java.net.URI;
@@ -98,11 +99,10 @@ final class SqsTransport implements Transport {
                                 }
                                 for (Message m : batch) {
                                     var attrs = m.messageAttributes();
-                                    String headers =
-                                            attrs.get(SqsPublisher.ATTRIBUTE_HEADERS).stringValue();
+                                    String headers = attrs.get(OutboxHeaders.HEADERS).stringValue();
                                     tally.record(
-                                            attrs.get(SqsPublisher.ATTRIBUTE_ID).stringValue(),
-                                            attrs.get(SqsPublisher.ATTRIBUTE_KEY).stringValue(),
+                                            attrs.get(OutboxHeaders.ID).stringValue(),
+                                            attrs.get(OutboxHeaders.KEY).stringValue(),
                                             seqFrom(headers));
                                 }
                                 client.deleteMessageBatch(
