@@ -58,7 +58,12 @@ final class Drill implements AutoCloseable {
         this.db = OutboxDatabase.create("fault_" + scenario, 8);
         resources.add(db);
         this.ledger = new DeliveryLedger(messages);
-        this.tally = KafkaTally.start(broker().bootstrapServers(), topic, ledger);
+        try {
+            this.tally = KafkaTally.start(broker().bootstrapServers(), topic, ledger);
+        } catch (RuntimeException e) {
+            db.close();
+            throw e;
+        }
         resources.add(tally);
     }
 
@@ -69,7 +74,16 @@ final class Drill implements AutoCloseable {
     /** Starts a drill and enqueues its whole load (the relays then work through a backlog). */
     static Drill start(String scenario, int messages, int keys, RelaySettings settings) {
         Drill d = new Drill(scenario, messages, keys, settings);
-        d.db.enqueue(d.load.all());
+        try {
+            d.db.enqueue(d.load.all());
+        } catch (RuntimeException e) {
+            try {
+                d.close();
+            } catch (Exception suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
         return d;
     }
 
