@@ -24,7 +24,7 @@ final class Schema {
      * Returns the statements of a dialect's DDL script for a table.
      *
      * @param dialect the dialect
-     * @param tableName a name already validated against {@link Sql#TABLE_NAME}
+     * @param tableName a name already validated against {@link SqlDialect#TABLE_NAME}
      * @return the statements, in order, without comments or the terminating semicolons
      */
     static List<String> statements(Dialect dialect, String tableName) {

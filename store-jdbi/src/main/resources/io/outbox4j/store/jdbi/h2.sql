@@ -1,10 +1,12 @@
 -- outbox4j store-jdbi schema for H2 2.x (table "outbox_message"; the quotes keep the name lower case).
 -- Usable as-is as a Flyway/Liquibase migration. JdbiOutboxStore.createSchemaIfAbsent() runs the same
--- text with the configured table name in place of outbox_message (index names follow it).
+-- text with the configured table name in place of outbox_message (index and lock table names follow it).
 --
--- A message is claimable exactly when dead_at IS NULL AND available_at <= now: every transition moves
--- available_at (enqueue: notBefore or the enqueue time; claim: the lease end; release: the retry time;
--- dead-letter: NULL). Times are UTC in TIMESTAMP(6).
+-- A message is claimable when dead_at IS NULL AND parked = FALSE AND available_at <= now: every
+-- transition moves available_at (enqueue: notBefore or enqueued_at; claim: the lease end; release: the
+-- retry time; extend: the new lease end; abandon: enqueued_at; dead-letter: NULL). A keyed message found
+-- behind an unfinished earlier message of its key (enqueue order: seq) is parked until that message is
+-- completed or discarded (docs/per-key-order.md). Times are UTC in TIMESTAMP(6).
 CREATE TABLE IF NOT EXISTS "outbox_message" (
     id            VARCHAR(255)        NOT NULL,
     seq           BIGINT              GENERATED ALWAYS AS IDENTITY,
@@ -16,7 +18,9 @@ CREATE TABLE IF NOT EXISTS "outbox_message" (
     headers       CHARACTER VARYING   NOT NULL,
     occurred_at   TIMESTAMP(6)        NOT NULL,
     not_before    TIMESTAMP(6),
+    enqueued_at   TIMESTAMP(6)        NOT NULL,
     available_at  TIMESTAMP(6),
+    parked        BOOLEAN             DEFAULT FALSE NOT NULL,
     attempts      INTEGER             DEFAULT 0 NOT NULL,
     lease_owner   VARCHAR(255),
     receipt       VARCHAR(36),
@@ -26,6 +30,22 @@ CREATE TABLE IF NOT EXISTS "outbox_message" (
     CONSTRAINT "outbox_message_pkey" PRIMARY KEY (id)
 );
 
--- The claim path: dead rows have no available_at, so the range available_at <= now holds exactly the
--- claimable rows, already in claim order ("index sorted"), whatever the number of leased or dead rows.
-CREATE INDEX IF NOT EXISTS "outbox_message_claim_idx" ON "outbox_message" (available_at, seq);
+-- The claim path: rows not parked, in claim order ("index sorted"); dead rows have no available_at
+-- and sort last, so the range available_at <= now reads exactly the claimable rows.
+CREATE INDEX IF NOT EXISTS "outbox_message_claim_idx" ON "outbox_message" (parked, available_at NULLS LAST, seq);
+
+-- The predecessor probe of a keyed candidate: the latest earlier row of its key, the first entry read.
+CREATE INDEX IF NOT EXISTS "outbox_message_key_idx" ON "outbox_message" (msg_key, seq DESC);
+
+-- Unparking: the parked rows of a key, first in enqueue order.
+CREATE INDEX IF NOT EXISTS "outbox_message_parked_idx" ON "outbox_message" (parked, msg_key, seq);
+
+-- The dead letters, for operators (list, replay, discard), oldest first.
+CREATE INDEX IF NOT EXISTS "outbox_message_dead_idx" ON "outbox_message" (dead_at NULLS LAST, seq);
+
+-- The claim lock: claims (and removals of keyed rows) lock this one row until they commit.
+CREATE TABLE IF NOT EXISTS "outbox_message_lock" (
+    name          VARCHAR(16)         NOT NULL,
+    CONSTRAINT "outbox_message_lock_pkey" PRIMARY KEY (name)
+);
+MERGE INTO "outbox_message_lock" (name) KEY (name) VALUES ('claim');

@@ -2,10 +2,12 @@
 -- Usable as-is as a Flyway/Liquibase migration. JdbiOutboxStore.createSchemaIfAbsent() runs the same
 -- text with the configured table name in place of outbox_message (index names follow it).
 --
--- A message is claimable exactly when dead_at IS NULL AND available_at <= now: every transition moves
--- available_at (enqueue: notBefore or the enqueue time; claim: the lease end; release: the retry time;
--- dead-letter: NULL), so the claim path is one range scan of the partial index below, whatever the
--- number of leased, delayed or dead rows.
+-- A message is claimable when dead_at IS NULL AND NOT parked AND available_at <= now: every transition
+-- moves available_at (enqueue: notBefore or enqueued_at; claim: the lease end; release: the retry time;
+-- extend: the new lease end; abandon: enqueued_at; dead-letter: NULL). A keyed message found behind an
+-- unfinished earlier message of its key (enqueue order: seq) is parked: it leaves the claim index until
+-- that message is completed or discarded (docs/per-key-order.md). Claims take a transaction-scoped
+-- advisory lock, so no lock table is needed here.
 CREATE TABLE IF NOT EXISTS "outbox_message" (
     id            varchar(255) NOT NULL,
     seq           bigint       GENERATED ALWAYS AS IDENTITY,
@@ -17,7 +19,9 @@ CREATE TABLE IF NOT EXISTS "outbox_message" (
     headers       text         NOT NULL,
     occurred_at   timestamptz  NOT NULL,
     not_before    timestamptz,
+    enqueued_at   timestamptz  NOT NULL,
     available_at  timestamptz,
+    parked        boolean      NOT NULL DEFAULT false,
     attempts      integer      NOT NULL DEFAULT 0,
     lease_owner   varchar(255),
     receipt       varchar(36),
@@ -27,8 +31,14 @@ CREATE TABLE IF NOT EXISTS "outbox_message" (
     CONSTRAINT "outbox_message_pkey" PRIMARY KEY (id)
 );
 
--- The claim path: pending, delayed and leased rows that are not dead, in claim order.
-CREATE INDEX IF NOT EXISTS "outbox_message_claim_idx" ON "outbox_message" (available_at, seq) WHERE dead_at IS NULL;
+-- The claim path: due, delayed and leased rows that are neither dead nor parked, in claim order.
+CREATE INDEX IF NOT EXISTS "outbox_message_claim_idx" ON "outbox_message" (available_at, seq) WHERE dead_at IS NULL AND NOT parked;
 
--- The dead letters, for operators (list, replay, purge).
-CREATE INDEX IF NOT EXISTS "outbox_message_dead_idx" ON "outbox_message" (dead_at) WHERE dead_at IS NOT NULL;
+-- The predecessor probe of a keyed candidate: the latest earlier row of its key, one backward index step.
+CREATE INDEX IF NOT EXISTS "outbox_message_key_idx" ON "outbox_message" (msg_key, seq) WHERE msg_key IS NOT NULL;
+
+-- Unparking: the parked rows of a key, first in enqueue order.
+CREATE INDEX IF NOT EXISTS "outbox_message_parked_idx" ON "outbox_message" (msg_key, seq) WHERE parked;
+
+-- The dead letters, for operators (list, replay, discard), oldest first.
+CREATE INDEX IF NOT EXISTS "outbox_message_dead_idx" ON "outbox_message" (dead_at, seq) WHERE dead_at IS NOT NULL;

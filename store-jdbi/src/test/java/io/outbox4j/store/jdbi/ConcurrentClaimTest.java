@@ -44,7 +44,7 @@ abstract class ConcurrentClaimTest {
             JdbiOutboxStore.builder(newJdbi()).tableName("outbox_race").build()
         };
         stores[0].createSchemaIfAbsent();
-        writer.useHandle(h -> h.execute(stores[0].sql().deleteAll()));
+        writer.useHandle(h -> h.execute(stores[0].sql().deleteAll));
         List<Message> all =
                 IntStream.range(0, MESSAGES)
                         .mapToObj(

@@ -73,13 +73,14 @@ class JdbiOutboxStoreBuilderTest {
         assertThat(store.dialect()).isEqualTo(Dialect.POSTGRESQL);
         assertThat(store.tableName()).isEqualTo("Events");
         assertThat(store.sql().table).isEqualTo("\"Events\"");
+        assertThat(store.deadLettersBlockTheirKey()).isTrue();
         assertThat(store).hasToString("JdbiOutboxStore[dialect=POSTGRESQL, table=Events]");
     }
 
     @Test
-    void ddl_isRenamedForTheTable_includingIndexAndConstraintNames() {
+    void ddl_isRenamedForTheTable_includingIndexConstraintAndLockTableNames() {
         List<String> ddl = Schema.statements(Dialect.POSTGRESQL, "Events");
-        assertThat(ddl).hasSize(3);
+        assertThat(ddl).hasSize(5);
         assertThat(ddl.get(0))
                 .startsWith("CREATE TABLE IF NOT EXISTS \"Events\" (")
                 .contains("CONSTRAINT \"Events_pkey\" PRIMARY KEY (id)")
@@ -87,11 +88,19 @@ class JdbiOutboxStoreBuilderTest {
         assertThat(ddl.get(1))
                 .isEqualTo(
                         "CREATE INDEX IF NOT EXISTS \"Events_claim_idx\" ON \"Events\""
-                                + " (available_at, seq) WHERE dead_at IS NULL");
-        assertThat(Schema.statements(Dialect.MARIADB, "ev").get(0))
-                .contains("KEY `ev_claim_idx`")
-                .contains("CREATE TABLE IF NOT EXISTS `ev` (");
+                                + " (available_at, seq) WHERE dead_at IS NULL AND NOT parked");
+        assertThat(Schema.statements(Dialect.MARIADB, "ev"))
+                .anySatisfy(s -> assertThat(s).contains("CREATE TABLE IF NOT EXISTS `ev` ("))
+                .anySatisfy(s -> assertThat(s).contains("KEY `ev_claim_idx`"))
+                .anySatisfy(s -> assertThat(s).contains("CREATE TABLE IF NOT EXISTS `ev_lock`"))
+                .anySatisfy(
+                        s ->
+                                assertThat(s)
+                                        .isEqualTo(
+                                                "INSERT IGNORE INTO `ev_lock` (name) VALUES ('claim')"))
+                .allSatisfy(s -> assertThat(s).doesNotContain("outbox_message"));
         assertThat(Schema.statements(Dialect.H2, "ev"))
+                .anySatisfy(s -> assertThat(s).contains("CREATE TABLE IF NOT EXISTS \"ev_lock\""))
                 .allSatisfy(s -> assertThat(s).doesNotContain("outbox_message"));
     }
 

@@ -44,7 +44,7 @@ abstract class JdbiOutboxStoreTest {
     void createTable() {
         jdbi = newJdbi();
         store = storeOn("outbox_store_test");
-        jdbi.useHandle(h -> h.execute(store.sql().deleteAll()));
+        jdbi.useHandle(h -> h.execute(store.sql().deleteAll));
     }
 
     private JdbiOutboxStore storeOn(String table) {
@@ -185,19 +185,58 @@ abstract class JdbiOutboxStoreTest {
     }
 
     @Test
-    void duplicateIdInABatch_onAnAutoCommitHandle_insertsNothing() throws Exception {
+    void duplicateIdInABatch_onAnAutoCommitHandleOfAStoreThatAllowsIt_insertsNothing()
+            throws Exception {
+        JdbiOutboxStore lenient =
+                JdbiOutboxStore.builder(jdbi)
+                        .tableName("outbox_store_test")
+                        .allowEnqueueOutsideTransaction(true)
+                        .build();
         Message existing = message().build();
-        jdbi.useHandle(h -> store.enqueue(h, existing));
+        jdbi.useHandle(h -> lenient.enqueue(h, existing));
         Message a = message().build();
         jdbi.useHandle(
                 h -> {
-                    assertThatThrownBy(() -> store.enqueueAll(h, List.of(a, existing)))
+                    assertThatThrownBy(() -> lenient.enqueueAll(h, List.of(a, existing)))
                             .isInstanceOf(DuplicateMessageException.class);
                     assertThat(h.getConnection().getAutoCommit())
                             .as("the handle is left in auto-commit")
                             .isTrue();
                 });
         assertThat(claimAllIds(store)).containsExactly(existing.id());
+    }
+
+    @Test
+    void enqueueOnAnAutoCommitHandle_isRefusedClearly_andInsertsNothing() {
+        Message m = message().build();
+        jdbi.useHandle(
+                h -> {
+                    assertThatThrownBy(() -> store.enqueue(h, m))
+                            .isInstanceOf(IllegalArgumentException.class)
+                            .hasMessageStartingWith(
+                                    "transaction must not be in auto-commit mode: the message"
+                                            + " would commit on its own")
+                            .hasMessageContaining("jdbi.useTransaction(...)");
+                    assertThatThrownBy(() -> store.enqueueAll(h, List.of(m)))
+                            .isInstanceOf(IllegalArgumentException.class);
+                });
+        assertThat(claimAllIds(store)).isEmpty();
+    }
+
+    @Test
+    void enqueueOnAnAutoCommitConnection_isRefusedClearly_andInsertsNothing() throws Exception {
+        Message m = message().build();
+        try (org.jdbi.v3.core.Handle h = jdbi.open()) {
+            Connection c = h.getConnection();
+            assertThat(c.getAutoCommit()).isTrue();
+            assertThatThrownBy(() -> store.jdbc().enqueue(c, m))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageStartingWith("transaction must not be in auto-commit mode")
+                    .hasMessageContaining("connection.setAutoCommit(false)");
+            assertThatThrownBy(() -> store.jdbc().enqueueAll(c, List.of(m)))
+                    .isInstanceOf(IllegalArgumentException.class);
+        }
+        assertThat(claimAllIds(store)).isEmpty();
     }
 
     @Test
@@ -242,7 +281,7 @@ abstract class JdbiOutboxStoreTest {
     @Test
     void twoTables_doNotSeeEachOther() {
         JdbiOutboxStore other = storeOn("outbox_other_test");
-        jdbi.useHandle(h -> h.execute(other.sql().deleteAll()));
+        jdbi.useHandle(h -> h.execute(other.sql().deleteAll));
         Message m = message().build();
         jdbi.useTransaction(h -> store.enqueue(h, m));
         jdbi.useTransaction(
@@ -262,7 +301,7 @@ abstract class JdbiOutboxStoreTest {
         String name = "outbox_" + "x".repeat(56);
         assertThat(name).hasSize(63);
         JdbiOutboxStore longName = storeOn(name);
-        jdbi.useHandle(h -> h.execute(longName.sql().deleteAll()));
+        jdbi.useHandle(h -> h.execute(longName.sql().deleteAll));
         jdbi.useTransaction(h -> longName.enqueue(h, message().build()));
         assertThat(claimAllIds(longName)).hasSize(1);
     }

@@ -10,8 +10,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.jdbi.v3.core.Jdbi;
 
 /**
- * The TCK on one database: a subclass names the database; the two stores use two connection pools
- * over the same table, like two application instances.
+ * The store kit on one database: a subclass names the database. The stores use two connection pools
+ * over the same table, like two application instances; a third store over the same table is built
+ * with {@code deadLettersBlockTheirKey(false)}.
  */
 abstract class JdbiStoreContractTest extends OutboxStoreContract {
     private static final Map<Class<?>, Setup> SETUPS = new ConcurrentHashMap<>();
@@ -24,25 +25,30 @@ abstract class JdbiStoreContractTest extends OutboxStoreContract {
         return null;
     }
 
-    private JdbiOutboxStore newStore(Jdbi jdbi) {
-        JdbiOutboxStore.Builder b = JdbiOutboxStore.builder(jdbi).tableName(table());
-        return (dialect() == null ? b : b.dialect(dialect())).build();
-    }
-
     String table() {
         return "outbox_tck";
     }
 
-    private record Setup(Jdbi jdbi, JdbiOutboxStore first, JdbiOutboxStore second) {}
+    private JdbiOutboxStore.Builder builder(Jdbi jdbi) {
+        JdbiOutboxStore.Builder b = JdbiOutboxStore.builder(jdbi).tableName(table());
+        return dialect() == null ? b : b.dialect(dialect());
+    }
+
+    private record Setup(
+            Jdbi jdbi, JdbiOutboxStore first, JdbiOutboxStore second, JdbiOutboxStore skipping) {}
 
     private Setup setup() {
         return SETUPS.computeIfAbsent(
                 getClass(),
                 k -> {
                     Jdbi jdbi = newJdbi();
-                    JdbiOutboxStore first = newStore(jdbi);
+                    JdbiOutboxStore first = builder(jdbi).build();
                     first.createSchemaIfAbsent();
-                    return new Setup(jdbi, first, newStore(newJdbi()));
+                    return new Setup(
+                            jdbi,
+                            first,
+                            builder(newJdbi()).build(),
+                            builder(jdbi).deadLettersBlockTheirKey(false).build());
                 });
     }
 
@@ -50,28 +56,38 @@ abstract class JdbiStoreContractTest extends OutboxStoreContract {
         return setup().jdbi();
     }
 
-    private JdbiOutboxStore[] stores() {
-        return new JdbiOutboxStore[] {setup().first(), setup().second()};
+    private JdbiOutboxStore first() {
+        return setup().first();
     }
 
     @Override
     protected OutboxStore store() {
-        return stores()[0];
+        return first();
     }
 
     @Override
     protected OutboxStore secondStore() {
-        return stores()[1];
+        return setup().second();
+    }
+
+    @Override
+    protected Optional<OutboxStore> storeWhereDeadLettersDoNotBlock() {
+        return Optional.of(setup().skipping());
     }
 
     @Override
     protected void resetStore() {
-        jdbi().useHandle(h -> h.execute(stores()[0].sql().deleteAll()));
+        jdbi().useHandle(h -> h.execute(first().sql().deleteAll));
     }
 
     @Override
     protected void enqueueCommitted(List<Message> messages) {
-        jdbi().useTransaction(h -> stores()[0].enqueueAll(h, messages));
+        jdbi().useTransaction(h -> first().enqueueAll(h, messages));
+    }
+
+    @Override
+    protected void enqueueOneCommitted(Message message) {
+        jdbi().useTransaction(h -> first().enqueue(h, message));
     }
 
     @Override
@@ -79,21 +95,31 @@ abstract class JdbiStoreContractTest extends OutboxStoreContract {
         jdbi().useHandle(
                         h -> {
                             h.begin();
-                            stores()[0].enqueueAll(h, messages);
+                            first().enqueueAll(h, messages);
                             h.rollback();
                         });
     }
 
     @Override
-    protected Optional<String> deadLetterReason(String messageId) {
-        return jdbi().withHandle(
-                        h ->
-                                h.createQuery(
-                                                "SELECT dead_reason FROM "
-                                                        + stores()[0].sql().table
-                                                        + " WHERE id = ? AND dead_at IS NOT NULL")
-                                        .bind(0, messageId)
-                                        .mapTo(String.class)
-                                        .findOne());
+    protected void enqueueCommittingDespiteFailure(List<Message> messages) {
+        RuntimeException[] failure = new RuntimeException[1];
+        try {
+            jdbi().useTransaction(
+                            h -> {
+                                try {
+                                    first().enqueueAll(h, messages);
+                                } catch (RuntimeException e) {
+                                    failure[0] = e;
+                                }
+                            });
+        } catch (RuntimeException commitFailed) {
+            if (failure[0] == null) {
+                throw commitFailed;
+            }
+            failure[0].addSuppressed(commitFailed);
+        }
+        if (failure[0] != null) {
+            throw failure[0];
+        }
     }
 }

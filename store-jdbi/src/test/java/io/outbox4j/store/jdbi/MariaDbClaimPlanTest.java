@@ -2,11 +2,7 @@ package io.outbox4j.store.jdbi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.Statement;
-import java.time.LocalDateTime;
-import java.time.ZoneOffset;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
@@ -27,10 +23,10 @@ class MariaDbClaimPlanTest {
                 Statement st = h.getConnection().createStatement()) {
             st.execute("TRUNCATE TABLE outbox_plan");
             st.execute(
-                    "INSERT INTO outbox_plan (id, topic, module, content_type, payload, headers, occurred_at,"
+                    "INSERT INTO outbox_plan (id, topic, module, content_type, payload, headers, occurred_at, enqueued_at,"
                             + " available_at, attempts, lease_owner, receipt, dead_at, dead_reason)"
                             + " SELECT CONCAT('plan-', seq), 'orders', 'plan', 'application/json', '{}', '',"
-                            + "   UTC_TIMESTAMP(6) - INTERVAL 1 HOUR,"
+                            + "   UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, UTC_TIMESTAMP(6) - INTERVAL 1 HOUR,"
                             + "   CASE WHEN seq <= 20000 THEN UTC_TIMESTAMP(6) - INTERVAL 1 HOUR + INTERVAL seq MICROSECOND"
                             + "        WHEN seq <= 30000 THEN NULL"
                             + "        ELSE UTC_TIMESTAMP(6) + INTERVAL 10 MINUTE END,"
@@ -41,24 +37,22 @@ class MariaDbClaimPlanTest {
                             + "   IF(seq > 20000 AND seq <= 30000, 'poison', NULL)"
                             + " FROM seq_1_to_40000");
             st.execute("ANALYZE TABLE outbox_plan");
-            try (PreparedStatement explain =
-                    h.getConnection().prepareStatement("EXPLAIN " + store.sql().claim)) {
-                explain.setObject(1, LocalDateTime.now(ZoneOffset.UTC));
-                explain.setInt(2, 100);
-                try (ResultSet rs = explain.executeQuery()) {
-                    while (rs.next()) {
-                        plan.append("type=")
-                                .append(rs.getString("type"))
-                                .append(" key=")
-                                .append(rs.getString("key"))
-                                .append(" rows=")
-                                .append(rs.getString("rows"))
-                                .append(" extra=")
-                                .append(rs.getString("Extra"))
-                                .append('\n');
-                    }
-                }
-            }
+            MariaDbDialect sql = (MariaDbDialect) store.sql();
+            h.createQuery("EXPLAIN " + sql.candidates)
+                    .bind("now", sql.time(java.time.Instant.now()))
+                    .bind("limit", 100)
+                    .map(
+                            (rs, ctx) ->
+                                    plan.append("type=")
+                                            .append(rs.getString("type"))
+                                            .append(" key=")
+                                            .append(rs.getString("key"))
+                                            .append(" rows=")
+                                            .append(rs.getString("rows"))
+                                            .append(" extra=")
+                                            .append(rs.getString("Extra"))
+                                            .append('\n'))
+                    .list();
         }
         System.out.println("MariaDB claim plan (20k pending, 10k dead, 10k leased):\n" + plan);
         assertThat(plan.toString())

@@ -1,0 +1,20 @@
+package io.outbox4j.store.jdbi;
+
+/**
+ * A row a claim read from the claim index: its place in enqueue order, its key, and the enqueue
+ * sequence of the latest earlier message of its key still in the table ({@code prevSeq}, null when
+ * there is none). Dialects that cannot return the rows they lease carry the message ({@code row})
+ * read with the candidate.
+ *
+ * @param id the message id
+ * @param seq its enqueue order
+ * @param key its key, or null
+ * @param prevSeq the predecessor of its key, or null
+ * @param row the message row when the dialect reads it with the candidate, else null
+ */
+record Candidate(String id, long seq, String key, Long prevSeq, StoredRow row) {
+    @Override
+    public String toString() {
+        return id + "@" + seq + (key == null ? "" : "[" + key + " after " + prevSeq + "]");
+    }
+}

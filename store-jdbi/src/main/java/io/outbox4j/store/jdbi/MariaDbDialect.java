@@ -1,0 +1,204 @@
+package io.outbox4j.store.jdbi;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.jdbi.v3.core.Handle;
+
+/**
+ * MariaDB 10.6+: the claim lock is the row of the outbox's lock table; candidates are read with
+ * their messages and locked in one statement ({@code FOR UPDATE SKIP LOCKED}) because an {@code
+ * UPDATE} cannot return rows; completions return what they deleted ({@code DELETE … RETURNING}).
+ * Times are UTC wall-clock values in {@code DATETIME(6)}, never converted by a session time zone.
+ */
+class MariaDbDialect extends SqlDialect {
+    private final LockRow lockRow;
+
+    final String candidates;
+    final String lease;
+    final String abandonLocked;
+    final String unparkOneKey;
+    final String extendUpdate;
+    final String extendedLeases;
+    final String lockLeases;
+    final String lockUnkeyedLeases;
+
+    MariaDbDialect(String tableName, boolean deadLettersBlock) {
+        super(tableName, '`', deadLettersBlock, Orders.PLAIN);
+        this.lockRow =
+                new LockRow(
+                        '`' + Schema.objectName(tableName, "_lock") + '`',
+                        "INSERT IGNORE INTO %s (name) VALUES ('claim')");
+        this.candidates =
+                "SELECT "
+                        + MESSAGE_COLUMNS
+                        + ", "
+                        + predecessor
+                        + " AS prev_seq FROM "
+                        + table
+                        + " c"
+                        + claimable
+                        + " FOR UPDATE SKIP LOCKED";
+        this.lease =
+                "UPDATE "
+                        + table
+                        + " SET available_at = :until, lease_owner = :owner, receipt = :token,"
+                        + " attempts = attempts + 1 WHERE id IN (<ids>)";
+        this.lockLeases = "SELECT id, receipt, msg_key FROM " + table + LEASES + " FOR UPDATE";
+        this.lockUnkeyedLeases =
+                "SELECT id, receipt, msg_key FROM "
+                        + table
+                        + LEASES
+                        + " AND msg_key IS NULL FOR UPDATE";
+        this.abandonLocked =
+                "UPDATE "
+                        + table
+                        + " SET available_at = enqueued_at, attempts = GREATEST(attempts - 1, 0),"
+                        + " lease_owner = NULL, receipt = NULL WHERE id IN (<ids>)";
+        this.unparkOneKey =
+                "UPDATE "
+                        + table
+                        + " SET parked = FALSE WHERE msg_key = :key AND parked = TRUE"
+                        + " ORDER BY seq LIMIT "
+                        + UNPARK_LIMIT;
+        this.extendUpdate = "UPDATE " + table + " SET available_at = :until" + LEASES;
+        this.extendedLeases =
+                "SELECT id, receipt FROM " + table + LEASES + " AND available_at = :until";
+    }
+
+    @Override
+    Object timeValue(Instant value) {
+        return LocalDateTime.ofInstant(value, ZoneOffset.UTC);
+    }
+
+    @Override
+    Instant getTime(ResultSet rs, String column) throws SQLException {
+        LocalDateTime t = rs.getObject(column, LocalDateTime.class);
+        return t == null ? null : t.toInstant(ZoneOffset.UTC);
+    }
+
+    @Override
+    void lockClaims(Handle h) {
+        lockRow.lock(h);
+    }
+
+    @Override
+    List<Candidate> lockCandidates(Handle h, Instant now, int limit) {
+        return candidates(
+                h.createQuery(candidates).bind("now", time(now)).bind("limit", limit), this);
+    }
+
+    @Override
+    List<StoredRow> lease(Handle h, List<Candidate> taken, LeaseTerms terms) {
+        int moved =
+                h.createUpdate(lease)
+                        .bind("until", time(terms.until()))
+                        .bind("owner", terms.owner())
+                        .bind("token", terms.token())
+                        .bindList("ids", ids(taken))
+                        .execute();
+        List<StoredRow> rows = new ArrayList<>(taken.size());
+        if (moved == taken.size()) {
+            for (Candidate c : taken) {
+                rows.add(c.row().withOneMoreAttempt());
+            }
+        }
+        return inOrder(taken, rows);
+    }
+
+    @Override
+    Removed<Receipt.Lease> deleteLeases(
+            Handle h, String owner, List<Receipt> receipts, boolean keyed) {
+        return removedLeases(
+                bindLeases(
+                        h.createQuery(
+                                "DELETE FROM "
+                                        + table
+                                        + LEASES
+                                        + (keyed ? "" : " AND msg_key IS NULL")
+                                        + " RETURNING id, receipt, msg_key"),
+                        owner,
+                        receipts));
+    }
+
+    @Override
+    Removed<String> deleteDead(Handle h, Collection<String> ids) {
+        return removedIds(
+                h.createQuery(
+                                "DELETE FROM "
+                                        + table
+                                        + " WHERE id IN (<ids>) AND dead_at IS NOT NULL"
+                                        + " RETURNING id, msg_key")
+                        .bindList("ids", new ArrayList<>(ids)));
+    }
+
+    /**
+     * One {@code UPDATE}; only when it changed fewer rows than asked does a second statement read
+     * which leases it moved.
+     */
+    @Override
+    Set<Receipt.Lease> extend(Db db, String owner, List<Receipt> receipts, Instant until) {
+        int moved =
+                db.statement(
+                        "extend",
+                        h ->
+                                bindLeases(h.createUpdate(extendUpdate), owner, receipts)
+                                        .bind("until", time(until))
+                                        .execute());
+        if (moved == receipts.size()) {
+            Set<Receipt.Lease> all = new HashSet<>();
+            for (Receipt r : receipts) {
+                all.add(r.lease());
+            }
+            return all;
+        }
+        return db.statement(
+                "extend",
+                h ->
+                        leases(
+                                bindLeases(h.createQuery(extendedLeases), owner, receipts)
+                                        .bind("until", time(until))));
+    }
+
+    /** Locks the named leases, then gives them back: an {@code UPDATE} cannot say which it hit. */
+    @Override
+    Set<Receipt.Lease> abandon(Db db, String owner, List<Receipt> receipts) {
+        return db.transaction(
+                "abandon",
+                h -> {
+                    Set<Receipt.Lease> locked = lockLeases(h, owner, receipts, true).removed();
+                    if (!locked.isEmpty()) {
+                        h.createUpdate(abandonLocked).bindList("ids", leaseIds(locked)).execute();
+                    }
+                    return locked;
+                });
+    }
+
+    @Override
+    void unpark(Handle h, Collection<String> keys) {
+        unparkEach(h, keys, unparkOneKey);
+    }
+
+    /** Locks the named leases (with {@code keyed} false only rows without a key). */
+    Removed<Receipt.Lease> lockLeases(
+            Handle h, String owner, List<Receipt> receipts, boolean keyed) {
+        return removedLeases(
+                bindLeases(h.createQuery(keyed ? lockLeases : lockUnkeyedLeases), owner, receipts));
+    }
+
+    /** The ids of leases. */
+    static List<String> leaseIds(Collection<Receipt.Lease> leases) {
+        List<String> ids = new ArrayList<>(leases.size());
+        for (Receipt.Lease lease : leases) {
+            ids.add(lease.id());
+        }
+        return ids;
+    }
+}

@@ -1,0 +1,539 @@
+package io.outbox4j.store.jdbi;
+
+import io.outbox4j.api.OutboxException;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.HandleCallback;
+import org.jdbi.v3.core.argument.Argument;
+import org.jdbi.v3.core.statement.PreparedBatch;
+import org.jdbi.v3.core.statement.Query;
+import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
+
+/**
+ * One database's way of running the outbox over one table: its SQL, fixed when the store is built,
+ * and its claim and completion strategy (docs/per-key-order.md). The only variable parts of the SQL
+ * are the table name, validated against {@link #TABLE_NAME} and quoted, and the lists Jdbi expands
+ * for {@code <ids>}-style attributes; no value is ever written into SQL text.
+ *
+ * <p>This class holds what every dialect shares; a subclass supplies the claim lock, the locking
+ * read of claim candidates, how leased rows come back, and how completed rows are deleted.
+ */
+abstract class SqlDialect {
+    /**
+     * The identifiers a table may be named with: at most 63 characters, the smallest limit of the
+     * dialects.
+     */
+    static final Pattern TABLE_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
+
+    /** The columns {@link StoredRow#read} reads. */
+    static final String MESSAGE_COLUMNS =
+            "id, seq, topic, msg_key, module, content_type, payload, headers, occurred_at,"
+                    + " not_before, enqueued_at, attempts";
+
+    /** The most pages one claim reads when rows it reads are blocked. */
+    static final int MAX_PAGES = 8;
+
+    /** The most parked rows of one key a removal unparks (the next removal unparks the next). */
+    static final int UNPARK_LIMIT = 1000;
+
+    /** The most values one list statement binds. */
+    static final int LIST_CHUNK = 1000;
+
+    final String tableName;
+
+    /** The quoted table name. */
+    final String table;
+
+    /** Whether a dead letter counts as an earlier message of its key (the default). */
+    final boolean deadLettersBlock;
+
+    final String insert;
+    final String release;
+    final String deadLetter;
+    final String keyOf;
+    final String deleteAll;
+    final String statistics;
+    final String blockedKeys;
+    final String replay;
+    final String lastError;
+
+    /**
+     * The claim order over rows that are not dead, not parked and due; {@code :now} and {@code
+     * :limit}.
+     */
+    final String claimable;
+
+    /** The enqueue sequence of the latest earlier row of candidate {@code c}'s key, or NULL. */
+    final String predecessor;
+
+    /** How the dead-letter listing orders: dead-letter time, then enqueue order. */
+    private final String deadOrder;
+
+    /**
+     * Builds the statements every dialect shares.
+     *
+     * @param tableName the table name, already validated
+     * @param quote the dialect's identifier quote
+     * @param deadLettersBlock whether dead letters count as earlier messages of their key
+     * @param order how this dialect spells the three orders so that its planner walks the matching
+     *     index in order (claim index, key index backwards, dead-letter index)
+     */
+    SqlDialect(String tableName, char quote, boolean deadLettersBlock, Orders order) {
+        this.tableName = tableName;
+        this.table = quote + tableName + quote;
+        this.deadLettersBlock = deadLettersBlock;
+        this.insert =
+                "INSERT INTO "
+                        + table
+                        + " (id, topic, msg_key, module, content_type, payload, headers,"
+                        + " occurred_at, not_before, enqueued_at, available_at)"
+                        + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+        this.claimable =
+                " WHERE c.dead_at IS NULL AND c.parked = FALSE AND c.available_at <= :now"
+                        + " ORDER BY "
+                        + order.claim()
+                        + " LIMIT :limit";
+        this.predecessor =
+                "(SELECT p.seq FROM "
+                        + table
+                        + " p WHERE p.msg_key = c.msg_key AND p.seq < c.seq"
+                        + (deadLettersBlock ? "" : " AND p.dead_at IS NULL")
+                        + " ORDER BY "
+                        + order.predecessor()
+                        + " LIMIT 1)";
+        String leased =
+                " WHERE id = :id AND receipt = :token AND lease_owner = :owner AND dead_at IS NULL";
+        this.release =
+                "UPDATE "
+                        + table
+                        + " SET available_at = :at, last_error = :error, lease_owner = NULL,"
+                        + " receipt = NULL"
+                        + leased;
+        // A dead row has no availability: it leaves every claim index range, not only the filter.
+        this.deadLetter =
+                "UPDATE "
+                        + table
+                        + " SET dead_at = :at, dead_reason = :reason, available_at = NULL,"
+                        + " lease_owner = NULL, receipt = NULL"
+                        + leased;
+        this.keyOf = "SELECT msg_key FROM " + table + " WHERE id = :id";
+        this.deleteAll = "DELETE FROM " + table;
+        this.deadOrder = order.dead();
+        String live = "dead_at IS NULL AND available_at ";
+        this.statistics =
+                "SELECT topic,"
+                        + " SUM(CASE WHEN "
+                        + live
+                        + "<= :now THEN 1 ELSE 0 END) AS ready,"
+                        + " SUM(CASE WHEN "
+                        + live
+                        + "> :now AND lease_owner IS NULL THEN 1 ELSE 0 END) AS delayed,"
+                        + " SUM(CASE WHEN "
+                        + live
+                        + "> :now AND lease_owner IS NOT NULL THEN 1 ELSE 0 END) AS leased,"
+                        + " SUM(CASE WHEN dead_at IS NOT NULL THEN 1 ELSE 0 END) AS dead,"
+                        + " MIN(CASE WHEN "
+                        + live
+                        + "<= :now THEN available_at END) AS oldest_ready"
+                        + " FROM "
+                        + table
+                        + " GROUP BY topic";
+        this.blockedKeys =
+                "SELECT COUNT(DISTINCT msg_key) FROM "
+                        + table
+                        + " WHERE dead_at IS NOT NULL AND msg_key IS NOT NULL";
+        // Unparking is always safe (a claim parks the row again if it is still blocked).
+        this.replay =
+                "UPDATE "
+                        + table
+                        + " SET dead_at = NULL, dead_reason = NULL, attempts = 0, available_at = :now,"
+                        + " parked = FALSE, lease_owner = NULL, receipt = NULL"
+                        + " WHERE id IN (<ids>) AND dead_at IS NOT NULL";
+        this.lastError =
+                "SELECT last_error, dead_reason, dead_at FROM " + table + " WHERE id = :id";
+    }
+
+    /**
+     * Selects dead letters by a filter, oldest dead-letter time first (ties by enqueue order):
+     * optional {@code :topic}, {@code :deadFrom}, {@code :deadBefore}, and with {@code after} the
+     * keyset cursor {@code :afterAt}, {@code :afterSeq}; {@code :limit} rows.
+     */
+    String deadLetters(
+            String columns, boolean topic, boolean deadFrom, boolean deadBefore, boolean after) {
+        return "SELECT "
+                + columns
+                + " FROM "
+                + table
+                + " WHERE dead_at IS NOT NULL"
+                + (topic ? " AND topic = :topic" : "")
+                + (deadFrom ? " AND dead_at >= :deadFrom" : "")
+                + (deadBefore ? " AND dead_at < :deadBefore" : "")
+                + (after
+                        ? " AND (dead_at > :afterAt OR (dead_at = :afterAt AND seq > :afterSeq))"
+                        : "")
+                + " ORDER BY "
+                + deadOrder
+                + " LIMIT :limit";
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // What each dialect supplies
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * The insert of a single message. A duplicate id fails it; PostgreSQL's inserts nothing instead
+     * (update count 0), so the caller's transaction stays usable without a savepoint.
+     */
+    String insertOne() {
+        return insert;
+    }
+
+    /** Binds an instant as this dialect's UTC timestamp value. */
+    abstract Object timeValue(Instant value);
+
+    /** Reads a UTC timestamp written through {@link #timeValue}. */
+    abstract Instant getTime(ResultSet rs, String column) throws SQLException;
+
+    /**
+     * Takes this outbox's claim lock until the end of the transaction: claims, and removals of
+     * keyed rows, are serialised by it.
+     */
+    abstract void lockClaims(Handle h);
+
+    /**
+     * Reads one page of claim candidates in claim order, with their predecessors, and locks the
+     * rows it returns against other writers until the end of the transaction.
+     */
+    abstract List<Candidate> lockCandidates(Handle h, Instant now, int limit);
+
+    /** Leases the taken candidates; returns their rows in the order given. */
+    abstract List<StoredRow> lease(Handle h, List<Candidate> taken, LeaseTerms terms);
+
+    /**
+     * Deletes the leases named by the receipts, returning the leases it deleted and the keys of the
+     * deleted rows.
+     *
+     * @param keyed whether the receipts are of keyed messages (the caller holds the claim lock);
+     *     unkeyed receipts delete only rows without a key
+     */
+    abstract Removed<Receipt.Lease> deleteLeases(
+            Handle h, String owner, List<Receipt> receipts, boolean keyed);
+
+    /** Deletes the dead letters among {@code ids}; returns the deleted ids and their keys. */
+    abstract Removed<String> deleteDead(Handle h, Collection<String> ids);
+
+    /**
+     * Moves the lease end of the named leases; returns the leases it moved. One statement where the
+     * database can report which rows it changed.
+     */
+    abstract Set<Receipt.Lease> extend(Db db, String owner, List<Receipt> receipts, Instant until);
+
+    /**
+     * Gives back the named leases: lease cleared, one attempt taken back, due at the enqueue time;
+     * returns the leases it gave back.
+     */
+    abstract Set<Receipt.Lease> abandon(Db db, String owner, List<Receipt> receipts);
+
+    /** Unparks the first {@link #UNPARK_LIMIT} parked rows of each key. */
+    abstract void unpark(Handle h, Collection<String> keys);
+
+    /**
+     * What a deletion removed: the leases (or ids) and the keys that lost a row.
+     *
+     * @param <T> {@link Receipt.Lease} or the id
+     * @param removed what was removed
+     * @param keys the keys of removed rows that had one
+     */
+    record Removed<T>(Set<T> removed, Set<String> keys) {}
+
+    /**
+     * How a dialect spells the orders of the claim ({@code c}: available_at, then seq), of the
+     * predecessor probe ({@code p}: seq descending) and of the dead-letter listing (dead_at, then
+     * seq), so that its planner reads the matching index in order and stops at the limit.
+     *
+     * @param claim the claim order
+     * @param predecessor the predecessor probe order
+     * @param dead the dead-letter order
+     */
+    record Orders(String claim, String predecessor, String dead) {
+        /** The plain spelling, for planners that see through equality conditions. */
+        static final Orders PLAIN =
+                new Orders("c.available_at, c.seq", "p.seq DESC", "dead_at, seq");
+    }
+
+    /** The lease a claim writes: its end, owner and token. */
+    record LeaseTerms(Instant until, String owner, String token) {}
+
+    /**
+     * Runs a transaction on the handle. Every dialect but PostgreSQL (whose default it is) asks for
+     * READ COMMITTED: each statement sees what was committed before it started, which is what the
+     * claim lock relies on.
+     */
+    <T> T inTransaction(Handle h, HandleCallback<T, RuntimeException> work) {
+        return h.inTransaction(TransactionIsolationLevel.READ_COMMITTED, work);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Claim and completion (docs/per-key-order.md)
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * One claim: under the claim lock, reads pages of candidates, leases the rows the walk takes
+     * and parks the rows it finds blocked, in one transaction.
+     */
+    List<StoredRow> claim(Db db, Instant now, LeaseTerms terms, int limit) {
+        return db.transaction(
+                "claim",
+                h -> {
+                    lockClaims(h);
+                    ClaimWalk walk = new ClaimWalk(limit);
+                    List<StoredRow> leased = new ArrayList<>();
+                    for (int page = 1; ; page++) {
+                        List<Candidate> candidates = lockCandidates(h, now, limit);
+                        ClaimWalk.Step step = walk.next(candidates);
+                        if (!step.taken().isEmpty()) {
+                            leased.addAll(lease(h, step.taken(), terms));
+                        }
+                        if (!step.parked().isEmpty()) {
+                            park(h, ids(step.parked()));
+                        }
+                        if (step.parked().isEmpty()
+                                || walk.full()
+                                || candidates.size() < limit
+                                || page == MAX_PAGES) {
+                            return leased;
+                        }
+                    }
+                });
+    }
+
+    /**
+     * Deletes completed leases. Receipts of unkeyed messages go without the claim lock (nothing
+     * waits behind them); keyed ones take it and unpark their keys in the same transaction.
+     *
+     * @return the leases deleted
+     */
+    Set<Receipt.Lease> complete(Db db, String owner, List<Receipt> receipts) {
+        Set<Receipt.Lease> deleted = new HashSet<>();
+        List<Receipt> keyed = new ArrayList<>();
+        List<Receipt> unkeyed = new ArrayList<>();
+        for (Receipt r : receipts) {
+            (r.keyed() ? keyed : unkeyed).add(r);
+        }
+        for (List<Receipt> chunk : chunks(unkeyed)) {
+            deleted.addAll(completeUnkeyed(db, owner, chunk));
+        }
+        for (List<Receipt> chunk : chunks(keyed)) {
+            deleted.addAll(
+                    db.transaction(
+                            "complete",
+                            h -> {
+                                lockClaims(h);
+                                return deleteLeasesAndUnpark(h, owner, chunk);
+                            }));
+        }
+        return deleted;
+    }
+
+    /** Deletes leases of unkeyed messages: one statement. */
+    Set<Receipt.Lease> completeUnkeyed(Db db, String owner, List<Receipt> chunk) {
+        return db.statement("complete", h -> deleteLeases(h, owner, chunk, false).removed());
+    }
+
+    /** Deletes keyed leases and unparks their keys; the caller holds the claim lock. */
+    Set<Receipt.Lease> deleteLeasesAndUnpark(Handle h, String owner, List<Receipt> chunk) {
+        Removed<Receipt.Lease> removed = deleteLeases(h, owner, chunk, true);
+        unpark(h, removed.keys());
+        return removed.removed();
+    }
+
+    /** Marks rows parked: they leave the claim index until an earlier row of their key goes. */
+    void park(Handle h, List<String> ids) {
+        h.createUpdate("UPDATE " + table + " SET parked = TRUE WHERE id IN (<ids>)")
+                .bindList("ids", ids)
+                .execute();
+    }
+
+    /**
+     * Unparks key by key with one batched statement that updates the first {@link #UNPARK_LIMIT}
+     * parked rows of a key in enqueue order.
+     */
+    void unparkEach(Handle h, Collection<String> keys, String unparkOneKey) {
+        if (keys.isEmpty()) {
+            return;
+        }
+        PreparedBatch batch = h.prepareBatch(unparkOneKey);
+        for (String key : keys) {
+            batch.bind("key", key).add();
+        }
+        batch.execute();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Helpers for the dialects
+    // ------------------------------------------------------------------------------------------
+
+    /** An argument that binds an instant as this dialect's timestamp. */
+    Argument time(Instant value) {
+        return (position, statement, ctx) -> setTime(statement, position, value);
+    }
+
+    /** Binds an instant, or SQL NULL, as this dialect's timestamp. */
+    void setTime(PreparedStatement st, int index, Instant value) throws SQLException {
+        if (value == null) {
+            st.setNull(index, java.sql.Types.TIMESTAMP);
+        } else {
+            st.setObject(index, timeValue(value));
+        }
+    }
+
+    /** Reads a page of candidates (id, seq, msg_key, prev_seq) from a prepared query. */
+    static List<Candidate> candidates(Query query, SqlDialect withRows) {
+        return query.map(
+                        (rs, ctx) -> {
+                            long prev = rs.getLong("prev_seq");
+                            Long prevSeq = rs.wasNull() ? null : prev;
+                            StoredRow row = withRows == null ? null : StoredRow.read(rs, withRows);
+                            return new Candidate(
+                                    rs.getString("id"),
+                                    rs.getLong("seq"),
+                                    rs.getString("msg_key"),
+                                    prevSeq,
+                                    row);
+                        })
+                .list();
+    }
+
+    /** Puts leased rows back in the order the walk took them. */
+    static List<StoredRow> inOrder(List<Candidate> taken, List<StoredRow> rows) {
+        Map<String, StoredRow> byId = new HashMap<>();
+        for (StoredRow r : rows) {
+            byId.put(r.id, r);
+        }
+        List<StoredRow> ordered = new ArrayList<>(taken.size());
+        for (Candidate c : taken) {
+            StoredRow r = byId.get(c.id());
+            if (r == null) {
+                throw new OutboxException(
+                        "claim locked "
+                                + taken.size()
+                                + " rows but leased "
+                                + rows.size()
+                                + "; the transaction was rolled back");
+            }
+            ordered.add(r);
+        }
+        return ordered;
+    }
+
+    static List<String> ids(List<Candidate> candidates) {
+        List<String> ids = new ArrayList<>(candidates.size());
+        for (Candidate c : candidates) {
+            ids.add(c.id());
+        }
+        return ids;
+    }
+
+    static List<String> idsOf(List<Receipt> receipts) {
+        Set<String> ids = new LinkedHashSet<>();
+        for (Receipt r : receipts) {
+            ids.add(r.id());
+        }
+        return new ArrayList<>(ids);
+    }
+
+    /** Splits a list into chunks a list statement can bind. */
+    static <T> List<List<T>> chunks(List<T> all) {
+        List<List<T>> chunks = new ArrayList<>();
+        for (int from = 0; from < all.size(); from += LIST_CHUNK) {
+            chunks.add(all.subList(from, Math.min(all.size(), from + LIST_CHUNK)));
+        }
+        return chunks;
+    }
+
+    /** The leases and keys of rows a statement returned as {@code id, receipt, msg_key}. */
+    static Removed<Receipt.Lease> removedLeases(Query query) {
+        Set<Receipt.Lease> leases = new HashSet<>();
+        Set<String> keys = new HashSet<>();
+        query.map(
+                        (rs, ctx) -> {
+                            leases.add(lease(rs));
+                            String key = rs.getString("msg_key");
+                            if (key != null) {
+                                keys.add(key);
+                            }
+                            return key;
+                        })
+                .list();
+        return new Removed<>(leases, keys);
+    }
+
+    /** The ids and keys of rows a statement returned as {@code id, msg_key}. */
+    static Removed<String> removedIds(Query query) {
+        Set<String> ids = new HashSet<>();
+        Set<String> keys = new HashSet<>();
+        query.map(
+                        (rs, ctx) -> {
+                            ids.add(rs.getString("id"));
+                            String key = rs.getString("msg_key");
+                            if (key != null) {
+                                keys.add(key);
+                            }
+                            return key;
+                        })
+                .list();
+        return new Removed<>(ids, keys);
+    }
+
+    /** The leases of rows a statement returned as {@code id, receipt}. */
+    static Set<Receipt.Lease> leases(Query query) {
+        return new HashSet<>(query.map((rs, ctx) -> lease(rs)).list());
+    }
+
+    /** The lease of a returned row: its {@code id} and {@code receipt} columns. */
+    static Receipt.Lease lease(ResultSet rs) throws SQLException {
+        return new Receipt.Lease(rs.getString("receipt"), rs.getString("id"));
+    }
+
+    /**
+     * The condition naming leases exactly for dialects without arrays: the owner, and each (id,
+     * receipt) pair. The {@code id IN} list is redundant with the pairs; it lets every planner go
+     * through the primary key. Binds {@code :owner}, {@code <ids>} and {@code <pairs>} ({@link
+     * #bindLeases}).
+     */
+    static final String LEASES =
+            " WHERE lease_owner = :owner AND dead_at IS NULL AND id IN (<ids>)"
+                    + " AND (id, receipt) IN (<pairs>)";
+
+    static <S extends org.jdbi.v3.core.statement.SqlStatement<S>> S bindLeases(
+            S statement, String owner, List<Receipt> receipts) {
+        StringBuilder pairs = new StringBuilder();
+        for (int i = 0; i < receipts.size(); i++) {
+            pairs.append(i == 0 ? "" : ", ")
+                    .append("(:id")
+                    .append(i)
+                    .append(", :token")
+                    .append(i)
+                    .append(')');
+            statement
+                    .bind("id" + i, receipts.get(i).id())
+                    .bind("token" + i, receipts.get(i).token());
+        }
+        return statement
+                .bind("owner", owner)
+                .bindList("ids", idsOf(receipts))
+                .define("pairs", pairs.toString());
+    }
+}
