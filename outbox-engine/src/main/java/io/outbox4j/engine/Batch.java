@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One batch, job by job: {@link Claim claim}, {@link Dispatch schedule} the publisher calls while
@@ -22,7 +23,7 @@ final class Batch {
     private final ExecutorService writePool;
     private final BooleanSupplier closing;
     private final RelayLog log;
-    private volatile Dispatch dispatch;
+    private volatile @Nullable Dispatch dispatch;
     private volatile boolean aborted;
 
     Batch(

@@ -5,6 +5,8 @@ import io.outbox4j.api.PublishOutcome;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Decides what becomes of each delivery once the publisher answered (or could not be asked):
@@ -16,7 +18,7 @@ import java.util.List;
 final class Decide {
     private final Settings settings;
     private final RelayLog log;
-    private Error publisherError;
+    private @Nullable Error publisherError;
 
     Decide(Settings settings, RelayLog log) {
         this.settings = settings;
@@ -24,7 +26,7 @@ final class Decide {
     }
 
     /** The first Error a publisher threw in this batch (others are suppressed into it), or null. */
-    Error publisherError() {
+    @Nullable Error publisherError() {
         return publisherError;
     }
 
@@ -122,15 +124,17 @@ final class Decide {
                         settings.maxAttempts(),
                         settings.backoff(),
                         now);
-        if (verdict.deadLetter()) {
-            t.deadLetter(verdict.reason(), cause);
+        String reason = verdict.reason();
+        Instant retryAt = verdict.retryAt();
+        if (reason != null) {
+            t.deadLetter(reason, cause);
         } else {
-            t.release(verdict.retryAt(), cause);
+            t.release(Objects.requireNonNull(retryAt, "retryAt"), cause);
         }
         log.publishFailed(
                 t.delivery.message().topic(),
                 Verdicts.describe(cause),
-                verdict.deadLetter() ? null : verdict.retryAt(),
+                reason != null ? null : retryAt,
                 now);
         holdBack(t.lane);
     }

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionService;
@@ -22,6 +23,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Schedules the publisher calls of one batch: lanes dealt to at most {@code workers} groups, each
@@ -216,8 +218,9 @@ final class Dispatch {
             List<Tracked> heads = new ArrayList<>(open.size());
             List<Message> messages = new ArrayList<>(open.size());
             for (Lanes.Lane lane : open) {
-                heads.add(lane.head());
-                messages.add(lane.head().delivery.message());
+                Tracked head = Objects.requireNonNull(lane.head(), "an open lane has a head");
+                heads.add(head);
+                messages.add(head.delivery.message());
             }
             List<Message> batch = List.copyOf(messages);
             long start = System.nanoTime();
@@ -243,7 +246,7 @@ final class Dispatch {
     }
 
     /** Why no further call may start, or null if one may. */
-    private String stopReason(Instant now) {
+    private @Nullable String stopReason(Instant now) {
         if (interrupted) {
             return "the relay was interrupted";
         }
@@ -314,7 +317,8 @@ final class Dispatch {
             if (e.getCause() instanceof Error error) {
                 decide.threw(call.heads(), error, call.took());
             } else {
-                decide.failedAll(call.heads(), e.getCause(), call.took());
+                decide.failedAll(
+                        call.heads(), Objects.requireNonNullElse(e.getCause(), e), call.took());
             }
             return;
         } catch (InterruptedException e) {

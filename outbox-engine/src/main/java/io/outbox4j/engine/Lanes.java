@@ -5,6 +5,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Splits a claimed batch into lanes (the messages sharing a key, in claim order; a message without
@@ -20,7 +21,7 @@ final class Lanes {
         final List<Tracked> items = new ArrayList<>();
         private int next;
 
-        Tracked head() {
+        @Nullable Tracked head() {
             return next < items.size() ? items.get(next) : null;
         }
 

@@ -2,6 +2,7 @@ package io.outbox4j.engine;
 
 import io.outbox4j.api.Observation;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -17,7 +18,7 @@ final class Observe {
                     Observation.of(
                             t.delivery,
                             t.duration,
-                            t.outcome,
+                            Objects.requireNonNull(t.outcome, "outcome"),
                             Optional.ofNullable(t.error),
                             t.publisherThrewError));
         }

@@ -9,7 +9,9 @@ import io.outbox4j.api.Release;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Records a decided batch in the store: the published messages completed in one call, each failed
@@ -66,7 +68,11 @@ final class Recorder {
             if (t.disposition == Tracked.Disposition.RELEASE) {
                 renew();
                 Release release =
-                        new Release(owner, t.receipt(), t.availableAt, Verdicts.describe(t.error));
+                        new Release(
+                                owner,
+                                t.receipt(),
+                                Objects.requireNonNull(t.availableAt, "availableAt"),
+                                Verdicts.describe(Objects.requireNonNull(t.error, "error")));
                 Boolean ok = writes.run("release a failed message", () -> store.release(release));
                 leases.forget(t);
                 t.outcome = outcome(ok, Outcome.RELEASED);
@@ -74,14 +80,15 @@ final class Recorder {
             } else if (t.disposition == Tracked.Disposition.DEAD_LETTER) {
                 renew();
                 Instant now = settings.clock().instant();
-                DeadLetter deadLetter = new DeadLetter(owner, t.receipt(), t.deadLetterReason, now);
+                String reason = Objects.requireNonNull(t.deadLetterReason, "deadLetterReason");
+                DeadLetter deadLetter = new DeadLetter(owner, t.receipt(), reason, now);
                 Boolean ok =
                         writes.run("dead-letter a message", () -> store.deadLetter(deadLetter));
                 leases.forget(t);
                 t.outcome = outcome(ok, Outcome.DEAD_LETTERED);
                 if (Boolean.TRUE.equals(ok)) {
                     deadLettered++;
-                    log.deadLettered(t.delivery, t.deadLetterReason);
+                    log.deadLettered(t.delivery, reason);
                 }
             } else if (t.disposition == Tracked.Disposition.LOST) {
                 t.outcome = Outcome.STALE;
@@ -114,7 +121,7 @@ final class Recorder {
         leases.renewIfDue(settings.clock().instant());
     }
 
-    private static Outcome outcome(Boolean ok, Outcome recorded) {
+    private static Outcome outcome(@Nullable Boolean ok, Outcome recorded) {
         if (ok == null) {
             return Outcome.NOT_RECORDED;
         }

@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 
 /**
@@ -170,14 +171,14 @@ public final class Relay implements AutoCloseable {
     /** Held while a batch runs: batches of one relay never overlap. */
     private final ReentrantLock batchLock = new ReentrantLock();
 
-    private volatile Batch currentBatch;
+    private volatile @Nullable Batch currentBatch;
 
     private final ReentrantLock waitLock = new ReentrantLock();
     private final Condition waitCondition = waitLock.newCondition();
     private boolean wakeRequested;
 
     private final AtomicBoolean closed = new AtomicBoolean();
-    private Thread loopThread;
+    private @Nullable Thread loopThread;
     private final RelayLog log;
     private final AtomicLong publishedTotal = new AtomicLong();
     private final AtomicLong deadLetteredTotal = new AtomicLong();
@@ -405,7 +406,8 @@ public final class Relay implements AutoCloseable {
                 continue;
             }
             storeErrors = 0;
-            if (result.claimed() < settings.batchSize() && !pause(settings.pollInterval(), true)) {
+            boolean full = result != null && result.claimed() >= settings.batchSize();
+            if (!full && !pause(settings.pollInterval(), true)) {
                 return;
             }
         }
@@ -482,7 +484,7 @@ public final class Relay implements AutoCloseable {
     public static final class Builder {
         private final OutboxStore store;
         private final Publisher publisher;
-        private String owner;
+        private @Nullable String owner;
         private int batchSize = DEFAULT_BATCH_SIZE;
         private int workers = DEFAULT_WORKERS;
         private Duration deliveryTimeout = DEFAULT_DELIVERY_TIMEOUT;

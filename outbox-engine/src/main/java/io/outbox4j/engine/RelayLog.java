@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -115,7 +116,8 @@ final class RelayLog {
      * Counts a failed publish of {@code topic}; logs the topic's summary if its last line is at
      * least the interval old.
      */
-    synchronized void publishFailed(String topic, String error, Instant nextRetry, Instant now) {
+    synchronized void publishFailed(
+            String topic, String error, @Nullable Instant nextRetry, Instant now) {
         TopicFailures f = topics.get(topic);
         if (f == null) {
             if (topics.size() >= MAX_TOPICS) {
@@ -140,7 +142,7 @@ final class RelayLog {
     synchronized void flushFailures(Instant now, boolean all) {
         for (Map.Entry<String, TopicFailures> e : topics.entrySet()) {
             TopicFailures f = e.getValue();
-            if (f.pending > 0 && (all || !now.isBefore(f.nextLineAt))) {
+            if (f.pending > 0 && (all || f.nextLineAt == null || !now.isBefore(f.nextLineAt))) {
                 line(e.getKey(), f, now);
             }
         }
@@ -153,7 +155,9 @@ final class RelayLog {
                 owner,
                 topic,
                 f.pending == 1 ? "once" : f.pending + " times",
-                f.nextLineAt == null ? "" : " in the last " + Durations.format(sinceLast(f, now)),
+                f.lastLineAt == null
+                        ? ""
+                        : " in the last " + Durations.format(sinceLast(f.lastLineAt, now)),
                 f.total,
                 f.lastError,
                 f.nextRetry == null ? "none (dead-lettered)" : "at " + f.nextRetry);
@@ -162,8 +166,8 @@ final class RelayLog {
         f.nextLineAt = now.plus(interval);
     }
 
-    private static Duration sinceLast(TopicFailures f, Instant now) {
-        Duration d = Duration.between(f.lastLineAt, now);
+    private static Duration sinceLast(Instant lastLineAt, Instant now) {
+        Duration d = Duration.between(lastLineAt, now);
         return d.isNegative() ? Duration.ZERO : d;
     }
 
@@ -188,9 +192,9 @@ final class RelayLog {
     private static final class TopicFailures {
         int pending;
         long total;
-        String lastError;
-        Instant nextRetry;
-        Instant lastLineAt;
-        Instant nextLineAt;
+        String lastError = "";
+        @Nullable Instant nextRetry;
+        @Nullable Instant lastLineAt;
+        @Nullable Instant nextLineAt;
     }
 }

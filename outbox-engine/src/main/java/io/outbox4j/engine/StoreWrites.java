@@ -3,6 +3,7 @@ package io.outbox4j.engine;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
@@ -10,6 +11,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs a batch's store writes on a pool of their own, each bounded by its own timeout and deaf to
@@ -41,7 +43,7 @@ final class StoreWrites {
      * @param what what the write does, for the log ("release a failed message"); failures are
      *     counted per {@code what}
      */
-    <T> T run(String what, Supplier<T> write) {
+    <T> @Nullable T run(String what, Supplier<T> write) {
         if (hanging) {
             return null;
         }
@@ -81,7 +83,7 @@ final class StoreWrites {
                     if (e.getCause() instanceof Error error) {
                         throw error;
                     }
-                    failed(what, e.getCause());
+                    failed(what, Objects.requireNonNullElse(e.getCause(), e));
                     return null;
                 }
             }

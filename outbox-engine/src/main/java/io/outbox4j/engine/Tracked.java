@@ -4,6 +4,7 @@ import io.outbox4j.api.Delivery;
 import io.outbox4j.api.Observation;
 import java.time.Duration;
 import java.time.Instant;
+import org.jspecify.annotations.Nullable;
 
 /** One claimed delivery as it moves through a batch; confined to the batch's thread. */
 final class Tracked {
@@ -26,7 +27,8 @@ final class Tracked {
     /** Position in the claim. */
     final int index;
 
-    /** The lane it belongs to (set by {@link Lanes#plan}). */
+    /** The lane it belongs to (set by {@link Lanes#plan} before anything reads it). */
+    @SuppressWarnings("NullAway.Init")
     Lanes.Lane lane;
 
     /** Whether it was handed to the publisher (a real try). */
@@ -40,19 +42,19 @@ final class Tracked {
     /**
      * Why it was not published (the publisher's failure, a timeout, a held-back reason…), or null.
      */
-    Throwable error;
+    @Nullable Throwable error;
 
     boolean publisherThrewError;
 
-    Disposition disposition;
+    @Nullable Disposition disposition;
 
     /** For RELEASE: when it may be claimed again. */
-    Instant availableAt;
+    @Nullable Instant availableAt;
 
     /** For DEAD_LETTER: the reason kept by the store. */
-    String deadLetterReason;
+    @Nullable String deadLetterReason;
 
-    Observation.Outcome outcome;
+    Observation.@Nullable Outcome outcome;
 
     Tracked(Delivery delivery, int index) {
         this.delivery = delivery;

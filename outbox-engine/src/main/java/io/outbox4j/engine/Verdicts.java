@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongUnaryOperator;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,7 +26,7 @@ final class Verdicts {
      * A verdict: dead-letter with {@code reason}, or (when {@code reason} is null) retry at {@code
      * retryAt}.
      */
-    record Verdict(Instant retryAt, String reason) {
+    record Verdict(@Nullable Instant retryAt, @Nullable String reason) {
         boolean deadLetter() {
             return reason != null;
         }

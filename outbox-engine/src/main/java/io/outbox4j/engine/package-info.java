@@ -5,7 +5,11 @@
  * letter) in the store.
  *
  * <p>{@code Relay} (with its {@code Builder} and {@code Result}) is the whole public API of this
- * package; every other class is package-private. Nulls are decided once: no public method accepts
- * or returns {@code null}.
+ * package; every other class is package-private. Nulls are decided once and checked by the compiler
+ * (JSpecify {@code @NullMarked}, NullAway): no method accepts or returns {@code null} unless it is
+ * annotated {@code @Nullable}.
  */
+@NullMarked
 package io.outbox4j.engine;
+
+import org.jspecify.annotations.NullMarked;
