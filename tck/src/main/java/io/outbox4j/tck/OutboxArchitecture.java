@@ -151,7 +151,8 @@ public final class OutboxArchitecture {
     // ------------------------------------------------------------------------------------------------
 
     /**
-     * {@code io.outbox4j.api} depends on the JDK only.
+     * {@code io.outbox4j.api} depends on the JDK only (and on the JSpecify nullness annotations,
+     * which need not be present at run time).
      *
      * @return the rule
      */
@@ -161,9 +162,10 @@ public final class OutboxArchitecture {
                 .resideInAPackage(API)
                 .should()
                 .onlyDependOnClassesThat()
-                .resideInAnyPackage("java..", API)
+                .resideInAnyPackage("java..", API, "org.jspecify.annotations..")
                 .because(
-                        "the ports must not drag a third-party jar into an application (DESIGN §1)");
+                        "the ports must not drag a third-party jar into an application (DESIGN §1);"
+                                + " the nullness annotations are not needed at run time");
     }
 
     /**

@@ -3,6 +3,7 @@ package io.outbox4j.tck;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxAdmin;
 import io.outbox4j.api.OutboxStore;
 import java.util.List;
 import java.util.Optional;
@@ -16,8 +17,13 @@ import java.util.stream.Collectors;
  * skips.
  */
 abstract class BrokenStoreContract extends OutboxStoreContract {
-    final InMemoryOutboxStore reference = new InMemoryOutboxStore();
+    final InMemoryOutboxStore reference = newReference();
     private OutboxStore broken;
+
+    /** The reference store the defect wraps (created once per rule). */
+    InMemoryOutboxStore newReference() {
+        return new InMemoryOutboxStore();
+    }
 
     /** Wraps the reference store in the defect; the default breaks nothing in the store itself. */
     OutboxStore breakIt(InMemoryOutboxStore store) {
@@ -71,14 +77,37 @@ abstract class BrokenStoreContract extends OutboxStoreContract {
     }
 
     @Override
+    protected void enqueueOneCommitted(Message message) {
+        InMemoryOutboxStore.Transaction tx = reference.begin();
+        reference.enqueue(tx, message);
+        tx.commit();
+    }
+
+    @Override
+    protected void enqueueCommittingDespiteFailure(List<Message> messages) {
+        InMemoryOutboxStore.Transaction tx = reference.begin();
+        try {
+            reference.enqueueAll(tx, messages);
+        } finally {
+            tx.commit();
+        }
+    }
+
+    /** The reference store's admin port, over the same messages as the broken store. */
+    @Override
+    protected Optional<OutboxAdmin> admin() {
+        return Optional.of(reference);
+    }
+
+    @Override
+    protected Optional<OutboxStore> storeWhereDeadLettersDoNotBlock() {
+        return Optional.of(reference.withDeadLettersBlockingTheirKey(false));
+    }
+
+    @Override
     protected void enqueueRolledBack(List<Message> messages) {
         InMemoryOutboxStore.Transaction tx = reference.begin();
         reference.enqueueAll(tx, messages);
         tx.rollback();
-    }
-
-    @Override
-    protected Optional<String> deadLetterReason(String messageId) {
-        return reference.deadLetterReason(messageId);
     }
 }

@@ -2,19 +2,25 @@ package io.outbox4j.tck;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outbox4j.api.Abandonment;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Completion;
 import io.outbox4j.api.DeadLetter;
 import io.outbox4j.api.Delivery;
+import io.outbox4j.api.Extension;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.MessageLimits;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.Release;
+import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -127,6 +133,24 @@ class BrokenStoresTest {
                     boolean done = super.release(r);
                     if (done) {
                         handedOut.remove(idOfReceipt.get(r.receipt()));
+                    }
+                    return done;
+                }
+
+                @Override
+                public synchronized Set<String> abandon(Abandonment a) {
+                    Set<String> stale = super.abandon(a);
+                    a.receipts().stream()
+                            .filter(r -> !stale.contains(r))
+                            .forEach(r -> handedOut.remove(idOfReceipt.get(r)));
+                    return stale;
+                }
+
+                @Override
+                public synchronized boolean deadLetter(DeadLetter d) {
+                    boolean done = super.deadLetter(d);
+                    if (done) {
+                        handedOut.remove(idOfReceipt.get(d.receipt()));
                     }
                     return done;
                 }
@@ -312,6 +336,349 @@ class BrokenStoresTest {
         }
     }
 
+    /**
+     * Keys are hidden from the ordering (the reference store sees unkeyed messages; claims return
+     * the messages as enqueued). The base of the stores that get per-key order wrong.
+     */
+    abstract static class KeysHidden extends BrokenStoreContract {
+        final Map<String, Message> originals = new ConcurrentHashMap<>();
+
+        /** key → its message ids in enqueue order (rejected and rolled-back ones included). */
+        final Map<String, List<String>> keyOrder = new ConcurrentHashMap<>();
+
+        List<Message> hide(List<Message> messages) {
+            List<Message> out = new ArrayList<>();
+            for (Message m : messages) {
+                if (originals.putIfAbsent(m.id(), m) == null && m.key().isPresent()) {
+                    keyOrder.computeIfAbsent(m.key().get(), k -> new ArrayList<>()).add(m.id());
+                }
+                out.add(m.toBuilder().key(null).build());
+            }
+            return out;
+        }
+
+        Delivery restore(Delivery d) {
+            return new Delivery(
+                    originals.getOrDefault(d.message().id(), d.message()),
+                    d.receipt(),
+                    d.attempt(),
+                    d.enqueuedAt());
+        }
+
+        @Override
+        protected void enqueueCommitted(List<Message> messages) {
+            super.enqueueCommitted(hide(messages));
+        }
+
+        @Override
+        protected void enqueueOneCommitted(Message message) {
+            super.enqueueOneCommitted(hide(List.of(message)).get(0));
+        }
+
+        @Override
+        protected void enqueueRolledBack(List<Message> messages) {
+            super.enqueueRolledBack(hide(messages));
+        }
+
+        @Override
+        protected void enqueueCommittingDespiteFailure(List<Message> messages) {
+            super.enqueueCommittingDespiteFailure(hide(messages));
+        }
+
+        @Override
+        protected Optional<OutboxStore> storeWhereDeadLettersDoNotBlock() {
+            return Optional.of(breakIt(reference.withDeadLettersBlockingTheirKey(false)));
+        }
+    }
+
+    /** Per-key order is not kept at all: the claim takes due messages by availability only. */
+    static class IgnoresKeys extends KeysHidden {
+        @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            return changingDeliveries(store, this::restore);
+        }
+    }
+
+    /**
+     * Holds a keyed message back only while an earlier one of its key is leased: a head that waits
+     * for its retry or its notBefore, or is dead-lettered, lets its followers through (the bug of
+     * the first landing).
+     */
+    static class FencesOnLeasesOnly extends KeysHidden {
+        @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            return new ForwardingStore(store) {
+                @Override
+                public synchronized List<Delivery> claim(ClaimRequest r) {
+                    List<Delivery> out = new ArrayList<>();
+                    List<String> giveBack = new ArrayList<>();
+                    Set<String> kept = new HashSet<>();
+                    for (Delivery d : super.claim(r)) {
+                        Delivery real = restore(d);
+                        boolean blocked = false;
+                        if (real.message().key().isPresent()) {
+                            for (String e : keyOrder.get(real.message().key().get())) {
+                                if (e.equals(real.message().id())) {
+                                    break;
+                                }
+                                Lease l = latest.get(e);
+                                blocked |=
+                                        l != null
+                                                && l.until().isAfter(r.now())
+                                                && !kept.contains(e);
+                            }
+                        }
+                        if (blocked) {
+                            giveBack.add(d.receipt());
+                        } else {
+                            kept.add(real.message().id());
+                            out.add(real);
+                        }
+                    }
+                    if (!giveBack.isEmpty()) {
+                        super.abandon(new Abandonment(r.owner(), giveBack));
+                    }
+                    return out;
+                }
+            };
+        }
+    }
+
+    /** Built with the option under which dead letters do not block, though store() must not be. */
+    static class DeadLettersDoNotBlock extends BrokenStoreContract {
+        @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            return store.withDeadLettersBlockingTheirKey(false);
+        }
+    }
+
+    /**
+     * abandon(…) is a release back to the enqueue time: the message keeps its place, but the
+     * attempt stays counted.
+     */
+    static class AbandonCountsTheAttempt extends BrokenStoreContract {
+        @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            return new ForwardingStore(store) {
+                @Override
+                public synchronized Set<String> abandon(Abandonment a) {
+                    Set<String> stale = new TreeSet<>();
+                    for (String receipt : a.receipts()) {
+                        String id = idOfReceipt.get(receipt);
+                        Lease l = id == null ? null : latest.get(id);
+                        if (l == null
+                                || !release(
+                                        new Release(
+                                                a.owner(),
+                                                receipt,
+                                                l.delivery().enqueuedAt(),
+                                                "abandoned"))) {
+                            stale.add(receipt);
+                        }
+                    }
+                    return stale;
+                }
+            };
+        }
+    }
+
+    /**
+     * abandon(…) takes the attempt back but makes the message due at the store's clock, behind
+     * every message enqueued meanwhile.
+     */
+    static class AbandonLosesItsPlace extends BrokenStoreContract {
+        @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            return new ForwardingStore(store) {
+                private final Map<String, Integer> givenBack = new HashMap<>();
+
+                @Override
+                public synchronized List<Delivery> claim(ClaimRequest r) {
+                    List<Delivery> out = new ArrayList<>();
+                    for (Delivery d : super.claim(r)) {
+                        int back = givenBack.getOrDefault(d.message().id(), 0);
+                        out.add(
+                                new Delivery(
+                                        d.message(),
+                                        d.receipt(),
+                                        Math.max(1, d.attempt() - back),
+                                        d.enqueuedAt()));
+                    }
+                    return out;
+                }
+
+                @Override
+                public synchronized Set<String> abandon(Abandonment a) {
+                    Set<String> stale = new TreeSet<>();
+                    Instant now = Instant.now().truncatedTo(ChronoUnit.MICROS);
+                    for (String receipt : a.receipts()) {
+                        String id = idOfReceipt.get(receipt);
+                        if (id != null && release(new Release(a.owner(), receipt, now, "x"))) {
+                            givenBack.merge(id, 1, Integer::sum);
+                        } else {
+                            stale.add(receipt);
+                        }
+                    }
+                    return stale;
+                }
+            };
+        }
+    }
+
+    /** extend(…) finds the message by id and extends its lease, whatever the owner or receipt. */
+    static class ExtendsByMessageId extends BrokenStoreContract {
+        @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            return new ForwardingStore(store) {
+                @Override
+                public synchronized Set<String> extend(Extension e) {
+                    Set<String> stale = new TreeSet<>();
+                    for (String receipt : e.receipts()) {
+                        String id = idOfReceipt.get(receipt);
+                        Lease holder = id == null ? null : latest.get(id);
+                        Extension one =
+                                holder == null
+                                        ? new Extension(e.owner(), List.of(receipt), e.until())
+                                        : new Extension(
+                                                holder.owner(),
+                                                List.of(holder.delivery().receipt()),
+                                                e.until());
+                        if (!super.extend(one).isEmpty()) {
+                            stale.add(receipt);
+                        }
+                    }
+                    return stale;
+                }
+            };
+        }
+    }
+
+    /**
+     * Every write checks the owner but not the receipt: an owner's old receipt works on its new
+     * lease of the same message (WHERE id = ? AND lease_owner = ?).
+     */
+    static class ChecksOwnerNotReceipt extends BrokenStoreContract {
+        @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            return new ForwardingStore(store) {
+                /** The owner's live receipt for the message behind {@code receipt}. */
+                private String current(String owner, String receipt) {
+                    String id = idOfReceipt.get(receipt);
+                    Lease l = id == null ? null : latest.get(id);
+                    return l != null && l.owner().equals(owner) ? l.delivery().receipt() : receipt;
+                }
+
+                @Override
+                public synchronized Set<String> complete(Completion c) {
+                    Set<String> stale = new TreeSet<>();
+                    for (String r : c.receipts()) {
+                        String live = current(c.owner(), r);
+                        if (!super.complete(new Completion(c.owner(), List.of(live))).isEmpty()) {
+                            stale.add(r);
+                        }
+                    }
+                    return stale;
+                }
+
+                @Override
+                public synchronized boolean release(Release r) {
+                    return super.release(
+                            new Release(
+                                    r.owner(),
+                                    current(r.owner(), r.receipt()),
+                                    r.availableAt(),
+                                    r.error()));
+                }
+
+                @Override
+                public synchronized boolean deadLetter(DeadLetter d) {
+                    return super.deadLetter(
+                            new DeadLetter(
+                                    d.owner(),
+                                    current(d.owner(), d.receipt()),
+                                    d.reason(),
+                                    d.at()));
+                }
+
+                @Override
+                public synchronized Set<String> extend(Extension e) {
+                    Set<String> stale = new TreeSet<>();
+                    for (String r : e.receipts()) {
+                        String live = current(e.owner(), r);
+                        if (!super.extend(new Extension(e.owner(), List.of(live), e.until()))
+                                .isEmpty()) {
+                            stale.add(r);
+                        }
+                    }
+                    return stale;
+                }
+
+                @Override
+                public synchronized Set<String> abandon(Abandonment a) {
+                    Set<String> stale = new TreeSet<>();
+                    for (String r : a.receipts()) {
+                        String live = current(a.owner(), r);
+                        if (!super.abandon(new Abandonment(a.owner(), List.of(live))).isEmpty()) {
+                            stale.add(r);
+                        }
+                    }
+                    return stale;
+                }
+            };
+        }
+    }
+
+    /**
+     * A rejected batch keeps the rows inserted before the duplicate in the caller's transaction
+     * (the reference store did this before issue 13).
+     */
+    static class LeavesHalfARejectedBatch extends BrokenStoreContract {
+        @Override
+        protected void enqueueCommittingDespiteFailure(List<Message> messages) {
+            InMemoryOutboxStore.Transaction tx = reference.begin();
+            try {
+                for (Message m : messages) {
+                    reference.enqueue(tx, m);
+                }
+            } finally {
+                tx.commit();
+            }
+        }
+    }
+
+    /** The single-message enqueue is INSERT … ON CONFLICT DO NOTHING; the batch form is right. */
+    static class SingleEnqueueIgnoresDuplicates extends BrokenStoreContract {
+        @Override
+        protected void enqueueOneCommitted(Message message) {
+            if (reference.attempts(message.id()).isEmpty()) {
+                super.enqueueOneCommitted(message);
+            }
+        }
+    }
+
+    /** Stamps enqueue time with a clock 30 s ahead of the JVM's, beyond the 1 s tolerance. */
+    static class EnqueueClockAhead extends BrokenStoreContract {
+        @Override
+        InMemoryOutboxStore newReference() {
+            return new InMemoryOutboxStore(Clock.offset(Clock.systemUTC(), Duration.ofSeconds(30)));
+        }
+    }
+
+    /** Reports the claim time as the enqueue time. */
+    static class EnqueueTimeIsTheClaimTime extends BrokenStoreContract {
+        @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            return changingDeliveries(
+                    store,
+                    d ->
+                            new Delivery(
+                                    d.message(),
+                                    d.receipt(),
+                                    d.attempt(),
+                                    Instant.now().truncatedTo(ChronoUnit.MICROS)));
+        }
+    }
+
     // ------------------------------------------------------------------------------------------------
     // The verdicts
     // ------------------------------------------------------------------------------------------------
@@ -366,7 +733,6 @@ class BrokenStoresTest {
         assertThat(report.passed().keySet())
                 .as("every rule unrelated to the defect of %s must still pass", kit.getSimpleName())
                 .containsExactlyInAnyOrderElementsOf(others);
-        System.out.println("== " + kit.getSimpleName() + failures);
     }
 
     /**
@@ -382,13 +748,43 @@ class BrokenStoresTest {
         return Arguments.of(does, kit, rules);
     }
 
+    private static final String FIRST_OF_KEY =
+            "in this order (it is the oldest available message, the first of its key)";
+    private static final String HELD_BACK =
+            "a keyed message is claimable only when every earlier message of its key is claimed in"
+                    + " the same claim, before it";
+    private static final String KEY_RACE =
+            "a key's messages must be handed out in enqueue order and never to two holders at once";
+    private static final String SAME_OWNER =
+            "the old receipt is stale although the owner is the same";
+
     static Stream<Arguments> defects() {
         return Stream.of(
                 defect(
                         "ignores the claim limit",
                         IgnoresTheLimit.class,
                         "required_claimHonoursTheLimit",
-                        "claim(limit=2) with 5 message(s) available must lease exactly 2, but your store leased 3"),
+                        "claim(limit=2) with 5 message(s) available must lease exactly 2, but your store leased 3",
+                        "required_claimOrderIsEnqueueOrderNotIdOrOccurredAtOrder",
+                        "claim(limit=2) by tck-owner-a",
+                        "required_keyOrderIsEnqueueOrderNotIdOrOccurredAtOrder",
+                        "claim(limit=1) by tck-owner-a",
+                        "required_abandonedMessageKeepsItsPlace",
+                        "claim(limit=1) by tck-owner-b",
+                        "required_laterMessageWaitsWhileAnEarlierOneIsLeased",
+                        FIRST_OF_KEY,
+                        "required_deadLetterBlocksLaterMessagesOfItsKey",
+                        FIRST_OF_KEY,
+                        "optional_deadLetterBlocksItsKeyUntilReplayed",
+                        FIRST_OF_KEY,
+                        "optional_deadLetterBlocksItsKeyUntilDiscarded",
+                        FIRST_OF_KEY,
+                        "required_laterMessageBecomesClaimableWhenTheEarlierOneCompletes",
+                        FIRST_OF_KEY,
+                        "required_keyOrderHoldsAcrossOwnersAndStoreInstances",
+                        FIRST_OF_KEY,
+                        "required_unkeyedAndOtherKeysAreNotHeldBack",
+                        FIRST_OF_KEY),
                 defect(
                         "hands a leased message to a second claimer",
                         SharesLiveLeases.class,
@@ -396,15 +792,45 @@ class BrokenStoresTest {
                         "must return nothing because owner tck-owner-a holds a live lease",
                         "required_concurrentClaimersNeverShareAMessage",
                         "still held a live lease on it",
-                        // the completing race hands a message to a second claimer only when two
+                        // the completing races hand a message to a second claimer only when two
                         // claims overlap
                         "required_concurrentClaimCompleteAndReleaseLoseNothing",
-                        TIMING_DEPENDENT + "still held a live lease on it"),
+                        TIMING_DEPENDENT + "your store broke the contract",
+                        "required_concurrentClaimersKeepPerKeyOrder",
+                        TIMING_DEPENDENT + KEY_RACE,
+                        "required_abandonWithAStaleOrForeignReceiptChangesNothing",
+                        "is still live after stale abandons",
+                        "required_extendedLeaseHidesTheMessageUntilTheNewEnd",
+                        "must stay hidden",
+                        "required_laterMessageWaitsWhileAnEarlierOneIsLeased",
+                        "which is leased by tck-owner-a",
+                        "required_keyOrderHoldsAcrossOwnersAndStoreInstances",
+                        "which is leased by tck-owner-a through store()",
+                        "required_keyOrderIsEnqueueOrderNotIdOrOccurredAtOrder",
+                        HELD_BACK,
+                        "required_unkeyedAndOtherKeysAreNotHeldBack",
+                        "only its own key is blocked",
+                        "required_sameOwnersOldReceiptCannotAbandon",
+                        "the stale abandon must not have given back the new lease",
+                        "required_sameOwnersOldReceiptCannotRelease",
+                        "the stale release must not have cleared the new lease"),
                 defect(
                         "lists its deliveries newest first",
                         ListsNewestFirst.class,
                         "required_claimListsItsDeliveriesOldestFirst",
-                        "claim must list its deliveries in order of availability, then of enqueue"),
+                        "claim must list its deliveries in order of availability, then of enqueue",
+                        "required_claimOrderIsEnqueueOrderNotIdOrOccurredAtOrder",
+                        "the tie-break is enqueue order",
+                        "required_aClaimListsTheMessagesOfAKeyInEnqueueOrder",
+                        "must be listed in enqueue order",
+                        "required_keyOrderIsEnqueueOrderNotIdOrOccurredAtOrder",
+                        "key order is enqueue order",
+                        "required_abandonedFollowerWaitsBehindItsReleasedHead",
+                        "(both of one key, in enqueue order)",
+                        "required_laterMessageWaitsWhileAnEarlierOneWaitsForItsRetry",
+                        "first (it is the first of its key)",
+                        "required_concurrentClaimersKeepPerKeyOrder",
+                        TIMING_DEPENDENT + KEY_RACE),
                 defect(
                         "never lets a lease expire",
                         LeaseNeverExpires.class,
@@ -417,35 +843,69 @@ class BrokenStoresTest {
                         "required_staleReceiptCannotRelease",
                         LEASE_EXPIRY_SETUP,
                         "required_staleReceiptCannotDeadLetter",
-                        LEASE_EXPIRY_SETUP),
+                        LEASE_EXPIRY_SETUP,
+                        "required_sameOwnersOldReceiptCannotComplete",
+                        LEASE_EXPIRY_SETUP,
+                        "required_sameOwnersOldReceiptCannotRelease",
+                        LEASE_EXPIRY_SETUP,
+                        "required_sameOwnersOldReceiptCannotDeadLetter",
+                        LEASE_EXPIRY_SETUP,
+                        "required_sameOwnersOldReceiptCannotExtend",
+                        LEASE_EXPIRY_SETUP,
+                        "required_sameOwnersOldReceiptCannotAbandon",
+                        LEASE_EXPIRY_SETUP,
+                        "required_abandonWithAStaleOrForeignReceiptChangesNothing",
+                        LEASE_EXPIRY_SETUP,
+                        "required_extendWithAStaleOrForeignReceiptExtendsNothing",
+                        LEASE_EXPIRY_SETUP,
+                        "required_extendedLeaseHidesTheMessageUntilTheNewEnd",
+                        "(not extended) must be claimable",
+                        "required_laterMessageWaitsWhileAnEarlierOneIsLeased",
+                        "its lease ended, so it is handed out again"),
                 defect(
                         "completes by message id, whatever the owner or receipt",
                         CompletesByMessageId.class,
                         "required_staleReceiptCannotComplete",
                         "must report that receipt stale and change nothing",
                         "required_completeWithAForeignOwnerOrUnknownReceiptChangesNothing",
-                        "must report it stale (every write is a compare-and-set on owner and receipt)"),
+                        "must report it stale (every write is a compare-and-set on owner and receipt)",
+                        "required_sameOwnersOldReceiptCannotComplete",
+                        SAME_OWNER,
+                        "required_extendWithAStaleOrForeignReceiptExtendsNothing",
+                        "receipt is stale once tck-owner-c claimed the message again"),
                 defect(
                         "releases by message id, whatever the owner or receipt",
                         ReleasesByMessageId.class,
                         "required_staleReceiptCannotRelease",
                         "must return false (stale), but your store returned true",
                         "required_releaseWithAForeignOwnerOrUnknownReceiptChangesNothing",
-                        "must return false (stale), but your store returned true"),
+                        "must return false (stale), but your store returned true",
+                        "required_sameOwnersOldReceiptCannotRelease",
+                        SAME_OWNER),
                 defect(
                         "ignores availableAt on release",
                         ReleaseIgnoresAvailableAt.class,
                         "required_releaseHidesTheMessageUntilAvailableAt",
-                        "was released with availableAt="),
+                        "was released with availableAt=",
+                        "required_laterMessageWaitsWhileAnEarlierOneWaitsForItsRetry",
+                        "which waits for its retry",
+                        "required_abandonedFollowerWaitsBehindItsReleasedHead",
+                        "so the abandoned follower must wait too"),
                 defect(
                         "enqueues outside the caller's transaction",
                         RolledBackEnqueueVisible.class,
-                        "required_rolledBackEnqueueIsNeverClaimable",
+                        "optional_rolledBackEnqueueIsNeverClaimable",
                         "in a transaction that rolled back"),
                 defect(
                         "does not count attempts",
                         AttemptNotCounted.class,
                         "required_everyClaimCountsOneAttempt",
+                        "must be attempt 2, but your store reported 1",
+                        "required_abandonTakesTheAttemptBack",
+                        "a release counts the attempt",
+                        "required_abandonedFollowerWaitsBehindItsReleasedHead",
+                        "must be attempt 2, but your store reported 1",
+                        "required_extendedLeaseHidesTheMessageUntilTheNewEnd",
                         "must be attempt 2, but your store reported 1"),
                 defect(
                         "keeps payloads as text",
@@ -463,7 +923,13 @@ class BrokenStoresTest {
                         "retries dead-lettered messages later",
                         DeadLetterRetriesLater.class,
                         "required_deadLetteredMessageIsNeverClaimedAgain",
-                        "was dead-lettered a day ago"),
+                        "was dead-lettered a day ago",
+                        "required_deadLetterBlocksLaterMessagesOfItsKey",
+                        "which is dead-lettered",
+                        "optional_deadLetterBlocksItsKeyUntilReplayed",
+                        "must replay 1, but your store replayed 0",
+                        "optional_deadLetterBlocksItsKeyUntilDiscarded",
+                        "must discard 1, but your store discarded 0"),
                 defect(
                         "drops duplicate ids silently",
                         IgnoresDuplicates.class,
@@ -471,15 +937,119 @@ class BrokenStoresTest {
                         "accepted it silently",
                         "required_duplicateIdWithinOneBatchIsRejected",
                         "accepted it silently",
-                        "required_rejectedBatchLeavesNothingBehind",
+                        "optional_rejectedBatchLeavesNothingBehind",
                         "accepted it silently"),
+                defect(
+                        "drops duplicate ids silently in the single-message enqueue only",
+                        SingleEnqueueIgnoresDuplicates.class,
+                        "required_singleEnqueueIsClaimableAndRejectsADuplicate",
+                        "enqueue (the single form) of a second message"),
+                defect(
+                        "leaves the messages before a duplicate in the caller's transaction",
+                        LeavesHalfARejectedBatch.class,
+                        "optional_rejectedBatchThatTheCallerCommitsLeavesNothingBehind",
+                        "it left part of the rejected batch in the caller's transaction"),
                 defect(
                         "forgets notBefore",
                         NotBeforeIgnored.class,
                         "required_delayedMessageIsNotClaimedBeforeNotBefore",
                         "10 minutes later",
                         "required_claimOrdersByAvailabilityThenEnqueueOrder",
-                        "by availability (enqueue time"));
+                        "by availability (enqueue time",
+                        "required_laterMessageWaitsWhileAnEarlierOneIsDelayed",
+                        "which has notBefore="),
+                defect(
+                        "reports the claim time as the enqueue time",
+                        EnqueueTimeIsTheClaimTime.class,
+                        "required_deliveryCarriesTheEnqueueTime",
+                        "never changes, but your store said"),
+                defect(
+                        "ignores keys",
+                        IgnoresKeys.class,
+                        "required_laterMessageWaitsWhileAnEarlierOneIsLeased",
+                        "which is leased by tck-owner-a",
+                        "required_laterMessageWaitsWhileAnEarlierOneWaitsForItsRetry",
+                        "which waits for its retry",
+                        "required_laterMessageWaitsWhileAnEarlierOneIsDelayed",
+                        "which has notBefore=",
+                        "required_deadLetterBlocksLaterMessagesOfItsKey",
+                        "which is dead-lettered",
+                        "optional_deadLetterBlocksItsKeyUntilReplayed",
+                        "which is dead-lettered",
+                        "optional_deadLetterBlocksItsKeyUntilDiscarded",
+                        "which is dead-lettered",
+                        "optional_deadLettersDoNotBlockWhenTheStoreIsBuiltSo",
+                        "which is leased (whatever the option)",
+                        "required_keyOrderIsEnqueueOrderNotIdOrOccurredAtOrder",
+                        HELD_BACK,
+                        "required_keyOrderHoldsAcrossOwnersAndStoreInstances",
+                        "which is leased by tck-owner-a through store()",
+                        "required_unkeyedAndOtherKeysAreNotHeldBack",
+                        "only its own key is blocked",
+                        "required_abandonedFollowerWaitsBehindItsReleasedHead",
+                        "so the abandoned follower must wait too",
+                        "required_concurrentClaimersKeepPerKeyOrder",
+                        KEY_RACE),
+                defect(
+                        "holds a key back only while an earlier message is leased",
+                        FencesOnLeasesOnly.class,
+                        "required_laterMessageWaitsWhileAnEarlierOneWaitsForItsRetry",
+                        "which waits for its retry",
+                        "required_laterMessageWaitsWhileAnEarlierOneIsDelayed",
+                        "which has notBefore=",
+                        "required_deadLetterBlocksLaterMessagesOfItsKey",
+                        "which is dead-lettered",
+                        "optional_deadLetterBlocksItsKeyUntilReplayed",
+                        "which is dead-lettered",
+                        "optional_deadLetterBlocksItsKeyUntilDiscarded",
+                        "which is dead-lettered",
+                        "required_abandonedFollowerWaitsBehindItsReleasedHead",
+                        "so the abandoned follower must wait too",
+                        "required_concurrentClaimersKeepPerKeyOrder",
+                        KEY_RACE),
+                defect(
+                        "lets dead letters not block their key by default",
+                        DeadLettersDoNotBlock.class,
+                        "required_deadLetterBlocksLaterMessagesOfItsKey",
+                        "by default a dead letter blocks its key until it is replayed or discarded",
+                        "optional_deadLetterBlocksItsKeyUntilReplayed",
+                        "which is dead-lettered",
+                        "optional_deadLetterBlocksItsKeyUntilDiscarded",
+                        "which is dead-lettered"),
+                defect(
+                        "counts the attempt of an abandoned claim",
+                        AbandonCountsTheAttempt.class,
+                        "required_abandonTakesTheAttemptBack",
+                        "abandon takes the attempt back, so the next claim is attempt 1 again",
+                        "required_abandonedFollowerWaitsBehindItsReleasedHead",
+                        "was claimed once and abandoned, so its next claim is attempt 1",
+                        "required_abandonedReceiptIsStale",
+                        "was claimed once and abandoned"),
+                defect(
+                        "puts an abandoned message behind the messages enqueued after it",
+                        AbandonLosesItsPlace.class,
+                        "required_abandonedMessageKeepsItsPlace",
+                        "it is due at once, in its old place"),
+                defect(
+                        "extends by message id, whatever the owner or receipt",
+                        ExtendsByMessageId.class,
+                        "required_extendWithAStaleOrForeignReceiptExtendsNothing",
+                        "must report both stale",
+                        "required_sameOwnersOldReceiptCannotExtend",
+                        SAME_OWNER),
+                defect(
+                        "checks the owner but not the receipt",
+                        ChecksOwnerNotReceipt.class,
+                        "required_sameOwnersOldReceiptCannotComplete",
+                        SAME_OWNER,
+                        "required_sameOwnersOldReceiptCannotRelease",
+                        SAME_OWNER,
+                        "required_sameOwnersOldReceiptCannotDeadLetter",
+                        SAME_OWNER,
+                        "required_sameOwnersOldReceiptCannotExtend",
+                        SAME_OWNER,
+                        "required_sameOwnersOldReceiptCannotAbandon",
+                        SAME_OWNER));
     }
 
     @Test
@@ -502,13 +1072,36 @@ class BrokenStoresTest {
     }
 
     @Test
+    @DisplayName(
+            "a store whose enqueue clock runs ahead of the tolerance fails with messages that name clockSkewTolerance()")
+    void enqueueClockAhead_failuresNameTheTolerance() {
+        KitReport report = KitReport.of(EnqueueClockAhead.class);
+        assertThat(report.failed().keySet())
+                .as("a clock 30 s ahead makes every fresh message look delayed")
+                .contains(
+                        "required_committedEnqueueIsClaimable",
+                        "required_deliveryCarriesTheEnqueueTime",
+                        "required_claimTakesTheOldestFirst",
+                        "required_concurrentClaimersKeepPerKeyOrder")
+                .hasSizeGreaterThan(40);
+        report.failed()
+                .forEach(
+                        (rule, outcome) ->
+                                assertThat(outcome.message())
+                                        .as("the failure of %s must point at the knob", rule)
+                                        .contains("clockSkewTolerance() = PT1S"));
+    }
+
+    @Test
     @DisplayName("the table above covers every broken store declared in this class")
     void everyBrokenStoreIsChecked() {
         Set<Class<?>> checked =
                 defects().map(a -> (Class<?>) a.get()[1]).collect(Collectors.toSet());
+        checked.add(EnqueueClockAhead.class);
         Set<Class<?>> declared =
                 Stream.of(BrokenStoresTest.class.getDeclaredClasses())
                         .filter(BrokenStoreContract.class::isAssignableFrom)
+                        .filter(c -> !Modifier.isAbstract(c.getModifiers()))
                         .filter(c -> c != NoDefect.class)
                         .collect(Collectors.toSet());
         assertThat(checked).containsExactlyInAnyOrderElementsOf(declared);

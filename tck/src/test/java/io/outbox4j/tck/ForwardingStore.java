@@ -20,8 +20,8 @@ import java.util.Set;
  * behaviour must not be blamed on a race in the wrapper.
  */
 class ForwardingStore implements OutboxStore {
-    /** The latest lease handed out for a message. */
-    record Lease(String owner, Delivery delivery, Instant until) {}
+    /** The latest lease handed out for a message, the time it was claimed at and its end. */
+    record Lease(String owner, Delivery delivery, Instant at, Instant until) {}
 
     final OutboxStore delegate;
 
@@ -39,7 +39,9 @@ class ForwardingStore implements OutboxStore {
     public synchronized List<Delivery> claim(ClaimRequest request) {
         List<Delivery> got = delegate.claim(request);
         for (Delivery d : got) {
-            latest.put(d.message().id(), new Lease(request.owner(), d, request.leaseUntil()));
+            latest.put(
+                    d.message().id(),
+                    new Lease(request.owner(), d, request.now(), request.leaseUntil()));
             idOfReceipt.put(d.receipt(), d.message().id());
         }
         return got;
@@ -77,7 +79,7 @@ class ForwardingStore implements OutboxStore {
             String id = idOfReceipt.get(receipt);
             Lease l = id == null ? null : latest.get(id);
             if (!stale.contains(receipt) && l != null && l.delivery().receipt().equals(receipt)) {
-                latest.put(id, new Lease(l.owner(), l.delivery(), extension.until()));
+                latest.put(id, new Lease(l.owner(), l.delivery(), l.at(), extension.until()));
             }
         }
         return stale;

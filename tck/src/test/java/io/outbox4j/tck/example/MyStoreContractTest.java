@@ -18,13 +18,12 @@ class MyStoreContractTest extends OutboxStoreContract {
 
     @Override
     protected OutboxStore store() {
-        return STORE;
+        return STORE; // built with your store's defaults; admin() finds its OutboxAdmin side
     }
 
     @Override
     protected OutboxStore secondStore() {
-        return STORE; // a second instance over the same tables (its own pool), for the concurrency
-        // rules
+        return STORE; // another instance over the same tables (its own pool)
     }
 
     @Override
@@ -34,9 +33,15 @@ class MyStoreContractTest extends OutboxStoreContract {
 
     @Override
     protected void enqueueCommitted(List<Message> messages) {
-        InMemoryOutboxStore.Transaction tx =
-                STORE.begin(); // jdbi.useTransaction(h -> store.enqueueAll(h, messages))
+        InMemoryOutboxStore.Transaction tx = STORE.begin(); // jdbi.useTransaction(h -> …)
         STORE.enqueueAll(tx, messages);
+        tx.commit();
+    }
+
+    @Override
+    protected void enqueueOneCommitted(Message message) {
+        InMemoryOutboxStore.Transaction tx = STORE.begin();
+        STORE.enqueue(tx, message); // the single form, not enqueueAll
         tx.commit();
     }
 
@@ -47,10 +52,21 @@ class MyStoreContractTest extends OutboxStoreContract {
         tx.rollback(); // the kit checks that none of these is ever claimable
     }
 
+    // Optional: leave these out and the rules they enable are skipped, naming the method.
+
     @Override
-    protected Optional<String> deadLetterReason(String messageId) {
-        return STORE.deadLetterReason(
-                messageId); // SELECT dead_reason FROM outbox_message WHERE id = ?
+    protected void enqueueCommittingDespiteFailure(List<Message> messages) {
+        InMemoryOutboxStore.Transaction tx = STORE.begin();
+        try {
+            STORE.enqueueAll(tx, messages);
+        } finally {
+            tx.commit(); // even after a DuplicateMessageException, as a careless caller would
+        }
+    }
+
+    @Override
+    protected Optional<OutboxStore> storeWhereDeadLettersDoNotBlock() {
+        return Optional.of(STORE.withDeadLettersBlockingTheirKey(false)); // same tables
     }
 }
 // end::store-example[]
