@@ -63,9 +63,13 @@ abstract class Command {
                 return new Stats(clock);
             case "dead-letters":
                 return deadLetters(a, clock);
+            case "relay":
+                throw new UsageException(
+                        "the relay runs from the outbox4j distribution (outbox-relay): ./outbox4j relay"
+                                + " --config FILE, or java -cp 'lib/*' io.outbox4j.relay.Outbox4j relay");
             default:
                 throw new UsageException(
-                        "unknown command '" + w.get(0) + "'; commands: stats, dead-letters");
+                        "unknown command '" + w.get(0) + "'; commands: relay, stats, dead-letters");
         }
     }
 

@@ -52,6 +52,7 @@ public final class OutboxCli {
                     "See and fix what an outbox4j outbox holds: counts by state, and dead letters.",
                     "",
                     "Commands:",
+                    "  relay --config FILE               run the standalone relay (outbox4j relay --help; docs/relay.md)",
                     "  stats                             messages ready, delayed, leased and dead, per topic;",
                     "                                    blocked keys; age of the oldest ready message",
                     "  dead-letters list                 dead letters, oldest first (one page; --all for every page)",
@@ -111,6 +112,9 @@ public final class OutboxCli {
         if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         }
+        if (System.getProperty("org.slf4j.simpleLogger.logFile") == null) {
+            System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+        }
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         PrintStream err = new PrintStream(System.err, true, StandardCharsets.UTF_8);
         System.exit(run(args, System.getenv(), out, err, Clock.systemUTC()));
@@ -137,8 +141,14 @@ public final class OutboxCli {
         Settings settings;
         try {
             settings = settings(a, env);
+            if (settings.text(StoreConnection.URL).isEmpty()) {
+                throw new UsageException(
+                        "no store given: use --store URL (jdbc:postgresql://host:5432/db, jdbc:mariadb://…,"
+                                + " jdbc:mysql://…, jdbc:h2:… or mongodb://host:27017/db), set OUTBOX4J_STORE_URL,"
+                                + " or name a relay config file with --config");
+            }
             StoreConnection.checkUrl(settings);
-        } catch (SettingsException e) {
+        } catch (UsageException | SettingsException e) {
             return usage(err, e.getMessage());
         }
         try (StoreConnection store = StoreConnection.open(settings, 1, true)) {

@@ -48,12 +48,10 @@ public final class OutboxRelay {
     /** Exit code: bad arguments or settings; nothing was started. */
     public static final int USAGE = 2;
 
-    static final String LOG_LEVEL = "log.level";
-
     static final String HELP =
             String.join(
                     "\n",
-                    "Usage: outbox-relay [--config FILE] [--check]",
+                    "Usage: outbox4j relay [--config FILE] [--check]",
                     "",
                     "Relays one outbox4j outbox to one broker until SIGTERM or SIGINT, then drains and exits 0.",
                     "Settings come from the properties FILE and from environment variables (OUTBOX4J_ + the key",
@@ -174,14 +172,15 @@ public final class OutboxRelay {
                     file.isPresent()
                             ? Settings.load(file.get(), env)
                             : Settings.fromEnvironment(env);
-            String level = settings.text(LOG_LEVEL).orElse("info").toLowerCase(Locale.ROOT);
+            String level =
+                    settings.text(RelayConfig.LOG_LEVEL).orElse("info").toLowerCase(Locale.ROOT);
             if (!level.matches("error|warn|info|debug|trace")) {
                 throw new SettingsException(
-                        LOG_LEVEL
+                        RelayConfig.LOG_LEVEL
                                 + " must be error, warn, info, debug or trace, but was '"
                                 + level
                                 + "' ("
-                                + settings.source(LOG_LEVEL)
+                                + settings.source(RelayConfig.LOG_LEVEL)
                                 + ")");
             }
             if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
@@ -206,8 +205,8 @@ public final class OutboxRelay {
     }
 
     private static int usage(PrintStream err, String message) {
-        err.println("outbox-relay: " + message);
-        err.println("Run 'outbox-relay --help' for the settings.");
+        err.println("outbox4j relay: " + message);
+        err.println("Run 'outbox4j relay --help' for the settings.");
         return USAGE;
     }
 

@@ -36,6 +36,7 @@ final class RelayConfig {
     static final String HTTP_HOST = "http.host";
     static final String METRICS_STORE_STATISTICS = "metrics.store-statistics";
     static final String METRICS_STATISTICS_INTERVAL = "metrics.statistics-interval";
+    static final String LOG_LEVEL = "log.level";
 
     /** The HTTP port when none is set. */
     static final int DEFAULT_HTTP_PORT = 8080;
@@ -72,12 +73,13 @@ final class RelayConfig {
                         HTTP_PORT,
                         HTTP_HOST,
                         METRICS_STORE_STATISTICS,
-                        METRICS_STATISTICS_INTERVAL));
+                        METRICS_STATISTICS_INTERVAL,
+                        LOG_LEVEL));
         KEYS = List.copyOf(keys);
     }
 
     static final List<String> SECTIONS =
-            List.of("store.", "publisher.", "relay.", "http.", "metrics.");
+            List.of("store.", "publisher.", "relay.", "http.", "metrics.", "log.");
 
     final Settings settings;
     final boolean createSchema;

@@ -1,0 +1,180 @@
+package io.outbox4j.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox4j.api.OutboxStatistics;
+import io.outbox4j.store.jdbi.JdbiOutboxStore;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The command end to end on a real database: dead letters made by a real relay run whose publisher
+ * refuses one topic for good, then stats, list, show, replay (published afterwards) and discard
+ * through the command line, as an operator would type them. One tiny subclass per database.
+ */
+abstract class CliEndToEndTest {
+    /** A fresh, empty database on the server (started once per JVM); returns its JDBC URL. */
+    abstract String createDatabase(String name);
+
+    abstract String user();
+
+    abstract String password();
+
+    record Run(int exit, String out, String err) {}
+
+    String url;
+    JdbiOutboxStore store;
+    ShopOutbox.Broker broker;
+
+    @BeforeEach
+    void shopWithTwoDeadLettersFromARealRelayRun() {
+        url = createDatabase("outbox_cli_e2e");
+        Jdbi jdbi = Jdbi.create(url, user(), password());
+        store = JdbiOutboxStore.builder(jdbi).build();
+        store.createSchemaIfAbsent();
+        jdbi.useTransaction(h -> store.enqueueAll(h, ShopOutbox.messages("")));
+        broker = new ShopOutbox.Broker();
+        assertThat(ShopOutbox.relayUntilIdle(store, broker)).isEqualTo(2);
+        assertThat(broker.published).containsExactlyInAnyOrder("order-1", "order-2", "order-3");
+    }
+
+    /** Runs the command with the store named the way an operator would (password from the env). */
+    Run cli(String... args) {
+        List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(List.of("--store", url, "--user", user()));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit =
+                OutboxCli.run(
+                        all.toArray(new String[0]),
+                        Map.of("OUTBOX4J_STORE_PASSWORD", password()),
+                        new PrintStream(out, true, StandardCharsets.UTF_8),
+                        new PrintStream(err, true, StandardCharsets.UTF_8),
+                        Clock.systemUTC());
+        return new Run(
+                exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void operatorSession_statsListShowReplayDiscard_onDeadLettersOfARealFailingPublish() {
+        Run stats = cli("stats");
+        assertThat(stats.exit()).as(stats.err()).isZero();
+        assertThat(stats.out())
+                .doesNotContain("shop.orders") // published and completed: gone from the outbox
+                .containsPattern("(?m)^shop\\.payments +1 +0 +0 +2 +\\S+$")
+                .containsPattern("(?m)^\\(all topics\\) +1 +0 +0 +2 +\\S+$");
+
+        Run list = cli("dead-letters", "list");
+        assertThat(list.exit()).isZero();
+        assertThat(list.out())
+                .containsPattern("(?m)^pay-1 +shop\\.payments +card-1 +1 ")
+                .containsPattern("(?m)^pay-3 +shop\\.payments +card-3 +1 ")
+                .doesNotContain("order-")
+                .doesNotContain(ShopOutbox.SECRET_PAYLOAD)
+                .doesNotContain(ShopOutbox.SECRET_HEADER_VALUE);
+
+        Run show = cli("dead-letters", "show", "pay-1");
+        assertThat(show.exit()).isZero();
+        assertThat(show.out())
+                .containsPattern("reason: +.*" + ShopOutbox.REFUSAL)
+                .contains("headers:      tenant, trace-id (values hidden")
+                .doesNotContain(ShopOutbox.SECRET_PAYLOAD)
+                .doesNotContain(ShopOutbox.SECRET_HEADER_VALUE);
+        assertThat(cli("dead-letters", "show", "pay-1", "--payload").out())
+                .contains(ShopOutbox.SECRET_PAYLOAD);
+
+        broker.refusePayments = false;
+        Run replay = cli("dead-letters", "replay", "pay-1");
+        assertThat(replay.exit()).isZero();
+        assertThat(replay.out()).contains("Replayed 1 of 1 dead letter; due now.");
+        ShopOutbox.relayUntilIdle(store, broker);
+        assertThat(broker.published)
+                .as("the replayed message, then the one that waited behind it on its key")
+                .containsSubsequence("pay-1", "pay-2");
+
+        Run discard = cli("dead-letters", "discard", "pay-3");
+        assertThat(discard.exit()).isZero();
+        assertThat(discard.out()).contains("Discarded 1 of 1 dead letter.");
+        assertThat(cli("stats", "--json").out())
+                .contains("\"total\":{\"ready\":0,\"delayed\":0,\"leased\":0,\"dead\":0,")
+                .contains("\"blockedKeys\":0");
+        assertThat(cli("dead-letters", "show", "pay-3").exit()).isEqualTo(OutboxCli.NOT_FOUND);
+    }
+
+    @Test
+    void listAndShowJson_pageThroughTheStoresOwnCursor() {
+        Run first = cli("dead-letters", "list", "--limit", "1", "--json");
+        assertThat(first.out()).contains("\"id\":\"pay-1\"").doesNotContain("pay-3");
+        String cursor = first.out().replaceAll("(?s).*\"next\":\"([^\"]+)\".*", "$1");
+        assertThat(cli("dead-letters", "list", "--limit", "1", "--after", cursor, "--json").out())
+                .contains("\"id\":\"pay-3\"")
+                .doesNotContain("pay-1")
+                .contains("\"next\":null");
+        assertThat(cli("dead-letters", "replay", "--all", "--topic", ShopOutbox.PAYMENTS).out())
+                .contains("Replayed 2 dead letters");
+    }
+
+    @Test
+    void badArguments_exit2_andLeaveTheOutboxAsItWas() {
+        Instant at = Instant.now();
+        OutboxStatistics before = store.statistics(at);
+        for (String[] args :
+                List.of(
+                        new String[] {"dead-letters", "replay"},
+                        new String[] {"dead-letters", "discard", "--topic", ShopOutbox.PAYMENTS},
+                        new String[] {"dead-letters", "discard", "pay-1", "--all"},
+                        new String[] {"dead-letters", "list", "--limit", "5000"},
+                        new String[] {"dead-letters", "replay", "--all", "--dead-before", "soon"},
+                        new String[] {"stats", "--table", "outbox message"})) {
+            Run r = cli(args);
+            assertThat(r.exit())
+                    .as(String.join(" ", args) + ": " + r.err())
+                    .isEqualTo(OutboxCli.USAGE);
+            assertThat(r.err()).startsWith("outbox4j: ");
+        }
+        assertThat(store.statistics(at).total()).isEqualTo(before.total());
+        assertThat(cli("dead-letters", "list").out()).contains("pay-1").contains("pay-3");
+    }
+
+    @Test
+    void aStoreThatCannotBeReached_exits1_namingItWithoutThePassword() {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit =
+                OutboxCli.run(
+                        new String[] {
+                            "stats",
+                            "--store",
+                            url.replaceFirst("//[^/]+/", "//127.0.0.1:1/")
+                                    + (url.contains("?") ? "&" : "?")
+                                    + "password=hunter2"
+                        },
+                        Map.of(),
+                        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                        new PrintStream(err, true, StandardCharsets.UTF_8),
+                        Clock.systemUTC());
+        assertThat(exit).isEqualTo(OutboxCli.STORE_FAILED);
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .contains("outbox4j: cannot connect to ")
+                .contains("127.0.0.1:1")
+                .contains("password=***")
+                .doesNotContain("hunter2");
+    }
+
+    @Test
+    void aTableThatDoesNotExist_exits1_withTheDatabasesMessage() {
+        Run r = cli("stats", "--table", "no_such_outbox");
+        assertThat(r.exit()).isEqualTo(OutboxCli.STORE_FAILED);
+        assertThat(r.err())
+                .startsWith("outbox4j: the store failed: ")
+                .containsIgnoringCase("no_such_outbox");
+    }
+}
