@@ -43,10 +43,27 @@ final class Drill implements AutoCloseable {
      */
     static synchronized KafkaServer broker() {
         if (broker == null) {
-            broker = KafkaServer.startEmbedded();
+            broker = startEmbeddedBroker();
         }
         broker.start();
         return broker;
+    }
+
+    /**
+     * {@link KafkaServer#startEmbedded()}, tried up to three times: it picks the broker and the
+     * controller port one after the other with {@code ServerSupport.freePort()}, which can hand out
+     * the same port twice ("two listeners on the same port"), seen here once in a few runs.
+     */
+    private static KafkaServer startEmbeddedBroker() {
+        IllegalArgumentException last = null;
+        for (int attempt = 0; attempt < 3; attempt++) {
+            try {
+                return KafkaServer.startEmbedded();
+            } catch (IllegalArgumentException e) {
+                last = e;
+            }
+        }
+        throw last;
     }
 
     private Drill(String scenario, int messages, int keys, RelaySettings settings) {
