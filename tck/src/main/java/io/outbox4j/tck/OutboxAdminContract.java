@@ -663,19 +663,26 @@ public abstract class OutboxAdminContract {
             at.put(a3, t.plusSeconds(20));
             at.put(b2, t.plusSeconds(10));
             deadLetter(at);
-            assertThat(idsOfDead(listAll(DeadLetterQuery.all().topic(TOPIC_B))))
-                    .as("topic(%s) must list only '%s'", TOPIC_B, b2.id())
+            List<String> ofB = idsOfDead(listAll(DeadLetterQuery.all().topic(TOPIC_B)));
+            assertThat(ofB)
+                    .as(
+                            "topic(%s) must list only '%s', but your store listed %s",
+                            TOPIC_B, b2.id(), ofB)
                     .containsExactly(b2.id());
-            assertThat(idsOfDead(listAll(DeadLetterQuery.all().deadFrom(t.plusSeconds(10)))))
+            List<String> from =
+                    idsOfDead(listAll(DeadLetterQuery.all().deadFrom(t.plusSeconds(10))));
+            assertThat(from)
                     .as(
                             "deadFrom(%s) is inclusive and must list '%s', '%s' (same instant, enqueue"
-                                    + " order) and '%s'",
-                            t.plusSeconds(10), a2.id(), b2.id(), a3.id())
+                                    + " order) and '%s', but your store listed %s",
+                            t.plusSeconds(10), a2.id(), b2.id(), a3.id(), from)
                     .containsExactly(a2.id(), b2.id(), a3.id());
-            assertThat(idsOfDead(listAll(DeadLetterQuery.all().deadBefore(t.plusSeconds(10)))))
+            List<String> before =
+                    idsOfDead(listAll(DeadLetterQuery.all().deadBefore(t.plusSeconds(10))));
+            assertThat(before)
                     .as(
-                            "deadBefore(%s) is exclusive and must list only '%s'",
-                            t.plusSeconds(10), a1.id())
+                            "deadBefore(%s) is exclusive and must list only '%s', but your store listed %s",
+                            t.plusSeconds(10), a1.id(), before)
                     .containsExactly(a1.id());
             DeadLetterQuery both =
                     DeadLetterQuery.all()
@@ -683,11 +690,12 @@ public abstract class OutboxAdminContract {
                             .deadFrom(t)
                             .deadBefore(t.plusSeconds(20))
                             .limit(1);
-            assertThat(idsOfDead(listAll(both)))
+            List<String> filtered = idsOfDead(listAll(both));
+            assertThat(filtered)
                     .as(
                             "topic(%s), deadFrom(%s), deadBefore(%s), paged one at a time, must list '%s'"
-                                    + " then '%s' (every page keeps the filter)",
-                            TOPIC_A, t, t.plusSeconds(20), a1.id(), a2.id())
+                                    + " then '%s' (every page keeps the filter), but your store listed %s",
+                            TOPIC_A, t, t.plusSeconds(20), a1.id(), a2.id(), filtered)
                     .containsExactly(a1.id(), a2.id());
         }
     }
@@ -768,7 +776,9 @@ public abstract class OutboxAdminContract {
                             head.id(), next.id(), deliveries(got))
                     .isEqualTo(head.id());
             assertThat(got.get(0).attempt())
-                    .as("a replayed message starts again at attempt 1")
+                    .as(
+                            "a replayed message starts again at attempt 1, but your store reported %d",
+                            got.get(0).attempt())
                     .isEqualTo(1);
             store().complete(new Completion(OTHER, List.of(got.get(0).receipt())));
             if (got.size() == 1) {
@@ -856,8 +866,12 @@ public abstract class OutboxAdminContract {
                                     + " '%s' (page size and cursor are ignored), but your store said %d",
                             TOPIC_A, t.plusSeconds(10), a2.id(), a3.id(), replayed)
                     .isEqualTo(2);
-            assertThat(idsOfDead(listAll(DeadLetterQuery.all())))
-                    .as("only the dead letters outside the filter stay dead")
+            List<String> stay = idsOfDead(listAll(DeadLetterQuery.all()));
+            assertThat(stay)
+                    .as(
+                            "only the dead letters outside the filter stay dead, listed oldest first"
+                                    + " (%s, %s), but your store listed %s",
+                            a1.id(), b1.id(), stay)
                     .containsExactly(a1.id(), b1.id());
             int rest =
                     admin().replayAll(DeadLetterQuery.all().deadBefore(t.plusSeconds(10)), now());
@@ -986,8 +1000,12 @@ public abstract class OutboxAdminContract {
                                     + " page size is ignored), but your store said %d",
                             TOPIC_A, t.plusSeconds(20), a1.id(), a2.id(), discarded)
                     .isEqualTo(2);
-            assertThat(idsOfDead(listAll(DeadLetterQuery.all())))
-                    .as("only the dead letters outside the filter stay")
+            List<String> stay = idsOfDead(listAll(DeadLetterQuery.all()));
+            assertThat(stay)
+                    .as(
+                            "only the dead letters outside the filter stay, listed oldest first (%s, %s),"
+                                    + " but your store listed %s",
+                            b1.id(), a3.id(), stay)
                     .containsExactly(b1.id(), a3.id());
             OutboxStatistics stats = admin().statistics(now());
             assertThat(
@@ -1046,11 +1064,12 @@ public abstract class OutboxAdminContract {
             Delivery first = claimEach(m).get(m.id());
             store().release(new Release(OWNER, first.receipt(), now(), "tck: broker down"));
             deadLetterNow(m);
-            assertThat(admin().lastError(m.id()))
+            Optional<String> last = admin().lastError(m.id());
+            assertThat(last)
                     .as(
                             "lastError of the dead letter '%s' must be its reason, not the earlier release"
-                                    + " error",
-                            m.id())
+                                    + " error, but your store said %s",
+                            m.id(), last)
                     .contains(reasonOf(m));
         }
 
