@@ -1,0 +1,412 @@
+package io.outbox4j.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxHeaders;
+import io.outbox4j.api.OutboxStatistics;
+import io.outbox4j.store.jdbi.JdbiOutboxStore;
+import io.outbox4j.testservices.KafkaServer;
+import io.outbox4j.testservices.PostgresServer;
+import io.outbox4j.testservices.ServerSupport;
+import java.io.File;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The standalone relay as a process, the way Kubernetes runs it: started with one command and a
+ * config file against a real PostgreSQL and a real Kafka broker, probed over HTTP, and stopped with
+ * SIGTERM ({@link Process#destroy()}) in the middle of its work.
+ */
+class RelayProcessTest {
+    private static final int KEYS = 20;
+    private static final int PER_KEY = 100;
+    private static final int MESSAGES = KEYS * PER_KEY;
+    private static final String SEQ = "seq";
+
+    private static Path logs;
+
+    private final List<Process> processes = new ArrayList<>();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    @BeforeAll
+    static void logDirectory() throws IOException {
+        logs = Files.createDirectories(Path.of("target", "relay-process-logs"));
+    }
+
+    @AfterEach
+    void killLeftovers() {
+        for (Process p : processes) {
+            p.destroyForcibly();
+        }
+    }
+
+    // --------------------------------------------------------------------------------------------
+
+    @Test
+    void
+            drainsKeyedMessagesInKeyOrder_servesHealthAndMetrics_andOnSigtermExits0HavingGivenBackItsLeases()
+                    throws Exception {
+        CompletableFuture<KafkaServer> kafkaStarting =
+                CompletableFuture.supplyAsync(KafkaServer::shared);
+        PostgresServer pg = PostgresServer.shared();
+        KafkaServer kafka = kafkaStarting.join();
+        String url = pg.createDatabase("relay_process");
+        Jdbi jdbi = Jdbi.create(url, pg.user(), pg.password());
+        JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).build();
+        store.createSchemaIfAbsent();
+        String topic = "relay-process-" + System.nanoTime();
+        kafka.createTopic(topic, 4, Map.of());
+        enqueue(jdbi, store, topic);
+
+        Consumer consumer = new Consumer(kafka.bootstrapServers(), topic);
+        try (consumer) {
+            Map<String, String> settings = new HashMap<>();
+            settings.put("store.url", url);
+            settings.put("store.user", pg.user());
+            settings.put("publisher.uri", "kafka://" + kafka.bootstrapServers());
+            settings.put("relay.batch-size", "50");
+            settings.put("relay.workers", "4");
+            settings.put("relay.lease", "5s");
+            settings.put("relay.poll-interval", "100ms");
+            settings.put("relay.shutdown-timeout", "10s");
+            settings.put("metrics.statistics-interval", "1s");
+            Map<String, String> env = Map.of("OUTBOX4J_STORE_PASSWORD", pg.password());
+
+            int portA = ServerSupport.freePort();
+            settings.put("relay.owner", "relay-a");
+            settings.put("http.port", String.valueOf(portA));
+            Process a = start("relay-a", settings, env);
+
+            awaitStatus(a, portA, "/health/ready", 200, Duration.ofSeconds(60));
+            assertThat(get(portA, "/health/live").statusCode()).isEqualTo(200);
+            await(
+                    a,
+                    () -> consumer.distinct() >= MESSAGES / 4,
+                    Duration.ofSeconds(90),
+                    "a quarter published");
+
+            HttpResponse<String> metrics = get(portA, "/metrics");
+            assertThat(metrics.statusCode()).isEqualTo(200);
+            assertThat(metrics.headers().firstValue("Content-Type"))
+                    .hasValueSatisfying(v -> assertThat(v).startsWith("text/plain; version=0.0.4"));
+            assertThat(metrics.body())
+                    .contains("outbox4j_relay_running 1\n")
+                    .containsPattern(
+                            "outbox4j_relay_messages_total\\{topic=\""
+                                    + topic
+                                    + "\",outcome=\"completed\"} [1-9]\\d*\n")
+                    .contains("outbox4j_outbox_statistics_up 1\n")
+                    .containsPattern("outbox4j_outbox_messages\\{state=\"ready\"} \\d+\n")
+                    .containsPattern(
+                            "outbox4j_outbox_topic_messages\\{topic=\""
+                                    + topic
+                                    + "\",state=\"dead\"} 0\n");
+
+            long sigterm = System.nanoTime();
+            a.destroy(); // SIGTERM
+            assertThat(a.waitFor(25, TimeUnit.SECONDS)).as(log("relay-a")).isTrue();
+            long stopMillis = (System.nanoTime() - sigterm) / 1_000_000;
+            assertThat(a.exitValue()).as(log("relay-a")).isZero();
+            assertThat(stopMillis).as("SIGTERM to exit, in ms").isLessThan(15_000);
+            assertThat(log("relay-a")).contains("SIGTERM: draining").contains("relay drained in");
+
+            OutboxStatistics afterA = store.statistics(Instant.now());
+            assertThat(afterA.total().leased())
+                    .as("leases still held after relay-a exited (it must finish or give back all)")
+                    .isZero();
+            assertThat(afterA.total().ready() + afterA.total().delayed())
+                    .as("messages left for the second relay (SIGTERM came mid-work)")
+                    .isPositive();
+
+            int portB = ServerSupport.freePort();
+            settings.put("relay.owner", "relay-b");
+            settings.put("http.port", String.valueOf(portB));
+            Process b = start("relay-b", settings, env);
+            await(
+                    b,
+                    () -> consumer.distinct() == MESSAGES,
+                    Duration.ofSeconds(120),
+                    "every message published");
+            b.destroy();
+            assertThat(b.waitFor(25, TimeUnit.SECONDS)).as(log("relay-b")).isTrue();
+            assertThat(b.exitValue()).as(log("relay-b")).isZero();
+
+            consumer.assertEveryKeyInOrderWithoutDuplicates();
+            OutboxStatistics end = store.statistics(Instant.now());
+            assertThat(
+                            List.of(
+                                    end.total().ready(),
+                                    end.total().delayed(),
+                                    end.total().leased(),
+                                    end.total().dead()))
+                    .as("ready, delayed, leased, dead at the end")
+                    .containsExactly(0L, 0L, 0L, 0L);
+        }
+    }
+
+    @Test
+    void withoutItsDatabase_isLiveButNotReady_andSigtermStillExits0() throws Exception {
+        int port = ServerSupport.freePort();
+        Map<String, String> settings = new HashMap<>();
+        settings.put(
+                "store.url", "jdbc:postgresql://127.0.0.1:" + ServerSupport.freePort() + "/none");
+        settings.put("store.connect-timeout", "500ms");
+        settings.put("publisher.uri", "kafka://127.0.0.1:" + ServerSupport.freePort());
+        settings.put("relay.poll-interval", "200ms");
+        settings.put("http.port", String.valueOf(port));
+        Process p = start("relay-no-db", settings, Map.of());
+
+        awaitStatus(p, port, "/health/live", 200, Duration.ofSeconds(60));
+        HttpResponse<String> ready = get(port, "/health/ready");
+        assertThat(ready.statusCode()).isEqualTo(503);
+        assertThat(ready.body()).startsWith("not ready: the store failed: ").contains("refused");
+        await(
+                p,
+                () ->
+                        get(port, "/metrics")
+                                .body()
+                                .matches("(?s).*outbox4j_relay_store_errors_total [1-9].*"),
+                Duration.ofSeconds(30),
+                "a store error counted");
+        assertThat(get(port, "/metrics").body()).contains("outbox4j_outbox_statistics_up 0\n");
+        assertThat(get(port, "/nothing").statusCode()).isEqualTo(404);
+
+        p.destroy();
+        assertThat(p.waitFor(20, TimeUnit.SECONDS)).as(log("relay-no-db")).isTrue();
+        assertThat(p.exitValue()).as(log("relay-no-db")).isZero();
+    }
+
+    // --------------------------------------------------------------------------------------------
+
+    private static void enqueue(Jdbi jdbi, JdbiOutboxStore store, String topic) {
+        List<Message> batch = new ArrayList<>();
+        for (int seq = 0; seq < PER_KEY; seq++) {
+            for (int k = 0; k < KEYS; k++) {
+                batch.add(
+                        Message.builder()
+                                .id("m-" + k + "-" + seq)
+                                .topic(topic)
+                                .key("key-" + k)
+                                .module("relay-process-test")
+                                .payload("{\"seq\":" + seq + "}")
+                                .header(SEQ, String.valueOf(seq))
+                                .build());
+            }
+            if (batch.size() >= 400) {
+                List<Message> chunk = List.copyOf(batch);
+                jdbi.useTransaction(h -> store.enqueueAll(h, chunk));
+                batch.clear();
+            }
+        }
+        if (!batch.isEmpty()) {
+            jdbi.useTransaction(h -> store.enqueueAll(h, batch));
+        }
+    }
+
+    private Process start(String name, Map<String, String> settings, Map<String, String> env)
+            throws IOException {
+        Properties p = new Properties();
+        p.putAll(settings);
+        Path config = logs.resolve(name + ".properties");
+        try (var w = Files.newBufferedWriter(config, StandardCharsets.UTF_8)) {
+            p.store(w, "written by RelayProcessTest");
+        }
+        List<String> command =
+                List.of(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-Xmx256m",
+                        "-XX:TieredStopAtLevel=1",
+                        "-cp",
+                        classpath(),
+                        "io.outbox4j.relay.Outbox4j",
+                        "relay",
+                        "--config",
+                        config.toString());
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        pb.redirectOutput(logs.resolve(name + ".log").toFile());
+        pb.environment().putAll(env);
+        Process process = pb.start();
+        processes.add(process);
+        return process;
+    }
+
+    /** This module's classes and its runtime dependencies, as the distribution has them. */
+    private static String classpath() throws IOException {
+        Path deps = Path.of("target", "runtime-classpath.txt");
+        String runtime =
+                Files.exists(deps)
+                        ? Files.readString(deps, StandardCharsets.UTF_8).strip()
+                        : System.getProperty("java.class.path");
+        return Path.of("target", "classes").toAbsolutePath() + File.pathSeparator + runtime;
+    }
+
+    private static String log(String name) {
+        try {
+            String text = Files.readString(logs.resolve(name + ".log"), StandardCharsets.UTF_8);
+            return "log of " + name + ":\n" + text.substring(Math.max(0, text.length() - 6000));
+        } catch (IOException e) {
+            return "no log of " + name + ": " + e;
+        }
+    }
+
+    private HttpResponse<String> get(int port, String path) {
+        try {
+            return http.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                            .timeout(Duration.ofSeconds(10))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new IllegalStateException("GET " + path + " on port " + port + ": " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private void awaitStatus(Process p, int port, String path, int status, Duration timeout)
+            throws InterruptedException {
+        await(
+                p,
+                () -> {
+                    try {
+                        return get(port, path).statusCode() == status;
+                    } catch (IllegalStateException notListening) {
+                        return false;
+                    }
+                },
+                timeout,
+                path + " answering " + status);
+    }
+
+    private static void await(Process p, BooleanSupplier done, Duration timeout, String what)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!done.getAsBoolean()) {
+            if (!p.isAlive()) {
+                throw new AssertionError(
+                        "the relay exited ("
+                                + p.exitValue()
+                                + ") before "
+                                + what
+                                + "; see target/relay-process-logs");
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(
+                        "no " + what + " within " + timeout + "; see target/relay-process-logs");
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    /** Reads the topic back, remembering each key's sequence numbers in arrival order. */
+    private static final class Consumer implements AutoCloseable {
+        private final Map<String, List<Integer>> perKey = new HashMap<>();
+        private final Set<String> ids = new HashSet<>();
+        private final AtomicBoolean running = new AtomicBoolean(true);
+        private final Thread thread;
+        private volatile RuntimeException failure;
+
+        Consumer(String bootstrap, String topic) {
+            Properties p = new Properties();
+            p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            p.put(ConsumerConfig.GROUP_ID_CONFIG, "relay-process-" + System.nanoTime());
+            p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            KafkaConsumer<byte[], byte[]> consumer =
+                    new KafkaConsumer<>(
+                            p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+            consumer.subscribe(List.of(topic));
+            thread =
+                    new Thread(
+                            () -> {
+                                try (consumer) {
+                                    while (running.get()) {
+                                        for (ConsumerRecord<byte[], byte[]> r :
+                                                consumer.poll(Duration.ofMillis(100))) {
+                                            record(r);
+                                        }
+                                    }
+                                } catch (RuntimeException e) {
+                                    failure = e;
+                                }
+                            },
+                            "relay-process-test-consumer");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        private synchronized void record(ConsumerRecord<byte[], byte[]> r) {
+            String key = new String(r.key(), StandardCharsets.UTF_8);
+            perKey.computeIfAbsent(key, k -> new ArrayList<>())
+                    .add(Integer.parseInt(header(r, SEQ)));
+            ids.add(header(r, OutboxHeaders.ID));
+        }
+
+        private static String header(ConsumerRecord<byte[], byte[]> r, String name) {
+            Header h = r.headers().lastHeader(name);
+            if (h == null) {
+                throw new IllegalStateException("record without header " + name);
+            }
+            return new String(h.value(), StandardCharsets.UTF_8);
+        }
+
+        synchronized int distinct() {
+            if (failure != null) {
+                throw failure;
+            }
+            return ids.size();
+        }
+
+        /** Each key's messages arrived 0, 1, 2, … with no gap, no reordering and no duplicate. */
+        synchronized void assertEveryKeyInOrderWithoutDuplicates() {
+            assertThat(ids).hasSize(MESSAGES);
+            assertThat(perKey).hasSize(KEYS);
+            List<Integer> expected = new ArrayList<>();
+            for (int i = 0; i < PER_KEY; i++) {
+                expected.add(i);
+            }
+            perKey.forEach(
+                    (key, seqs) ->
+                            assertThat(Collections.unmodifiableList(seqs))
+                                    .as("sequence numbers of %s in arrival order", key)
+                                    .isEqualTo(expected));
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            running.set(false);
+            thread.join(5_000);
+        }
+    }
+}
