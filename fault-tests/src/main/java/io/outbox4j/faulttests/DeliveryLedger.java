@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.function.BiPredicate;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
@@ -194,6 +195,31 @@ public final class DeliveryLedger {
     /** When the broker took the latest record (epoch ms), or {@code Long.MIN_VALUE}. */
     public synchronized long lastPublishMillis() {
         return lastPublishMillis;
+    }
+
+    /**
+     * Counts the messages among {@code seqs} with at least one record that {@code which} accepts
+     * (given the record's append time and publisher).
+     *
+     * @param seqs which messages
+     * @param which which records count
+     * @return how many of the messages have such a record
+     */
+    public synchronized int countWithRecord(
+            Collection<Integer> seqs, BiPredicate<Long, String> which) {
+        int n = 0;
+        for (int seq : seqs) {
+            if (seq < 0 || seq >= expected) {
+                continue;
+            }
+            for (Publish p : publishes.get(seq)) {
+                if (which.test(p.atMillis(), p.by())) {
+                    n++;
+                    break;
+                }
+            }
+        }
+        return n;
     }
 
     /**

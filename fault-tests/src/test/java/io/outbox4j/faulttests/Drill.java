@@ -251,6 +251,16 @@ final class Drill implements AutoCloseable {
             out.put("kind", f.kind());
             out.put("relay", f.relay());
             out.put("leasedAtFault", f.leasedIds().size());
+            // of those: already published when the fault came (a redelivery is then a duplicate),
+            // and published again afterwards by a relay that recovers them (none when the faulty
+            // relay's completion reached the database just before the fault, unjournaled)
+            out.put(
+                    "leasedPublishedBefore",
+                    ledger.countWithRecord(seqs, (at, by) -> at < f.atMillis()));
+            out.put(
+                    "leasedPublishedAfterByOthers",
+                    ledger.countWithRecord(
+                            seqs, (at, by) -> at >= f.atMillis() && f.recoverer().test(by)));
             out.put("recoveryMillis", recovery);
             out.put(
                     "resumedMillis",
