@@ -45,6 +45,16 @@ final class ClaimWalk {
         return new Step(taken, parked);
     }
 
+    /** The most rows the claim takes, also the page size. */
+    int limit() {
+        return limit;
+    }
+
+    /** Counts a row this claim leased without the walk (a dialect's fast path took it). */
+    void took(long seq) {
+        takenSeqs.add(seq);
+    }
+
     /** Whether the claim has taken {@code limit} rows. */
     boolean full() {
         return takenSeqs.size() >= limit;

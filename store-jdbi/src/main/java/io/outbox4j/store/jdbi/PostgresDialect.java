@@ -1,5 +1,6 @@
 package io.outbox4j.store.jdbi;
 
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
@@ -14,6 +15,9 @@ import java.util.Map;
 import java.util.Set;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.HandleCallback;
+import org.jdbi.v3.core.mapper.RowMapper;
+import org.jdbi.v3.core.result.ResultProducer;
+import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
 
 /**
@@ -21,6 +25,14 @@ import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
  * locked in one statement ({@code FOR UPDATE SKIP LOCKED}); leases, completions and unparking
  * return what they changed ({@code RETURNING}), and lists travel as one array parameter, so every
  * statement text is the same whatever the batch size and is planned once.
+ *
+ * <p>The two hot paths take one round trip, as a single statement did before per-key order: the
+ * lock and the statement that needs it are sent together ({@code SELECT … pg_advisory_xact_lock(…);
+ * WITH …}) and run as one implicit transaction, the second statement with a snapshot taken after
+ * the lock was granted. A claim leases there every candidate that has no earlier message of its key
+ * in the table; only when some candidate has one (a key with several messages due, or a blocked
+ * key) does the claim go on in a transaction of its own that walks, leases and parks. A completion
+ * of keyed messages deletes them and unparks their keys in that one statement.
  */
 final class PostgresDialect extends SqlDialect {
     /** The first key of the advisory lock: "obx4". */
@@ -28,22 +40,36 @@ final class PostgresDialect extends SqlDialect {
 
     private static final String READ_COMMITTED = "read committed";
 
+    /**
+     * Makes a statement sent together with the lock do nothing unless it runs at READ COMMITTED (at
+     * another level its snapshot would predate the lock).
+     */
+    private static final String AT_READ_COMMITTED =
+            "current_setting('transaction_isolation') = '" + READ_COMMITTED + "'";
+
     private final int lockKey;
 
+    /** The lock, returning the transaction's isolation level. */
     final String lock;
+
     final String candidates;
     final String lease;
     final String park;
     final String deleteUnkeyed;
     final String deleteKeyed;
-    final String deleteKeyedAndUnpark;
     final String unpark;
     final String deleteDead;
     final String extend;
     final String abandon;
 
+    /** The lock, then: read a page, lease the candidates nothing precedes, return the page. */
+    final String lockAndClaimFree;
+
+    /** The lock, then: delete keyed leases of one claim and unpark their keys. */
+    final String lockAndCompleteKeyed;
+
     /**
-     * Set once a transaction found itself not in READ COMMITTED (the server's or the pool's
+     * Set once a transaction found itself not at READ COMMITTED (the server's or the pool's
      * default): from then on every transaction asks for it explicitly.
      */
     private volatile boolean askForReadCommitted;
@@ -51,25 +77,23 @@ final class PostgresDialect extends SqlDialect {
     PostgresDialect(String tableName, boolean deadLettersBlock) {
         super(tableName, '"', deadLettersBlock, Orders.PLAIN);
         this.lockKey = tableName.hashCode();
-        // The level comes back with the lock: the statements after it must see every claim and
-        // completion committed before it was granted, which only READ COMMITTED gives.
         this.lock =
                 "SELECT current_setting('transaction_isolation') AS level"
                         + " FROM pg_advisory_xact_lock(:class, :key)";
-        this.candidates =
-                "SELECT c.id, c.seq, c.msg_key, "
+        String page =
+                "SELECT c.id, c.seq, c.msg_key, c.available_at, "
                         + predecessor
                         + " AS prev_seq FROM "
                         + table
-                        + " c"
-                        + claimable
-                        + " FOR UPDATE OF c SKIP LOCKED";
-        this.lease =
-                "UPDATE "
-                        + table
-                        + " SET available_at = :until, lease_owner = :owner, receipt = :token,"
-                        + " attempts = attempts + 1 WHERE id = ANY(:ids) RETURNING "
-                        + MESSAGE_COLUMNS;
+                        + " c";
+        this.candidates = page + claimable + " FOR UPDATE OF c SKIP LOCKED";
+        String leaseSet =
+                " SET available_at = :until, lease_owner = :owner, receipt = :token,"
+                        + " attempts = t.attempts + 1";
+        String returning =
+                " RETURNING t.id, t.seq, t.topic, t.msg_key, t.module, t.content_type, t.payload,"
+                        + " t.headers, t.occurred_at, t.not_before, t.enqueued_at, t.attempts";
+        this.lease = "UPDATE " + table + " AS t" + leaseSet + " WHERE t.id = ANY(:ids)" + returning;
         this.park = "UPDATE " + table + " SET parked = TRUE WHERE id = ANY(:ids)";
         String ofOneClaim =
                 " WHERE lease_owner = :owner AND receipt = :token AND dead_at IS NULL"
@@ -86,18 +110,6 @@ final class PostgresDialect extends SqlDialect {
                         + " x WHERE x.msg_key = k.msg_key AND x.parked ORDER BY x.seq LIMIT "
                         + UNPARK_LIMIT
                         + ") w";
-        this.deleteKeyedAndUnpark =
-                "WITH d AS (DELETE FROM "
-                        + table
-                        + ofOneClaim
-                        + " RETURNING id, receipt, msg_key),"
-                        + " u AS (UPDATE "
-                        + table
-                        + " SET parked = FALSE WHERE id IN (SELECT w.id FROM"
-                        + " (SELECT DISTINCT msg_key FROM d WHERE msg_key IS NOT NULL) k"
-                        + firstParked
-                        + " WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.id = w.id)))"
-                        + " SELECT id, receipt, msg_key FROM d";
         this.unpark =
                 "UPDATE "
                         + table
@@ -120,6 +132,42 @@ final class PostgresDialect extends SqlDialect {
                         + " AS t SET available_at = t.enqueued_at,"
                         + " attempts = GREATEST(t.attempts - 1, 0), lease_owner = NULL, receipt = NULL"
                         + leases;
+        this.lockAndClaimFree =
+                lock
+                        + "; WITH page AS ("
+                        + page
+                        + " WHERE "
+                        + AT_READ_COMMITTED
+                        + " AND "
+                        + CLAIMABLE
+                        + " ORDER BY "
+                        + claimOrder
+                        + " LIMIT :limit FOR UPDATE OF c SKIP LOCKED),"
+                        + " leased AS (UPDATE "
+                        + table
+                        + " AS t"
+                        + leaseSet
+                        + " FROM page WHERE t.id = page.id"
+                        + " AND (page.msg_key IS NULL OR page.prev_seq IS NULL)"
+                        + returning
+                        + ") SELECT page.id AS c_id, page.seq AS c_seq, page.msg_key AS c_key,"
+                        + " page.prev_seq, leased.* FROM page LEFT JOIN leased ON leased.id = page.id"
+                        + " ORDER BY page.available_at, page.seq";
+        this.lockAndCompleteKeyed =
+                lock
+                        + "; WITH d AS (DELETE FROM "
+                        + table
+                        + ofOneClaim
+                        + " AND "
+                        + AT_READ_COMMITTED
+                        + " RETURNING id, receipt, msg_key),"
+                        + " u AS (UPDATE "
+                        + table
+                        + " SET parked = FALSE WHERE id IN (SELECT w.id FROM"
+                        + " (SELECT DISTINCT msg_key FROM d WHERE msg_key IS NOT NULL) k"
+                        + firstParked
+                        + " WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.id = w.id)))"
+                        + " SELECT id, receipt, msg_key FROM d";
     }
 
     @Override
@@ -140,8 +188,8 @@ final class PostgresDialect extends SqlDialect {
 
     /**
      * PostgreSQL's default level is READ COMMITTED, so transactions run as the pool hands them out
-     * (asking for a level costs round trips on every call); a claim that finds itself at another
-     * level rolls back and every transaction from then on asks for READ COMMITTED.
+     * (asking for a level costs round trips on every call); one that finds itself at another level
+     * rolls back, and every transaction from then on asks for READ COMMITTED.
      */
     @Override
     <T> T inTransaction(Handle h, HandleCallback<T, RuntimeException> work) {
@@ -168,6 +216,53 @@ final class PostgresDialect extends SqlDialect {
         }
     }
 
+    /**
+     * Leases, in one round trip, every candidate of the first page that nothing precedes; goes on
+     * with the general claim transaction only when the page had candidates behind an earlier
+     * message of their key.
+     */
+    @Override
+    List<StoredRow> claim(Db db, Instant now, LeaseTerms terms, int limit) {
+        ClaimWalk walk = new ClaimWalk(limit);
+        List<FirstPageRow> page =
+                underLock(
+                        db,
+                        "claim",
+                        h ->
+                                h.createQuery(lockAndClaimFree)
+                                        .bind("now", time(now))
+                                        .bind("limit", limit)
+                                        .bind("until", time(terms.until()))
+                                        .bind("owner", terms.owner())
+                                        .bind("token", terms.token()),
+                        (rs, ctx) ->
+                                new FirstPageRow(
+                                        rs.getLong("c_seq"),
+                                        rs.getString("id") == null
+                                                ? null
+                                                : StoredRow.read(rs, this)));
+        if (page == null) {
+            return claimPages(db, now, terms, walk); // not at READ COMMITTED: nothing was leased
+        }
+        List<StoredRow> leased = new ArrayList<>(page.size());
+        boolean blocked = false;
+        for (FirstPageRow row : page) {
+            if (row.leased() != null) {
+                walk.took(row.seq());
+                leased.add(row.leased());
+            } else {
+                blocked = true;
+            }
+        }
+        if (blocked && !walk.full()) {
+            leased.addAll(claimPages(db, now, terms, walk));
+        }
+        return leased;
+    }
+
+    /** A row of the first page: its enqueue order, and its message if it was leased. */
+    private record FirstPageRow(long seq, StoredRow leased) {}
+
     @Override
     List<Candidate> lockCandidates(Handle h, Instant now, int limit) {
         return candidates(
@@ -192,34 +287,62 @@ final class PostgresDialect extends SqlDialect {
         h.createUpdate(park).bindArray("ids", String.class, ids).execute();
     }
 
+    /**
+     * Completes keyed leases claim by claim, each in one round trip that takes the lock, deletes
+     * and unparks.
+     */
+    @Override
+    Set<Receipt.Lease> complete(Db db, String owner, List<Receipt> receipts) {
+        Set<Receipt.Lease> deleted = new HashSet<>();
+        List<Receipt> unkeyed = new ArrayList<>();
+        for (Receipt r : receipts) {
+            if (!r.keyed()) {
+                unkeyed.add(r);
+            }
+        }
+        if (!unkeyed.isEmpty()) {
+            deleted.addAll(completeUnkeyed(db, owner, unkeyed));
+        }
+        for (Map.Entry<String, List<String>> claim : byToken(receipts, true).entrySet()) {
+            List<Receipt.Lease> removed =
+                    underLock(
+                            db,
+                            "complete",
+                            h ->
+                                    h.createQuery(lockAndCompleteKeyed)
+                                            .bind("owner", owner)
+                                            .bind("token", claim.getKey())
+                                            .bindArray("ids", String.class, claim.getValue()),
+                            (rs, ctx) -> lease(rs));
+            if (removed == null) { // not at READ COMMITTED: nothing was deleted
+                List<Receipt> ofClaim = new ArrayList<>();
+                for (String id : claim.getValue()) {
+                    ofClaim.add(new Receipt(claim.getKey(), id, true));
+                }
+                deleted.addAll(
+                        db.transaction(
+                                "complete",
+                                h -> {
+                                    lockClaims(h);
+                                    return deleteLeasesAndUnpark(h, owner, ofClaim);
+                                }));
+            } else {
+                deleted.addAll(removed);
+            }
+        }
+        return deleted;
+    }
+
+    @Override
+    Set<Receipt.Lease> completeUnkeyed(Db db, String owner, List<Receipt> receipts) {
+        return db.statement(
+                "complete", h -> deleteByToken(h, deleteUnkeyed, owner, receipts).removed());
+    }
+
     @Override
     Removed<Receipt.Lease> deleteLeases(
             Handle h, String owner, List<Receipt> receipts, boolean keyed) {
         return deleteByToken(h, keyed ? deleteKeyed : deleteUnkeyed, owner, receipts);
-    }
-
-    /** One statement per claim token deletes the leases and unparks their keys. */
-    @Override
-    Set<Receipt.Lease> deleteLeasesAndUnpark(Handle h, String owner, List<Receipt> chunk) {
-        return deleteByToken(h, deleteKeyedAndUnpark, owner, chunk).removed();
-    }
-
-    /** Runs a deletion once per claim token (a relay's batch is one claim: one statement). */
-    private static Removed<Receipt.Lease> deleteByToken(
-            Handle h, String sql, String owner, List<Receipt> receipts) {
-        Set<Receipt.Lease> leases = new HashSet<>();
-        Set<String> keys = new HashSet<>();
-        for (Map.Entry<String, List<String>> claim : byToken(receipts).entrySet()) {
-            Removed<Receipt.Lease> r =
-                    removedLeases(
-                            h.createQuery(sql)
-                                    .bind("owner", owner)
-                                    .bind("token", claim.getKey())
-                                    .bindArray("ids", String.class, claim.getValue()));
-            leases.addAll(r.removed());
-            keys.addAll(r.keys());
-        }
-        return new Removed<>(leases, keys);
     }
 
     @Override
@@ -251,8 +374,75 @@ final class PostgresDialect extends SqlDialect {
         }
     }
 
-    private static org.jdbi.v3.core.statement.Query bindPairs(
-            org.jdbi.v3.core.statement.Query query, String owner, List<Receipt> receipts) {
+    /**
+     * Runs "the lock; a statement" in one round trip: without an open transaction the two run as
+     * one implicit transaction, whose lock lasts until the statement is done. Returns the
+     * statement's rows, or null when the transaction was not at READ COMMITTED (the statement is
+     * then guarded to change nothing, and from now on every transaction asks for that level).
+     */
+    private <T> List<T> underLock(
+            Db db,
+            String operation,
+            HandleCallback<Query, RuntimeException> query,
+            RowMapper<T> rows) {
+        if (askForReadCommitted) {
+            return null;
+        }
+        HandleCallback<List<T>, RuntimeException> work =
+                h ->
+                        query.withHandle(h)
+                                .bind("class", LOCK_CLASS)
+                                .bind("key", lockKey)
+                                .execute(
+                                        (ResultProducer<List<T>>)
+                                                (statement, ctx) -> {
+                                                    PreparedStatement st = statement.get();
+                                                    String level;
+                                                    try (ResultSet rs = st.getResultSet()) {
+                                                        rs.next();
+                                                        level = rs.getString(1);
+                                                    }
+                                                    if (!st.getMoreResults()) {
+                                                        throw new SQLException(
+                                                                "the statement after the claim"
+                                                                        + " lock returned no rows");
+                                                    }
+                                                    List<T> out = new ArrayList<>();
+                                                    try (ResultSet rs = st.getResultSet()) {
+                                                        while (rs.next()) {
+                                                            out.add(rows.map(rs, ctx));
+                                                        }
+                                                    }
+                                                    return READ_COMMITTED.equals(level)
+                                                            ? out
+                                                            : null;
+                                                });
+        List<T> result = db.statement(operation, work);
+        if (result == null) {
+            askForReadCommitted = true;
+        }
+        return result;
+    }
+
+    /** Runs a deletion once per claim token (a relay's batch is one claim: one statement). */
+    private static Removed<Receipt.Lease> deleteByToken(
+            Handle h, String sql, String owner, List<Receipt> receipts) {
+        Set<Receipt.Lease> leases = new HashSet<>();
+        Set<String> keys = new HashSet<>();
+        for (Map.Entry<String, List<String>> claim : byToken(receipts, null).entrySet()) {
+            Removed<Receipt.Lease> r =
+                    removedLeases(
+                            h.createQuery(sql)
+                                    .bind("owner", owner)
+                                    .bind("token", claim.getKey())
+                                    .bindArray("ids", String.class, claim.getValue()));
+            leases.addAll(r.removed());
+            keys.addAll(r.keys());
+        }
+        return new Removed<>(leases, keys);
+    }
+
+    private static Query bindPairs(Query query, String owner, List<Receipt> receipts) {
         List<String> ids = new ArrayList<>(receipts.size());
         List<String> tokens = new ArrayList<>(receipts.size());
         for (Receipt r : receipts) {
@@ -264,11 +454,16 @@ final class PostgresDialect extends SqlDialect {
                 .bindArray("tokens", String.class, tokens);
     }
 
-    /** The ids of each claim token, in the order the tokens first appear. */
-    private static Map<String, List<String>> byToken(List<Receipt> receipts) {
+    /**
+     * The ids of each claim token, in the order the tokens first appear; only keyed or only unkeyed
+     * receipts when {@code keyed} is given.
+     */
+    private static Map<String, List<String>> byToken(List<Receipt> receipts, Boolean keyed) {
         Map<String, List<String>> ids = new LinkedHashMap<>();
         for (Receipt r : receipts) {
-            ids.computeIfAbsent(r.token(), t -> new ArrayList<>()).add(r.id());
+            if (keyed == null || r.keyed() == keyed) {
+                ids.computeIfAbsent(r.token(), t -> new ArrayList<>()).add(r.id());
+            }
         }
         return ids;
     }

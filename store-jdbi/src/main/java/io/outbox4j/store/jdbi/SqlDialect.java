@@ -42,8 +42,15 @@ abstract class SqlDialect {
             "id, seq, topic, msg_key, module, content_type, payload, headers, occurred_at,"
                     + " not_before, enqueued_at, attempts";
 
-    /** The most pages one claim reads when rows it reads are blocked. */
-    static final int MAX_PAGES = 8;
+    /**
+     * The most rows one claim parks. A claim goes on reading pages while it finds blocked rows and
+     * has taken fewer than its limit; this bound keeps the claim lock short when a burst of rows
+     * became blocked (the next claim goes on from there: parked rows are out of its way).
+     */
+    static final int MAX_PARKED = 10_000;
+
+    /** The largest page a claim reads once it finds blocked rows (pages double up to it). */
+    static final int MAX_PAGE = 1000;
 
     /** The most parked rows of one key a removal unparks (the next removal unparks the next). */
     static final int UNPARK_LIMIT = 1000;
@@ -69,10 +76,14 @@ abstract class SqlDialect {
     final String replay;
     final String lastError;
 
-    /**
-     * The claim order over rows that are not dead, not parked and due; {@code :now} and {@code
-     * :limit}.
-     */
+    /** Rows of alias {@code c} that are not dead, not parked and due at {@code :now}. */
+    static final String CLAIMABLE =
+            "c.dead_at IS NULL AND c.parked = FALSE AND c.available_at <= :now";
+
+    /** The claim order of this dialect (see {@link Orders#claim()}). */
+    final String claimOrder;
+
+    /** {@link #CLAIMABLE} rows in claim order, {@code :limit} of them. */
     final String claimable;
 
     /** The enqueue sequence of the latest earlier row of candidate {@code c}'s key, or NULL. */
@@ -100,11 +111,8 @@ abstract class SqlDialect {
                         + " (id, topic, msg_key, module, content_type, payload, headers,"
                         + " occurred_at, not_before, enqueued_at, available_at)"
                         + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-        this.claimable =
-                " WHERE c.dead_at IS NULL AND c.parked = FALSE AND c.available_at <= :now"
-                        + " ORDER BY "
-                        + order.claim()
-                        + " LIMIT :limit";
+        this.claimOrder = order.claim();
+        this.claimable = " WHERE " + CLAIMABLE + " ORDER BY " + claimOrder + " LIMIT :limit";
         this.predecessor =
                 "(SELECT p.seq FROM "
                         + table
@@ -294,25 +302,33 @@ abstract class SqlDialect {
      * and parks the rows it finds blocked, in one transaction.
      */
     List<StoredRow> claim(Db db, Instant now, LeaseTerms terms, int limit) {
+        return claimPages(db, now, terms, new ClaimWalk(limit));
+    }
+
+    /** The claim transaction, continuing a walk that may already have taken rows. */
+    final List<StoredRow> claimPages(Db db, Instant now, LeaseTerms terms, ClaimWalk walk) {
         return db.transaction(
                 "claim",
                 h -> {
                     lockClaims(h);
-                    ClaimWalk walk = new ClaimWalk(limit);
                     List<StoredRow> leased = new ArrayList<>();
-                    for (int page = 1; ; page++) {
-                        List<Candidate> candidates = lockCandidates(h, now, limit);
+                    int parked = 0;
+                    for (int size = walk.limit();
+                            ;
+                            size = Math.max(size, Math.min(2 * size, MAX_PAGE))) {
+                        List<Candidate> candidates = lockCandidates(h, now, size);
                         ClaimWalk.Step step = walk.next(candidates);
                         if (!step.taken().isEmpty()) {
                             leased.addAll(lease(h, step.taken(), terms));
                         }
                         if (!step.parked().isEmpty()) {
                             park(h, ids(step.parked()));
+                            parked += step.parked().size();
                         }
                         if (step.parked().isEmpty()
                                 || walk.full()
-                                || candidates.size() < limit
-                                || page == MAX_PAGES) {
+                                || candidates.size() < size
+                                || parked >= MAX_PARKED) {
                             return leased;
                         }
                     }
