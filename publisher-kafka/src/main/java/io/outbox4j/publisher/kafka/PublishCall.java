@@ -61,11 +61,15 @@ final class PublishCall {
                 if (abandoned || closed.getAsBoolean()) {
                     ack.completeExceptionally(
                             new RetryableFailureException(
-                                    abandoned
-                                            ? "not handed to the Kafka producer: the call's timeout of "
-                                                    + timeout
-                                                    + " passed first"
-                                            : "not handed to the Kafka producer: the KafkaPublisher was closed"));
+                                    "message '"
+                                            + messages.get(i).id()
+                                            + "' was not handed to the Kafka producer: "
+                                            + (abandoned
+                                                    ? "the call's timeout of "
+                                                            + timeout
+                                                            + " passed first"
+                                                    : "the KafkaPublisher was closed")
+                                            + "; it will be retried"));
                     continue;
                 }
                 try {
