@@ -63,13 +63,26 @@ public final class ServerSupport {
      * @return a port that was free a moment ago
      */
     public static int freePort() {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            s.setReuseAddress(true);
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException("no free loopback port", e);
+        // The OS may hand the same ephemeral port to two calls in a row (the first socket is closed
+        // again at once); a server asking for two ports (Kafka's broker and controller) would then
+        // fail with "two listeners on the same port". Never hand out a port twice in one JVM.
+        for (int tries = 0; tries < 50; tries++) {
+            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                s.setReuseAddress(true);
+                int port = s.getLocalPort();
+                if (HANDED_OUT.add(port)) {
+                    return port;
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("no free loopback port", e);
+            }
         }
+        throw new IllegalStateException(
+                "no loopback port that was not handed out before in 50 tries");
     }
+
+    private static final java.util.Set<Integer> HANDED_OUT =
+            java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /**
      * Creates a temporary directory that is deleted when the JVM exits (best effort).
