@@ -69,6 +69,12 @@ public final class OutboxArchitecture {
     /** Integrations on engines users already run (the Kafka Connect connector): may use a store. */
     private static final String INTEGRATIONS = "io.outbox4j.kafka..";
 
+    /**
+     * Runnable programs (the standalone relay, the outbox4j command): they wire stores, publishers
+     * and the engine together and may print, so they are not library code.
+     */
+    private static final String[] APPLICATIONS = {"io.outbox4j.relay..", "io.outbox4j.cli.."};
+
     private static final String[] LIBRARY = {
         API,
         ENGINE,
@@ -197,8 +203,9 @@ public final class OutboxArchitecture {
     }
 
     /**
-     * No adapter depends on the engine, an integration (the Kafka Connect connector), the TCK or
-     * the test fixtures: only on the api and its own client.
+     * No adapter depends on the engine, an integration (the Kafka Connect connector), an
+     * application (the standalone relay, the outbox4j command), the TCK or the test fixtures: only on
+     * the api and its own client.
      *
      * @return the rule
      */
@@ -211,6 +218,8 @@ public final class OutboxArchitecture {
                 .resideInAnyPackage(
                         ENGINE,
                         INTEGRATIONS,
+                        APPLICATIONS[0],
+                        APPLICATIONS[1],
                         "io.outbox4j.tck..",
                         "io.outbox4j.testservices..",
                         "io.outbox4j.examples..",
@@ -331,6 +340,8 @@ public final class OutboxArchitecture {
                         ROOT + ".store..",
                         ROOT + ".publisher..",
                         INTEGRATIONS,
+                        APPLICATIONS[0],
+                        APPLICATIONS[1],
                         ROOT + ".testservices..",
                         ROOT + ".examples..",
                         ROOT + ".benchmarks.."));

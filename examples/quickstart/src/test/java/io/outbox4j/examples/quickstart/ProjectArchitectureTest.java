@@ -39,6 +39,8 @@ class ProjectArchitectureTest {
                     Map.entry("publisher.rabbitmq", 2),
                     Map.entry("publisher.sqs", 2),
                     Map.entry("kafka", 5),
+                    Map.entry("cli", 5),
+                    Map.entry("relay", 5),
                     Map.entry("testservices", 2),
                     Map.entry("examples.quickstart", 2));
 

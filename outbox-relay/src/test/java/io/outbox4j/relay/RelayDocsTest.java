@@ -1,0 +1,63 @@
+package io.outbox4j.relay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox4j.cli.internal.Settings;
+import io.outbox4j.cli.internal.StoreConnection;
+import io.outbox4j.engine.Relay;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/** docs/relay.md lists every setting the relay reads, with the defaults the code has. */
+class RelayDocsTest {
+    private static final Path DOC = Path.of("..", "docs", "relay.md");
+    private static final Pattern ROW = Pattern.compile("(?m)^\\| `([a-z.-]+)` \\| ([^|]*) \\|");
+
+    private static Map<String, String> table() throws IOException {
+        String text = Files.readString(DOC, StandardCharsets.UTF_8);
+        Map<String, String> rows = new LinkedHashMap<>();
+        Matcher m = ROW.matcher(text);
+        while (m.find()) {
+            rows.put(m.group(1), m.group(2).strip());
+        }
+        return rows;
+    }
+
+    @Test
+    void theSettingsTableNamesEveryKeyTheRelayReads() throws IOException {
+        assertThat(table().keySet()).containsAll(RelayConfig.KEYS);
+    }
+
+    @Test
+    void theDefaultsInTheTableAreTheCodes() throws IOException {
+        Map<String, String> expected = new LinkedHashMap<>();
+        expected.put("relay.batch-size", String.valueOf(Relay.DEFAULT_BATCH_SIZE));
+        expected.put("relay.workers", String.valueOf(Relay.DEFAULT_WORKERS));
+        expected.put("relay.delivery-timeout", Settings.format(Relay.DEFAULT_DELIVERY_TIMEOUT));
+        expected.put("relay.lease", Settings.format(Relay.DEFAULT_LEASE));
+        expected.put("relay.max-attempts", String.valueOf(Relay.DEFAULT_MAX_ATTEMPTS));
+        expected.put("relay.backoff-base", Settings.format(RelayConfig.DEFAULT_BACKOFF_BASE));
+        expected.put("relay.backoff-max", Settings.format(RelayConfig.DEFAULT_BACKOFF_MAX));
+        expected.put("relay.poll-interval", Settings.format(Relay.DEFAULT_POLL_INTERVAL));
+        expected.put("relay.shutdown-timeout", Settings.format(Relay.DEFAULT_SHUTDOWN_TIMEOUT));
+        expected.put("http.port", String.valueOf(RelayConfig.DEFAULT_HTTP_PORT));
+        expected.put(
+                "metrics.statistics-interval",
+                Settings.format(RelayConfig.DEFAULT_STATISTICS_INTERVAL));
+        expected.put(
+                "store.connect-timeout", Settings.format(StoreConnection.DEFAULT_CONNECT_TIMEOUT));
+        Map<String, String> table = table();
+        expected.forEach(
+                (key, value) ->
+                        assertThat(table.get(key))
+                                .as("default of %s in %s", key, DOC)
+                                .isEqualTo("`" + value + "`"));
+    }
+}
