@@ -2,14 +2,18 @@ package io.outbox4j.store.mongo;
 
 import io.outbox4j.api.Message;
 import io.outbox4j.api.MessageLimits;
+import java.time.Instant;
 import java.util.Map;
 import org.bson.BsonArray;
 import org.bson.BsonBinary;
+import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.BsonInt64;
+import org.bson.BsonNull;
 import org.bson.BsonString;
 import org.bson.BsonValue;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The document shape of one outbox message, and the conversions between it and a {@link Message}.
@@ -17,19 +21,28 @@ import org.bson.BsonValue;
  * <pre>
  * { _id: id, seq: long, topic, key?, module, contentType, payload: binary, headers: [{n, v}, ...],
  *   occurredAt: µs, notBefore?: µs, enqueuedAt: µs,
- *   availableAt?: µs,            // present while the message can still be claimed; absent once dead-lettered
- *   attempts: int, owner?, receipt?, lastError?, deadAt?: µs, deadReason? }
+ *   availableAt?: ns,            // present while the message can still be claimed; absent once dead-lettered
+ *   parked: bool,                // a keyed message found waiting behind an earlier one of its key
+ *   parkedBehind?: true,         // a later message of this one's key was parked behind it
+ *   attempts: int, owner?, receipt?, lastError?, deadAt?: ns, deadReason? }
  * </pre>
  *
  * <p>{@code receipt} holds the lease token of the claim that holds the document (shared by the
  * documents of that claim); a delivery's receipt is that token followed by the id (see {@link
  * Receipt}).
  *
- * <p>Every timestamp is a 64-bit count of microseconds since the epoch. {@code availableAt} is the
- * only availability field: enqueue sets it to {@code notBefore} (or the enqueue time), a claim
- * moves it to the end of the lease, a release to the retry time; dead-lettering removes it.
- * Claimable is therefore exactly {@code availableAt <= now}, one range condition served by the
- * partial index {@code {availableAt: 1, seq: 1}}.
+ * <p>Every timestamp is a 64-bit count since the epoch: of microseconds for the message's own times
+ * and the enqueue time (the precision a {@link Message} keeps), of nanoseconds for {@code
+ * availableAt} and {@code deadAt}, which are compared with a relay's exact times (see {@link
+ * Nanos}). {@code availableAt} is the only availability field: enqueue sets it to {@code notBefore}
+ * (or the enqueue time), a claim moves it to the end of the lease, a release to the retry time, an
+ * abandon back to the enqueue time; dead-lettering removes it. Claimable is therefore exactly
+ * {@code parked: false, availableAt <= now}, served by the partial index {@code {availableAt: 1,
+ * seq: 1}} over the documents that are neither dead nor parked.
+ *
+ * <p>{@code parked} and {@code parkedBehind} carry per-key order (see {@link KeyOrder}): a parked
+ * document is out of the claim index until an earlier message of its key is finished, and {@code
+ * parkedBehind} marks the earlier message whose removal must unpark its key.
  */
 final class Documents {
     static final String ID = "_id";
@@ -52,6 +65,8 @@ final class Documents {
     static final String LAST_ERROR = "lastError";
     static final String DEAD_AT = "deadAt";
     static final String DEAD_REASON = "deadReason";
+    static final String PARKED = "parked";
+    static final String PARKED_BEHIND = "parkedBehind";
 
     /**
      * Stored messages are read back without size limits: they were checked when enqueued, and a
@@ -88,13 +103,15 @@ final class Documents {
                 .append(PAYLOAD, new BsonBinary(m.payload()))
                 .append(HEADERS, headers)
                 .append(OCCURRED_AT, new BsonInt64(Micros.exact(m.occurredAt(), "occurredAt")));
-        long availableAt = enqueuedAtMicros;
+        long availableAt = Nanos.ofMicros(enqueuedAtMicros);
         if (m.notBefore().isPresent()) {
-            availableAt = Micros.exact(m.notBefore().get(), "notBefore");
-            d.append(NOT_BEFORE, new BsonInt64(availableAt));
+            long notBefore = Micros.exact(m.notBefore().get(), "notBefore");
+            d.append(NOT_BEFORE, new BsonInt64(notBefore));
+            availableAt = Nanos.ofMicros(notBefore);
         }
         return d.append(ENQUEUED_AT, new BsonInt64(enqueuedAtMicros))
                 .append(AVAILABLE_AT, new BsonInt64(availableAt))
+                .append(PARKED, BsonBoolean.FALSE)
                 .append(ATTEMPTS, new BsonInt32(0));
     }
 
@@ -137,6 +154,47 @@ final class Documents {
             }
         }
         return b.build();
+    }
+
+    /**
+     * When the store accepted the message.
+     *
+     * @throws IllegalArgumentException if the field is missing or not a microsecond count
+     */
+    static Instant enqueuedAt(BsonDocument d) {
+        return Micros.toInstant(int64(d, ENQUEUED_AT));
+    }
+
+    /** The attempt count of a document, 0 when it has none. */
+    static int attemptsOf(BsonDocument d) {
+        BsonValue v = d.get(ATTEMPTS);
+        return v != null && v.isNumber() ? Math.max(0, v.asNumber().intValue()) : 0;
+    }
+
+    /** The {@code _id} of a document read from the collection (every document has one). */
+    static BsonValue idOf(BsonDocument d) {
+        return d.get(ID, BsonNull.VALUE);
+    }
+
+    /**
+     * The enqueue order of a document.
+     *
+     * @throws IllegalArgumentException if it has none (a document this store did not write)
+     */
+    static long seqOf(BsonDocument d) {
+        BsonValue v = d.get(SEQ);
+        if (v == null || !v.isNumber()) {
+            throw new IllegalArgumentException(
+                    "field 'seq' must be a number, but was "
+                            + (v == null ? "missing" : v.getBsonType()));
+        }
+        return v.asNumber().longValue();
+    }
+
+    /** The key of a document, or null for an unkeyed one. */
+    static @Nullable String keyOf(BsonDocument d) {
+        BsonValue v = d.get(KEY);
+        return v != null && v.isString() ? v.asString().getValue() : null;
     }
 
     /** The attempt count of a claimed document (at least 1). */

@@ -32,27 +32,10 @@ final class Micros {
         }
     }
 
-    /**
-     * The current time of a claim, rounded down: a message is never seen as due before its time.
-     */
+    /** An instant rounded down to the microsecond (the enqueue time), held at the range's ends. */
     static long floor(Instant instant) {
-        return saturate(instant, false);
-    }
-
-    /**
-     * A time from which a message becomes available, rounded up: it is never claimed before that
-     * time.
-     */
-    static long ceil(Instant instant) {
-        return saturate(instant, true);
-    }
-
-    private static long saturate(Instant instant, boolean up) {
         long seconds = instant.getEpochSecond();
         long micros = instant.getNano() / 1000;
-        if (up && instant.getNano() % 1000 != 0) {
-            micros++;
-        }
         if (seconds > (Long.MAX_VALUE - micros) / PER_SECOND) {
             return Long.MAX_VALUE;
         }

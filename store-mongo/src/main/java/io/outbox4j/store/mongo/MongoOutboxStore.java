@@ -4,15 +4,19 @@ import static io.outbox4j.store.mongo.Documents.ATTEMPTS;
 import static io.outbox4j.store.mongo.Documents.AVAILABLE_AT;
 import static io.outbox4j.store.mongo.Documents.DEAD_AT;
 import static io.outbox4j.store.mongo.Documents.DEAD_REASON;
+import static io.outbox4j.store.mongo.Documents.ENQUEUED_AT;
 import static io.outbox4j.store.mongo.Documents.ID;
+import static io.outbox4j.store.mongo.Documents.KEY;
 import static io.outbox4j.store.mongo.Documents.LAST_ERROR;
 import static io.outbox4j.store.mongo.Documents.OWNER;
+import static io.outbox4j.store.mongo.Documents.PARKED;
 import static io.outbox4j.store.mongo.Documents.RECEIPT;
 import static io.outbox4j.store.mongo.Documents.SEQ;
 
 import com.mongodb.ErrorCategory;
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoClientSettings;
+import com.mongodb.MongoException;
 import com.mongodb.MongoWriteException;
 import com.mongodb.ReadConcern;
 import com.mongodb.ReadPreference;
@@ -22,24 +26,34 @@ import com.mongodb.client.ClientSession;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.IndexModel;
 import com.mongodb.client.model.IndexOptions;
 import com.mongodb.client.model.InsertManyOptions;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.WriteModel;
+import io.outbox4j.api.Abandonment;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Completion;
 import io.outbox4j.api.DeadLetter;
+import io.outbox4j.api.DeadLetterPage;
+import io.outbox4j.api.DeadLetterQuery;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.DuplicateMessageException;
+import io.outbox4j.api.Extension;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.MessageLimits;
 import io.outbox4j.api.Outbox;
+import io.outbox4j.api.OutboxAdmin;
+import io.outbox4j.api.OutboxException;
+import io.outbox4j.api.OutboxStatistics;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.Release;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -47,6 +61,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
@@ -54,9 +69,12 @@ import org.bson.BsonInt32;
 import org.bson.BsonInt64;
 import org.bson.BsonString;
 import org.bson.BsonValue;
+import org.jspecify.annotations.Nullable;
 
 /**
- * An outbox store on one MongoDB collection, for the MongoDB Java sync driver.
+ * An outbox store on one MongoDB collection, for the MongoDB Java sync driver. It is the write side
+ * ({@link Outbox} over the caller's {@link ClientSession}), the dispatch side ({@link OutboxStore})
+ * and the operator's side ({@link OutboxAdmin}).
  *
  * <pre>{@code
  * MongoOutboxStore store = MongoOutboxStore.builder()
@@ -78,46 +96,82 @@ import org.bson.BsonValue;
  * ClientSession}, which must have an active transaction: the event then commits or aborts with the
  * business documents. A batch is one {@code insertMany}. A duplicate id is reported as a {@link
  * DuplicateMessageException}; MongoDB aborts the transaction on any write error, so the caller
- * starts it again.
+ * starts it again. The store stamps each message with its enqueue time and an enqueue order ({@code
+ * seq}).
  *
- * <p><b>Dispatch side.</b> No server-side cursor is held open. A claim finds the ids of the oldest
- * available messages, then leases them with one {@code updateMany} whose filter re-checks
- * availability and which stamps a fresh lease token; MongoDB updates each document atomically and
- * only while it still matches, so two claimers can never both lease a document. The tried documents
- * are read back and kept if they carry the token. Complete is one {@code deleteMany}; release and
- * dead-letter are compare-and-set updates on id, owner and token. These writes use write concern
- * {@code majority} unless configured otherwise, and read from the primary.
+ * <p><b>Dispatch side, per-key order.</b> A message with a key is handed out only when every
+ * earlier message of its key still in the outbox is handed out before it in the same claim, so two
+ * claimers never hold two messages of one key and a key's messages go out in enqueue order, across
+ * relays, retries and restarts (docs/per-key-order.md). A dead letter blocks its key until it is
+ * replayed or discarded, unless the store is built with {@link Builder#deadLettersBlockTheirKey
+ * deadLettersBlockTheirKey(false)}. Claims are serialised by a claim lock (a lock document in
+ * {@code <collection>.lock} with a short lease, see {@link #claim}); each holds it for a few reads
+ * and writes. A keyed message found waiting behind an earlier one is <em>parked</em> (out of the
+ * claim index) until that one is completed or discarded, so claims stay as cheap as the number of
+ * messages they hand out however many keys are blocked. Complete, release, dead-letter, extend and
+ * abandon are compare-and-set writes on owner and lease token. Writes use write concern {@code
+ * majority} unless configured otherwise, and reads go to the primary.
+ *
+ * <p><b>Without multi-document transactions</b> (the dispatch side uses none, so it also runs on a
+ * standalone server) each multi-step operation is ordered so that a crash between two writes loses
+ * nothing and blocks no key for good: a claim marks and parks before it leases, a removal unparks
+ * before it deletes.
+ *
+ * <p><b>Errors.</b> Failures of the driver or the server are thrown as {@link OutboxException} with
+ * the driver's exception as the cause and its message repeated.
  *
  * <p>Instances are thread-safe; share one per collection.
  */
-public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession> {
+public final class MongoOutboxStore implements OutboxStore, OutboxAdmin, Outbox<ClientSession> {
     /** The collection used when none is configured. */
     public static final String DEFAULT_COLLECTION = "outbox_message";
 
     /** The name of the index serving claims. */
     public static final String CLAIM_INDEX = "outbox_claim";
 
+    /** The name of the index serving per-key order when dead letters block their key. */
+    public static final String KEY_INDEX = "outbox_key";
+
     /**
-     * How many candidate queries one claim runs at most. A claim queries again only after other
-     * claimers leased every candidate it tried, so each extra query follows progress made by
-     * someone else; the bound keeps one claim short under any contention (it then returns what it
-     * has, possibly nothing, and the relay claims again).
+     * The name of the index serving per-key order when dead letters do not block their key (it
+     * leaves them out).
      */
-    private static final int MAX_CANDIDATE_QUERIES = 16;
+    public static final String LIVE_KEY_INDEX = "outbox_key_live";
+
+    /** The name of the index serving the dead-letter listing. */
+    public static final String DEAD_INDEX = "outbox_dead";
+
+    /** The suffix of the collection that holds the claim lock: {@code <collection>.lock}. */
+    public static final String LOCK_COLLECTION_SUFFIX = ".lock";
 
     private final MongoCollection<BsonDocument> collection;
     private final MessageLimits limits;
     private final Clock clock;
+    private final KeyOrder keys;
+    private final Claimer claimer;
+    private final Admin admin;
 
     private MongoOutboxStore(Builder b, MongoDatabase database) {
-        this.collection =
-                database.getCollection(b.collection, BsonDocument.class)
-                        .withCodecRegistry(MongoClientSettings.getDefaultCodecRegistry())
-                        .withWriteConcern(b.writeConcern)
-                        .withReadPreference(ReadPreference.primary())
-                        .withReadConcern(ReadConcern.LOCAL);
+        this.collection = open(database, b.collection, b.writeConcern);
         this.limits = b.limits;
         this.clock = b.clock;
+        ClaimLock lock =
+                new ClaimLock(
+                        open(database, b.collection + LOCK_COLLECTION_SUFFIX, b.writeConcern),
+                        b.lockLease,
+                        b.lockWait);
+        this.keys = new KeyOrder(collection, lock, b.deadLettersBlockTheirKey);
+        this.claimer = new Claimer(collection, keys, lock, this::deadLetterLeased, clock);
+        this.admin = new Admin(collection, keys);
+    }
+
+    private static MongoCollection<BsonDocument> open(
+            MongoDatabase database, String name, WriteConcern writeConcern) {
+        return database.getCollection(name, BsonDocument.class)
+                .withCodecRegistry(MongoClientSettings.getDefaultCodecRegistry())
+                .withWriteConcern(writeConcern)
+                .withReadPreference(ReadPreference.primary())
+                .withReadConcern(ReadConcern.LOCAL);
     }
 
     /**
@@ -130,29 +184,63 @@ public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession
     }
 
     /**
-     * Creates the claim index if it is missing: {@value #CLAIM_INDEX} on {@code {availableAt: 1,
-     * seq: 1}}, partial on documents that can still be claimed (dead-lettered ones leave it, so the
-     * claim path stays as small as the backlog). Complete, release and dead-letter address
-     * documents by {@code _id} (a receipt carries the id), so they need no index of their own.
-     * Creating the index also creates the collection, which MongoDB before 4.4 cannot do inside a
-     * transaction: call this at startup. It is idempotent.
+     * Creates the store's indexes if they are missing:
      *
-     * @throws com.mongodb.MongoException if the server refuses, for example because an index of the
-     *     same name exists with other options
+     * <ul>
+     *   <li>{@value #CLAIM_INDEX} on {@code {availableAt: 1, seq: 1}}, partial on messages that are
+     *       neither dead nor parked: the claim reads it in order and stops after a page, so its
+     *       cost follows the messages it hands out, not the backlog;
+     *   <li>{@value #KEY_INDEX} on {@code {key: 1, seq: 1}}, partial on keyed messages (or {@value
+     *       #LIVE_KEY_INDEX}, partial on keyed messages that are not dead, when dead letters do not
+     *       block their key): each key of a claim's page is one range read on it, and so is
+     *       unparking a key;
+     *   <li>{@value #DEAD_INDEX} on {@code {deadAt: 1, seq: 1}}, partial on dead letters: the
+     *       listing for operators.
+     * </ul>
+     *
+     * Complete, release, dead-letter, extend and abandon address documents by {@code _id} (a
+     * receipt carries the id). Creating an index also creates the collection, which MongoDB before
+     * 4.4 cannot do inside a transaction: call this at startup. It is idempotent.
+     *
+     * @throws OutboxException if the server refuses, for example because an index of the same name
+     *     exists with other options
      */
     public void createIndexes() {
-        collection.createIndexes(
-                List.of(
-                        new IndexModel(
-                                new BsonDocument(AVAILABLE_AT, new BsonInt32(1))
-                                        .append(SEQ, new BsonInt32(1)),
-                                new IndexOptions()
-                                        .name(CLAIM_INDEX)
-                                        .partialFilterExpression(
-                                                new BsonDocument(
-                                                        AVAILABLE_AT,
-                                                        new BsonDocument(
-                                                                "$exists", BsonBoolean.TRUE))))));
+        call(
+                "createIndexes",
+                () -> {
+                    BsonDocument exists = new BsonDocument("$exists", BsonBoolean.TRUE);
+                    return collection.createIndexes(
+                            List.of(
+                                    new IndexModel(
+                                            ascending(AVAILABLE_AT, SEQ),
+                                            new IndexOptions()
+                                                    .name(CLAIM_INDEX)
+                                                    .partialFilterExpression(
+                                                            new BsonDocument(AVAILABLE_AT, exists)
+                                                                    .append(
+                                                                            PARKED,
+                                                                            BsonBoolean.FALSE))),
+                                    new IndexModel(
+                                            ascending(KEY, SEQ),
+                                            new IndexOptions()
+                                                    .name(
+                                                            keys.deadLettersBlock()
+                                                                    ? KEY_INDEX
+                                                                    : LIVE_KEY_INDEX)
+                                                    .partialFilterExpression(
+                                                            keys.keyIndexFilter())),
+                                    new IndexModel(
+                                            ascending(DEAD_AT, SEQ),
+                                            new IndexOptions()
+                                                    .name(DEAD_INDEX)
+                                                    .partialFilterExpression(
+                                                            new BsonDocument(DEAD_AT, exists)))));
+                });
+    }
+
+    private static BsonDocument ascending(String first, String second) {
+        return new BsonDocument(first, new BsonInt32(1)).append(second, new BsonInt32(1));
     }
 
     /**
@@ -163,6 +251,7 @@ public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession
      * @throws DuplicateMessageException if a message with the same id is already in the outbox
      * @throws IllegalArgumentException if the session has no active transaction or the message is
      *     over the store's limits
+     * @throws OutboxException if the server fails
      */
     @Override
     public void enqueue(ClientSession transaction, Message message) {
@@ -179,6 +268,7 @@ public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession
      *     list
      * @throws IllegalArgumentException if the session has no active transaction or a message is
      *     over the store's limits
+     * @throws OutboxException if the server fails
      */
     @Override
     public void enqueueAll(ClientSession transaction, List<Message> messages) {
@@ -197,7 +287,8 @@ public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession
      * null}. The session-less form exists for tests against servers without sessions; the public
      * write side always has one.
      */
-    void insert(ClientSession session, List<Message> messages) {
+    @SuppressWarnings("NullAway") // DuplicateMessageException documents a null cause as allowed
+    void insert(@Nullable ClientSession session, List<Message> messages) {
         Validation.notNull(messages, "messages");
         if (messages.isEmpty()) {
             return;
@@ -235,131 +326,50 @@ public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession
             if (e.getError().getCategory() == ErrorCategory.DUPLICATE_KEY) {
                 throw new DuplicateMessageException(messages.get(0).id(), e);
             }
-            throw e;
+            throw Failures.of("enqueue", collection.getNamespace(), e);
         } catch (MongoBulkWriteException e) {
             for (BulkWriteError error : e.getWriteErrors()) {
                 if (ErrorCategory.fromErrorCode(error.getCode()) == ErrorCategory.DUPLICATE_KEY) {
                     throw new DuplicateMessageException(messages.get(error.getIndex()).id(), e);
                 }
             }
-            throw e;
+            throw Failures.of("enqueue", collection.getNamespace(), e);
+        } catch (MongoException e) {
+            throw Failures.of("enqueue", collection.getNamespace(), e);
         }
     }
 
     /**
-     * Leases up to {@code request.limit()} available messages, oldest available first (then in
-     * enqueue order).
+     * Leases up to {@code request.limit()} claimable messages, oldest available first (then in
+     * enqueue order), keeping per-key order.
      *
-     * <p>A short query finds the ids of the oldest available messages (at most twice the number
-     * still wanted), without holding a cursor open. One {@code updateMany} then leases the first of
-     * them: its filter names the ids <em>and</em> repeats the availability condition, and it stamps
-     * the claim's fresh lease token. MongoDB applies an update to each document atomically and only
-     * if the document still matches the filter, so a document another claimer leased in the
-     * meantime (its {@code availableAt} moved to a future lease end) is skipped, never shared. When
-     * some were lost, the next candidates are tried, then the query runs again, a bounded number of
-     * times; under heavy contention a claim may therefore return fewer than {@code limit} messages
-     * while the others lease the rest. The tried documents are then read back by id, and those
-     * carrying this claim's token are the ones it leased.
+     * <p>The claim takes the claim lock: {@code updateOne} of the lock document from free to this
+     * claim; when another claimer holds it, the claim waits (a few milliseconds at a time, at most
+     * {@code 10 s}, then fails with an {@link OutboxException}); a holder that neither renewed nor
+     * released the lock for its {@code 3 s} lease is taken over, judged by the waiter's own
+     * monotonic clock, so clock differences between machines do not matter. Under the lock it reads
+     * a page of {@code limit} candidates from the claim index ({@code parked: false, availableAt <=
+     * now}, ordered by {@code availableAt, seq}; only ids, keys and positions), and for the keys of
+     * the page, in one query where it can, the earlier messages of each key still in the outbox
+     * (one range on the key index per key). Unkeyed candidates are taken; a keyed candidate is
+     * taken when it is the next message of its key after those this claim took; the others are
+     * parked. It then writes, in this order: the mark on the message each key's parked candidates
+     * wait behind, the parking, and the leases (one {@code updateMany} each, the lease repeating
+     * the claim predicate, with a fresh lease token). While candidates were parked and the limit is
+     * not reached it reads another page, at most 8, each twice the size of the one before up to
+     * 1000 rows: parked messages leave the claim index, so each is read once while it waits, and a
+     * claim gets past a long line of messages waiting behind their key's head to the head itself.
+     * After giving the lock back it reads the leased documents by id and keeps those carrying its
+     * token.
      *
      * @param request who claims, at what time, for how long, and how many at most
      * @return the leased messages in claim order
+     * @throws OutboxException if the server fails or the claim lock cannot be had in time
      */
     @Override
     public List<Delivery> claim(ClaimRequest request) {
-        long now = Micros.floor(request.now());
-        BsonString token = new BsonString(Receipt.newToken());
-        BsonDocument lease =
-                new BsonDocument()
-                        .append(
-                                "$set",
-                                new BsonDocument(
-                                                AVAILABLE_AT,
-                                                new BsonInt64(Micros.ceil(request.leaseUntil())))
-                                        .append(OWNER, new BsonString(request.owner()))
-                                        .append(RECEIPT, token))
-                        .append("$inc", new BsonDocument(ATTEMPTS, new BsonInt32(1)));
-        Map<BsonValue, Integer> rank = new HashMap<>();
-        long won = 0;
-        for (int query = 0; query < MAX_CANDIDATE_QUERIES && won < request.limit(); query++) {
-            int fetch = 2 * (int) (request.limit() - won);
-            List<BsonValue> candidates = new ArrayList<>(fetch);
-            for (BsonDocument d :
-                    collection
-                            .find(available(now))
-                            .projection(new BsonDocument(ID, new BsonInt32(1)))
-                            .sort(
-                                    new BsonDocument(AVAILABLE_AT, new BsonInt32(1))
-                                            .append(SEQ, new BsonInt32(1)))
-                            .limit(fetch)
-                            .batchSize(fetch)) {
-                candidates.add(d.get(ID));
-            }
-            int next = 0;
-            while (won < request.limit() && next < candidates.size()) {
-                int take = (int) Math.min(request.limit() - won, candidates.size() - next);
-                List<BsonValue> ids = candidates.subList(next, next + take);
-                for (BsonValue id : ids) {
-                    rank.putIfAbsent(id, rank.size());
-                }
-                won +=
-                        collection
-                                .updateMany(
-                                        available(now)
-                                                .append(
-                                                        ID,
-                                                        new BsonDocument(
-                                                                "$in", new BsonArray(ids))),
-                                        lease)
-                                .getMatchedCount();
-                next += take;
-            }
-            if (candidates.size() < fetch) {
-                break; // every message available at `now` has been tried
-            }
-        }
-        return won == 0 ? List.of() : readBack(request.owner(), token, rank);
-    }
-
-    /**
-     * Reads the documents this claim leased, in the order they were found: the candidates it tried,
-     * by id, keeping those that carry its token (the others went to another claimer).
-     */
-    private List<Delivery> readBack(String owner, BsonString token, Map<BsonValue, Integer> rank) {
-        List<BsonDocument> leased = new ArrayList<>(rank.size());
-        for (BsonDocument d :
-                collection.find(
-                        new BsonDocument(
-                                ID,
-                                new BsonDocument(
-                                        "$in", new BsonArray(new ArrayList<>(rank.keySet())))))) {
-            if (token.equals(d.get(RECEIPT)) && new BsonString(owner).equals(d.get(OWNER))) {
-                leased.add(d);
-            }
-        }
-        leased.sort(Comparator.comparing(d -> rank.get(d.get(ID))));
-        List<Delivery> deliveries = new ArrayList<>(leased.size());
-        for (BsonDocument d : leased) {
-            BsonValue id = d.get(ID);
-            Message message;
-            try {
-                message = Documents.decode(d);
-            } catch (RuntimeException e) {
-                // Not a message this store wrote: park it rather than fail every claim that meets
-                // it.
-                collection.updateOne(
-                        new BsonDocument(ID, id).append(RECEIPT, token),
-                        deadLetterUpdate(
-                                "stored document is not a valid outbox message: " + e.getMessage(),
-                                clock.instant()));
-                continue;
-            }
-            deliveries.add(
-                    new Delivery(
-                            message,
-                            new Receipt(token.getValue(), message.id()).toString(),
-                            Documents.attempts(d)));
-        }
-        return deliveries;
+        Validation.notNull(request, "request");
+        return call("claim", () -> claimer.claim(request));
     }
 
     /**
@@ -367,19 +377,128 @@ public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession
      *
      * <p>The leases the owner still holds are looked up first (by id), so the stale receipts
      * (expired and claimed again, already finished, dead-lettered, foreign or made up) are reported
-     * exactly. Should a lease expire and be claimed again between that look-up and the delete, its
-     * token no longer matches, nothing is deleted for it, and it is reported stale too — unless its
-     * new holder completed it within that window as well: the message is gone either way, and it is
-     * reported completed.
+     * exactly. When keyed messages are among them, the delete runs under the claim lock after the
+     * keys of those that hold parked messages back are unparked. Should a lease expire and be
+     * claimed again between the look-up and the delete, its token no longer matches, nothing is
+     * deleted for it, and it is reported stale too.
      *
      * @param completion the owner and the receipts of the published leases
      * @return the stale receipts, for which nothing changed
+     * @throws OutboxException if the server fails or the claim lock cannot be had in time
      */
     @Override
     public Set<String> complete(Completion completion) {
-        Set<String> stale = new HashSet<>();
-        Map<String, Map<String, String>> byToken = new HashMap<>(); // token -> id -> receipt
-        for (String receipt : completion.receipts()) {
+        Validation.notNull(completion, "completion");
+        return call(
+                "complete",
+                () -> {
+                    Set<String> stale = new HashSet<>();
+                    Leases leases = leases(completion.owner(), completion.receipts(), stale);
+                    if (leases.live.isEmpty()) {
+                        return inOrder(completion.receipts(), stale);
+                    }
+                    long deleted =
+                            keys.removing(
+                                    "complete",
+                                    leases.keyedIds,
+                                    () ->
+                                            collection
+                                                    .deleteMany(leasedBy(leases.owner, leases.live))
+                                                    .getDeletedCount());
+                    if (deleted < leases.count) {
+                        // Some leases changed hands between the look-up and the delete: those
+                        // documents still exist.
+                        Map<String, String> receiptById = new HashMap<>();
+                        leases.live.values().forEach(receiptById::putAll);
+                        for (BsonDocument d :
+                                collection
+                                        .find(new BsonDocument(ID, in(receiptById.keySet())))
+                                        .projection(new BsonDocument(ID, new BsonInt32(1)))) {
+                            String receipt = receiptById.get(d.getString(ID).getValue());
+                            if (receipt != null) {
+                                stale.add(receipt);
+                            }
+                        }
+                    }
+                    return inOrder(completion.receipts(), stale);
+                });
+    }
+
+    /** The leases an owner still holds among some receipts, read in one query by id. */
+    private static final class Leases {
+        final BsonString owner;
+
+        /** token → id → receipt, of the leases the owner still holds. */
+        final Map<String, Map<String, String>> live = new HashMap<>();
+
+        /** The ids of the keyed ones. */
+        final List<BsonValue> keyedIds = new ArrayList<>();
+
+        /** How many (id, token) pairs are live. */
+        int count;
+
+        Leases(BsonString owner) {
+            this.owner = owner;
+        }
+    }
+
+    /**
+     * Looks up which receipts name leases the owner still holds; the others are added to {@code
+     * stale}.
+     */
+    private Leases leases(String owner, List<String> receipts, Set<String> stale) {
+        Map<String, Map<String, String>> byToken = byToken(receipts, stale);
+        Leases leases = new Leases(new BsonString(owner));
+        if (byToken.isEmpty()) {
+            return leases;
+        }
+        Set<String> allIds = new HashSet<>();
+        byToken.values().forEach(ids -> allIds.addAll(ids.keySet()));
+        for (BsonDocument d :
+                collection
+                        .find(new BsonDocument(ID, in(allIds)))
+                        .projection(
+                                new BsonDocument(ID, new BsonInt32(1))
+                                        .append(RECEIPT, new BsonInt32(1))
+                                        .append(OWNER, new BsonInt32(1))
+                                        .append(KEY, new BsonInt32(1)))) {
+            BsonValue token = d.get(RECEIPT);
+            if (token == null || !token.isString() || !leases.owner.equals(d.get(OWNER))) {
+                continue;
+            }
+            String id = d.getString(ID).getValue();
+            String receipt = byToken.getOrDefault(token.asString().getValue(), Map.of()).get(id);
+            if (receipt != null) {
+                leases.live
+                        .computeIfAbsent(token.asString().getValue(), t -> new HashMap<>())
+                        .put(id, receipt);
+                leases.count++;
+                if (Documents.keyOf(d) != null) {
+                    leases.keyedIds.add(Documents.idOf(d));
+                }
+            }
+        }
+        byToken.forEach(
+                (token, ids) ->
+                        ids.forEach(
+                                (id, receipt) -> {
+                                    if (!leases.live
+                                            .getOrDefault(token, Map.of())
+                                            .containsKey(id)) {
+                                        stale.add(receipt);
+                                    }
+                                }));
+        return leases;
+    }
+
+    /**
+     * Groups receipts by lease token ({@code token → id → receipt}); receipts this store did not
+     * issue are added to {@code stale}.
+     */
+    private static Map<String, Map<String, String>> byToken(
+            List<String> receipts, Set<String> stale) {
+        Map<String, Map<String, String>> byToken = new HashMap<>();
+        for (String receipt : receipts) {
             Optional<Receipt> r = Receipt.parse(receipt);
             if (r.isEmpty()) {
                 stale.add(receipt);
@@ -388,64 +507,13 @@ public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession
                         .put(r.get().messageId(), receipt);
             }
         }
-        if (byToken.isEmpty()) {
-            return inOrder(completion, stale);
-        }
-        BsonString owner = new BsonString(completion.owner());
-        Set<String> allIds = new HashSet<>();
-        byToken.values().forEach(ids -> allIds.addAll(ids.keySet()));
-        Map<String, Map<String, String>> live = new HashMap<>();
-        int liveCount = 0;
-        for (BsonDocument d :
-                collection
-                        .find(new BsonDocument(ID, in(allIds)))
-                        .projection(
-                                new BsonDocument(ID, new BsonInt32(1))
-                                        .append(RECEIPT, new BsonInt32(1))
-                                        .append(OWNER, new BsonInt32(1)))) {
-            BsonValue token = d.get(RECEIPT);
-            if (token == null || !token.isString() || !owner.equals(d.get(OWNER))) {
-                continue;
-            }
-            String id = d.getString(ID).getValue();
-            String receipt = byToken.getOrDefault(token.asString().getValue(), Map.of()).get(id);
-            if (receipt != null) {
-                live.computeIfAbsent(token.asString().getValue(), t -> new HashMap<>())
-                        .put(id, receipt);
-                liveCount++;
-            }
-        }
-        byToken.forEach(
-                (token, ids) ->
-                        ids.forEach(
-                                (id, receipt) -> {
-                                    if (!live.getOrDefault(token, Map.of()).containsKey(id)) {
-                                        stale.add(receipt);
-                                    }
-                                }));
-        if (liveCount == 0) {
-            return inOrder(completion, stale);
-        }
-        long deleted = collection.deleteMany(leasedBy(owner, live)).getDeletedCount();
-        if (deleted < liveCount) {
-            // Some leases changed hands between the look-up and the delete: those documents still
-            // exist.
-            Map<String, String> receiptById = new HashMap<>();
-            live.values().forEach(receiptById::putAll);
-            for (BsonDocument d :
-                    collection
-                            .find(new BsonDocument(ID, in(receiptById.keySet())))
-                            .projection(new BsonDocument(ID, new BsonInt32(1)))) {
-                stale.add(receiptById.get(d.getString(ID).getValue()));
-            }
-        }
-        return inOrder(completion, stale);
+        return byToken;
     }
 
-    /** The stale receipts in the order the completion listed them. */
-    private static Set<String> inOrder(Completion completion, Set<String> stale) {
+    /** The stale receipts in the order they were given. */
+    private static Set<String> inOrder(List<String> receipts, Set<String> stale) {
         Set<String> ordered = new LinkedHashSet<>();
-        for (String receipt : completion.receipts()) {
+        for (String receipt : receipts) {
             if (stale.contains(receipt)) {
                 ordered.add(receipt);
             }
@@ -455,61 +523,354 @@ public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession
 
     /**
      * Clears the lease and makes the message available again at {@code release.availableAt()},
-     * keeping the error.
+     * keeping the error and the attempt. Later messages of its key stay blocked.
      *
      * @param release the lease and when to retry
      * @return {@code true} if released, {@code false} if the receipt was stale
+     * @throws OutboxException if the server fails
      */
     @Override
     public boolean release(Release release) {
-        Optional<BsonDocument> lease = leasedBy(release.owner(), release.receipt());
-        if (lease.isEmpty()) {
-            return false;
-        }
-        BsonDocument update =
-                new BsonDocument()
-                        .append(
-                                "$set",
-                                new BsonDocument(
-                                                AVAILABLE_AT,
-                                                new BsonInt64(Micros.ceil(release.availableAt())))
-                                        .append(LAST_ERROR, new BsonString(release.error())))
-                        .append(
-                                "$unset",
-                                new BsonDocument(OWNER, new BsonString(""))
-                                        .append(RECEIPT, new BsonString("")));
-        return collection.updateOne(lease.get(), update).getMatchedCount() == 1;
+        Validation.notNull(release, "release");
+        return call(
+                "release",
+                () -> {
+                    Optional<BsonDocument> lease = leasedBy(release.owner(), release.receipt());
+                    if (lease.isEmpty()) {
+                        return false;
+                    }
+                    BsonDocument update =
+                            new BsonDocument(
+                                            "$set",
+                                            new BsonDocument(
+                                                            AVAILABLE_AT,
+                                                            new BsonInt64(
+                                                                    Nanos.of(
+                                                                            release.availableAt())))
+                                                    .append(
+                                                            LAST_ERROR,
+                                                            new BsonString(release.error())))
+                                    .append("$unset", unsetLease());
+                    return collection.updateOne(lease.get(), update).getMatchedCount() == 1;
+                });
     }
 
     /**
-     * Parks the message for good: it leaves the claim path ({@code availableAt} is removed) and
-     * keeps the reason, the time and the owner that gave it up.
+     * Dead-letters the message: it leaves the claim path ({@code availableAt} is removed) and keeps
+     * the reason, the time and the owner that gave it up. When dead letters do not block their key
+     * and the message is keyed, its key is unparked first, under the claim lock.
      *
      * @param deadLetter the lease and why it is given up
      * @return {@code true} if dead-lettered, {@code false} if the receipt was stale
+     * @throws OutboxException if the server fails or the claim lock cannot be had in time
      */
     @Override
     public boolean deadLetter(DeadLetter deadLetter) {
-        Optional<BsonDocument> lease = leasedBy(deadLetter.owner(), deadLetter.receipt());
-        return lease.isPresent()
-                && collection
-                                .updateOne(
-                                        lease.get(),
-                                        deadLetterUpdate(deadLetter.reason(), deadLetter.at()))
-                                .getMatchedCount()
-                        == 1;
+        Validation.notNull(deadLetter, "deadLetter");
+        return call(
+                "dead-letter",
+                () -> {
+                    Optional<Receipt> r = Receipt.parse(deadLetter.receipt());
+                    return r.isPresent()
+                            && deadLetterLeased(
+                                    new BsonString(r.get().messageId()),
+                                    new BsonString(deadLetter.owner()),
+                                    new BsonString(r.get().token()),
+                                    deadLetter.reason(),
+                                    deadLetter.at());
+                });
     }
 
-    private static BsonDocument deadLetterUpdate(String reason, Instant at) {
-        return new BsonDocument()
-                .append(
-                        "$set",
-                        new BsonDocument(DEAD_AT, new BsonInt64(Micros.floor(at)))
-                                .append(DEAD_REASON, new BsonString(reason)))
-                .append(
-                        "$unset",
-                        new BsonDocument(AVAILABLE_AT, new BsonString(""))
-                                .append(RECEIPT, new BsonString("")));
+    /** Dead-letters one leased document; also the claim's quarantine for invalid documents. */
+    private boolean deadLetterLeased(
+            BsonValue id, BsonString owner, BsonString token, String reason, Instant at) {
+        BsonDocument lease = new BsonDocument(ID, id).append(RECEIPT, token).append(OWNER, owner);
+        List<BsonValue> keyed = List.of();
+        if (!keys.deadLettersBlock()) {
+            BsonDocument d =
+                    collection
+                            .find(lease)
+                            .projection(new BsonDocument(KEY, new BsonInt32(1)))
+                            .first();
+            if (d == null) {
+                return false;
+            }
+            if (Documents.keyOf(d) != null) {
+                keyed = List.of(id);
+            }
+        }
+        BsonDocument update =
+                new BsonDocument(
+                                "$set",
+                                new BsonDocument(DEAD_AT, new BsonInt64(Nanos.of(at)))
+                                        .append(DEAD_REASON, new BsonString(reason)))
+                        .append(
+                                "$unset",
+                                new BsonDocument(AVAILABLE_AT, new BsonString(""))
+                                        .append(RECEIPT, new BsonString("")));
+        return keys.removing(
+                "dead-letter",
+                keyed,
+                () -> collection.updateOne(lease, update).getMatchedCount() == 1);
+    }
+
+    /**
+     * Moves the end of live leases to {@code extension.until()} with one {@code updateMany} on
+     * owner, lease tokens and ids. Only when fewer matched than were asked are the documents read
+     * back to name the stale receipts.
+     *
+     * @param extension the owner, the receipts and the new end of their leases
+     * @return the stale receipts, for which nothing changed
+     * @throws OutboxException if the server fails
+     */
+    @Override
+    public Set<String> extend(Extension extension) {
+        Validation.notNull(extension, "extension");
+        return call(
+                "extend",
+                () -> {
+                    Set<String> stale = new HashSet<>();
+                    Map<String, Map<String, String>> byToken = byToken(extension.receipts(), stale);
+                    if (byToken.isEmpty()) {
+                        return inOrder(extension.receipts(), stale);
+                    }
+                    BsonString owner = new BsonString(extension.owner());
+                    int asked = byToken.values().stream().mapToInt(Map::size).sum();
+                    long matched =
+                            collection
+                                    .updateMany(
+                                            leasedBy(owner, byToken),
+                                            new BsonDocument(
+                                                    "$set",
+                                                    new BsonDocument(
+                                                            AVAILABLE_AT,
+                                                            new BsonInt64(
+                                                                    Nanos.of(extension.until())))))
+                                    .getMatchedCount();
+                    if (matched < asked) {
+                        leases(extension.owner(), extension.receipts(), stale);
+                    }
+                    return inOrder(extension.receipts(), stale);
+                });
+    }
+
+    /**
+     * Gives back leases of messages that were never handed to a publisher: each is due again at its
+     * enqueue time (its old place in claim order), with the attempt its claim counted taken back
+     * and the lease cleared. The leases are looked up by id, then given back by one bulk write of
+     * compare-and-set updates (each needs its own enqueue time).
+     *
+     * @param abandonment the owner and the receipts of the untried leases
+     * @return the stale receipts, for which nothing changed
+     * @throws OutboxException if the server fails
+     */
+    @Override
+    public Set<String> abandon(Abandonment abandonment) {
+        Validation.notNull(abandonment, "abandonment");
+        return call(
+                "abandon",
+                () -> {
+                    Set<String> stale = new HashSet<>();
+                    Map<String, Map<String, String>> byToken =
+                            byToken(abandonment.receipts(), stale);
+                    if (byToken.isEmpty()) {
+                        return inOrder(abandonment.receipts(), stale);
+                    }
+                    BsonString owner = new BsonString(abandonment.owner());
+                    List<WriteModel<BsonDocument>> giveBack = new ArrayList<>();
+                    Map<BsonValue, String> receiptById = new HashMap<>();
+                    for (BsonDocument d :
+                            collection
+                                    .find(leasedBy(owner, byToken))
+                                    .projection(
+                                            new BsonDocument(RECEIPT, new BsonInt32(1))
+                                                    .append(ENQUEUED_AT, new BsonInt32(1)))) {
+                        String token = d.getString(RECEIPT).getValue();
+                        String id = d.getString(ID).getValue();
+                        String receipt = byToken.getOrDefault(token, Map.of()).get(id);
+                        if (receipt == null) {
+                            continue;
+                        }
+                        receiptById.put(Documents.idOf(d), receipt);
+                        BsonValue enqueuedAt = d.get(ENQUEUED_AT);
+                        giveBack.add(
+                                new UpdateOneModel<>(
+                                        new BsonDocument(ID, Documents.idOf(d))
+                                                .append(OWNER, owner)
+                                                .append(RECEIPT, new BsonString(token)),
+                                        new BsonDocument(
+                                                        "$set",
+                                                        new BsonDocument(
+                                                                AVAILABLE_AT,
+                                                                new BsonInt64(
+                                                                        enqueuedAt != null
+                                                                                        && enqueuedAt
+                                                                                                .isInt64()
+                                                                                ? Nanos.ofMicros(
+                                                                                        enqueuedAt
+                                                                                                .asInt64()
+                                                                                                .getValue())
+                                                                                : 0)))
+                                                .append(
+                                                        "$inc",
+                                                        new BsonDocument(
+                                                                ATTEMPTS, new BsonInt32(-1)))
+                                                .append("$unset", unsetLease())));
+                    }
+                    byToken.values()
+                            .forEach(
+                                    ids ->
+                                            ids.forEach(
+                                                    (id, receipt) -> {
+                                                        if (!receiptById.containsValue(receipt)) {
+                                                            stale.add(receipt);
+                                                        }
+                                                    }));
+                    if (giveBack.isEmpty()) {
+                        return inOrder(abandonment.receipts(), stale);
+                    }
+                    long matched =
+                            collection
+                                    .bulkWrite(giveBack, new BulkWriteOptions().ordered(false))
+                                    .getMatchedCount();
+                    if (matched < giveBack.size()) {
+                        // Some leases changed hands in between: those still leased (or gone)
+                        // were not given back by this call.
+                        for (BsonDocument d :
+                                collection
+                                        .find(
+                                                new BsonDocument(
+                                                        ID,
+                                                        new BsonDocument(
+                                                                "$in",
+                                                                new BsonArray(
+                                                                        new ArrayList<>(
+                                                                                receiptById
+                                                                                        .keySet())))))
+                                        .projection(new BsonDocument(RECEIPT, new BsonInt32(1)))) {
+                            if (d.containsKey(RECEIPT)) {
+                                stale.add(receiptById.get(d.get(ID)));
+                            }
+                            receiptById.remove(d.get(ID));
+                        }
+                        stale.addAll(receiptById.values()); // deleted meanwhile
+                    }
+                    return inOrder(abandonment.receipts(), stale);
+                });
+    }
+
+    private static BsonDocument unsetLease() {
+        return new BsonDocument(OWNER, new BsonString("")).append(RECEIPT, new BsonString(""));
+    }
+
+    /**
+     * Counts the outbox by state with one aggregation per state (grouped by topic), and the keys
+     * blocked by a dead letter with one more. Parked messages count as ready. On a large outbox
+     * these read the whole collection: an operator's command, not something to poll every second.
+     *
+     * @param now the time the states are judged at
+     * @return the counts
+     * @throws OutboxException if the server fails
+     */
+    @Override
+    public OutboxStatistics statistics(Instant now) {
+        Validation.notNull(now, "now");
+        return call("statistics", () -> admin.statistics(now));
+    }
+
+    /**
+     * Lists dead letters oldest dead-letter time first (ties in enqueue order) from the {@value
+     * #DEAD_INDEX} index. The cursor is opaque: it names the dead-letter time and enqueue order of
+     * the last dead letter of the page. A document that is not a valid message (dead-lettered by a
+     * claim for that reason) is left out of the items; {@link #lastError} and {@link #discard}
+     * still reach it by id.
+     *
+     * @param query the filter, page size and cursor
+     * @return one page
+     * @throws IllegalArgumentException if the cursor was not issued by this store
+     * @throws OutboxException if the server fails
+     */
+    @Override
+    public DeadLetterPage deadLetters(DeadLetterQuery query) {
+        Validation.notNull(query, "query");
+        return call("list dead letters", () -> admin.deadLetters(query));
+    }
+
+    /**
+     * Makes dead letters due again at {@code now} with one {@code updateMany}: attempts reset, the
+     * reason and time cleared. A replayed message keeps its place in its key: the later messages of
+     * its key stay held back until it is completed.
+     *
+     * @param ids the message ids (at most {@value DeadLetterQuery#MAX_LIMIT})
+     * @param now when they become due
+     * @return how many were replayed
+     * @throws IllegalArgumentException if the ids are null, too many or hold a null
+     * @throws OutboxException if the server fails
+     */
+    @Override
+    public int replay(List<String> ids, Instant now) {
+        Validation.notNull(now, "now");
+        return call("replay", () -> admin.replay(ids, now));
+    }
+
+    /**
+     * Replays every dead letter the filter selects, with one {@code updateMany}.
+     *
+     * @param filter which dead letters (topic, time range)
+     * @param now when they become due
+     * @return how many were replayed
+     * @throws OutboxException if the server fails
+     */
+    @Override
+    public int replayAll(DeadLetterQuery filter, Instant now) {
+        return call("replay", () -> admin.replayAll(filter, now));
+    }
+
+    /**
+     * Deletes dead letters for good. When dead letters block their key, the keys of those that hold
+     * parked messages back are unparked first, under the claim lock.
+     *
+     * @param ids the message ids (at most {@value DeadLetterQuery#MAX_LIMIT})
+     * @return how many were discarded
+     * @throws IllegalArgumentException if the ids are null, too many or hold a null
+     * @throws OutboxException if the server fails or the claim lock cannot be had in time
+     */
+    @Override
+    public int discard(List<String> ids) {
+        return call("discard", () -> admin.discard(ids));
+    }
+
+    /**
+     * Discards every dead letter the filter selects, {@value DeadLetterQuery#MAX_LIMIT} at a time.
+     *
+     * @param filter which dead letters (topic, time range)
+     * @return how many were discarded
+     * @throws OutboxException if the server fails or the claim lock cannot be had in time
+     */
+    @Override
+    public int discardAll(DeadLetterQuery filter) {
+        return call("discard", () -> admin.discardAll(filter));
+    }
+
+    /**
+     * The error of the last release of a message, or the reason it was dead-lettered.
+     *
+     * @param id the message id
+     * @return the last error, empty when the message is unknown or never failed
+     * @throws OutboxException if the server fails
+     */
+    @Override
+    public Optional<String> lastError(String id) {
+        return call("lastError", () -> admin.lastError(id));
+    }
+
+    /** Runs a store operation, turning the driver's exceptions into the library's. */
+    private <T> T call(String what, Supplier<T> operation) {
+        try {
+            return operation.get();
+        } catch (MongoException e) {
+            throw Failures.of(what, collection.getNamespace(), e);
+        }
     }
 
     /** The collection, for tests in this package. */
@@ -523,17 +884,9 @@ public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession
                 + collection.getNamespace()
                 + ", writeConcern="
                 + collection.getWriteConcern()
+                + ", deadLettersBlockTheirKey="
+                + keys.deadLettersBlock()
                 + "]";
-    }
-
-    /**
-     * The claim predicate: {@code availableAt} exists and is due. Naming {@code $exists} lets the
-     * planner match the partial index's filter literally.
-     */
-    private static BsonDocument available(long now) {
-        return new BsonDocument(
-                AVAILABLE_AT,
-                new BsonDocument("$exists", BsonBoolean.TRUE).append("$lte", new BsonInt64(now)));
     }
 
     /** The filter of one lease, or empty when the receipt is not one this store issued. */
@@ -579,13 +932,16 @@ public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession
      * #database(String)}, or {@link #database(MongoDatabase)}.
      */
     public static final class Builder {
-        private MongoClient client;
-        private String databaseName;
-        private MongoDatabase database;
+        private @Nullable MongoClient client;
+        private @Nullable String databaseName;
+        private @Nullable MongoDatabase database;
         private String collection = DEFAULT_COLLECTION;
         private WriteConcern writeConcern = WriteConcern.MAJORITY;
         private MessageLimits limits = MessageLimits.DEFAULTS;
         private Clock clock = Clock.systemUTC();
+        private boolean deadLettersBlockTheirKey = true;
+        private Duration lockLease = ClaimLock.LEASE;
+        private Duration lockWait = ClaimLock.WAIT;
 
         private Builder() {}
 
@@ -676,8 +1032,10 @@ public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession
         }
 
         /**
-         * Sets the clock that stamps enqueue time: a message without {@code notBefore} is available
-         * from then. Lease decisions never use it; they use {@link ClaimRequest#now()}.
+         * Sets the clock that stamps enqueue time (a message without {@code notBefore} is available
+         * from then) and the time a claim dead-letters a document that is not a valid message.
+         * Lease decisions never use it; they use {@link ClaimRequest#now()}. The claim lock uses no
+         * wall clock at all.
          *
          * @param clock the clock (default: the system UTC clock)
          * @return this builder
@@ -685,6 +1043,28 @@ public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession
          */
         public Builder clock(Clock clock) {
             this.clock = Validation.notNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * Sets whether a dead letter holds back the later messages of its key until it is replayed
+         * or discarded (default {@code true}). With {@code false} a dead letter stops counting as
+         * an earlier message of its key the moment it is dead-lettered (and its key moves on); a
+         * replayed dead letter then goes out after later messages of its key. Call {@link
+         * MongoOutboxStore#createIndexes()} after changing it: the key index differs.
+         *
+         * @param block {@code true} to block, {@code false} to let dead letters stop counting
+         * @return this builder
+         */
+        public Builder deadLettersBlockTheirKey(boolean block) {
+            this.deadLettersBlockTheirKey = block;
+            return this;
+        }
+
+        /** Sets the claim lock's lease and wait bound; for tests in this package. */
+        Builder claimLock(Duration lease, Duration wait) {
+            this.lockLease = lease;
+            this.lockWait = wait;
             return this;
         }
 
@@ -701,16 +1081,19 @@ public final class MongoOutboxStore implements OutboxStore, Outbox<ClientSession
                 throw new IllegalStateException(
                         "give either database(MongoDatabase) or client(MongoClient) with database(String), not both");
             }
-            if (database != null) {
-                return new MongoOutboxStore(this, database);
+            MongoDatabase given = database;
+            if (given != null) {
+                return new MongoOutboxStore(this, given);
             }
-            if (client == null || databaseName == null) {
+            MongoClient c = client;
+            String name = databaseName;
+            if (c == null || name == null) {
                 throw new IllegalStateException(
                         "a database is required: call database(MongoDatabase), or "
                                 + "client(MongoClient) and database(String)"
-                                + (client == null ? "" : " (database name missing)"));
+                                + (c == null ? "" : " (database name missing)"));
             }
-            return new MongoOutboxStore(this, client.getDatabase(databaseName));
+            return new MongoOutboxStore(this, c.getDatabase(name));
         }
     }
 }

@@ -5,6 +5,7 @@ import io.outbox4j.api.MessageLimits;
 import io.outbox4j.api.Release;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Checks of configuration values and of messages against the store's limits; every message names
@@ -24,7 +25,7 @@ final class Validation {
 
     private Validation() {}
 
-    static <T> T notNull(T value, String field) {
+    static <T> T notNull(@Nullable T value, String field) {
         if (value == null) {
             throw new IllegalArgumentException(field + " must not be null");
         }

@@ -1,0 +1,346 @@
+package io.outbox4j.store.mongo;
+
+import static io.outbox4j.store.mongo.Documents.ATTEMPTS;
+import static io.outbox4j.store.mongo.Documents.AVAILABLE_AT;
+import static io.outbox4j.store.mongo.Documents.ID;
+import static io.outbox4j.store.mongo.Documents.KEY;
+import static io.outbox4j.store.mongo.Documents.OWNER;
+import static io.outbox4j.store.mongo.Documents.PARKED;
+import static io.outbox4j.store.mongo.Documents.PARKED_BEHIND;
+import static io.outbox4j.store.mongo.Documents.RECEIPT;
+import static io.outbox4j.store.mongo.Documents.SEQ;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.BulkWriteOptions;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.WriteModel;
+import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.Delivery;
+import io.outbox4j.api.Message;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.bson.BsonArray;
+import org.bson.BsonBoolean;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonInt64;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One claim (docs/per-key-order.md, "Claim"): under the {@link ClaimLock}, read a page of
+ * candidates in claim order, find for each key of the page the earlier messages still in its way
+ * ({@link KeyOrder#prefixes}), take unkeyed candidates and keyed ones that are next in their key,
+ * park the others, and write marks, parking and leases in that order; up to {@value #MAX_PAGES}
+ * pages (the first of {@code limit} rows, each next one twice as large up to {@value
+ * #MAX_PAGE_ROWS}) while candidates were parked and the limit is not reached. The leased documents
+ * are read back after the lock is given back.
+ */
+final class Claimer {
+    /** The most candidate pages one claim reads. */
+    static final int MAX_PAGES = 8;
+
+    /**
+     * The largest page after the first: pages double from {@code limit} up to this many rows (or
+     * {@code limit}, if larger). Parked rows leave the claim index for good, so reading more of
+     * them in one claim costs nothing over the outbox's life, and a claim with a small limit still
+     * gets past a long line of waiting messages (those behind a head whose retry time is later than
+     * their own enqueue time) to the head itself.
+     */
+    static final int MAX_PAGE_ROWS = 1000;
+
+    /** Dead-letters a leased document that does not hold a valid message. */
+    interface Quarantine {
+        void deadLetter(
+                BsonValue id, BsonString owner, BsonString token, String reason, Instant at);
+    }
+
+    private final MongoCollection<BsonDocument> collection;
+    private final KeyOrder keys;
+    private final ClaimLock lock;
+    private final Quarantine quarantine;
+    private final java.time.Clock clock;
+
+    Claimer(
+            MongoCollection<BsonDocument> collection,
+            KeyOrder keys,
+            ClaimLock lock,
+            Quarantine quarantine,
+            java.time.Clock clock) {
+        this.collection = collection;
+        this.keys = keys;
+        this.lock = lock;
+        this.quarantine = quarantine;
+        this.clock = clock;
+    }
+
+    /** A candidate this claim took: where it stood before, to give it back if need be. */
+    private record Taken(BsonValue id, @Nullable String key, BsonValue availableAt) {}
+
+    /** The claim predicate: not dead, not parked, due. Matches the claim index's partial filter. */
+    static BsonDocument claimable(long now) {
+        return new BsonDocument(PARKED, BsonBoolean.FALSE)
+                .append(
+                        AVAILABLE_AT,
+                        new BsonDocument("$exists", BsonBoolean.TRUE)
+                                .append("$lte", new BsonInt64(now)));
+    }
+
+    List<Delivery> claim(ClaimRequest request) {
+        long now = Nanos.of(request.now());
+        BsonString owner = new BsonString(request.owner());
+        BsonString token = new BsonString(Receipt.newToken());
+        BsonDocument lease =
+                new BsonDocument(
+                                "$set",
+                                new BsonDocument(
+                                                AVAILABLE_AT,
+                                                new BsonInt64(Nanos.of(request.leaseUntil())))
+                                        .append(OWNER, owner)
+                                        .append(RECEIPT, token))
+                        .append("$inc", new BsonDocument(ATTEMPTS, new BsonInt32(1)));
+        int limit = request.limit();
+        List<Taken> taken = new ArrayList<>();
+        Map<String, Long> lastTaken = new HashMap<>();
+        try (ClaimLock.Held held = lock.acquire("claim")) {
+            for (int page = 0; page < MAX_PAGES && taken.size() < limit; page++) {
+                int pageSize = Math.max(limit, (int) Math.min(MAX_PAGE_ROWS, (long) limit << page));
+                List<BsonDocument> rows =
+                        collection
+                                .find(claimable(now))
+                                .projection(
+                                        new BsonDocument(ID, new BsonInt32(1))
+                                                .append(KEY, new BsonInt32(1))
+                                                .append(SEQ, new BsonInt32(1))
+                                                .append(AVAILABLE_AT, new BsonInt32(1)))
+                                .sort(
+                                        new BsonDocument(AVAILABLE_AT, new BsonInt32(1))
+                                                .append(SEQ, new BsonInt32(1)))
+                                .limit(pageSize)
+                                .batchSize(pageSize)
+                                .into(new ArrayList<>());
+                Map<String, KeyOrder.Ask> asks = new LinkedHashMap<>();
+                for (BsonDocument row : rows) {
+                    String key = orderKey(row);
+                    if (key != null) {
+                        long seq = Documents.seqOf(row);
+                        KeyOrder.Ask a = asks.get(key);
+                        asks.put(
+                                key,
+                                a == null
+                                        ? new KeyOrder.Ask(key, lastTaken.get(key), seq, 1)
+                                        : new KeyOrder.Ask(
+                                                key,
+                                                a.after(),
+                                                Math.max(a.upTo(), seq),
+                                                a.candidates() + 1));
+                    }
+                }
+                if (!held.renew()) {
+                    break; // the lock was lost: write nothing more
+                }
+                Map<String, List<KeyOrder.Entry>> lines =
+                        asks.isEmpty() ? Map.of() : keys.prefixes(asks.values());
+
+                // Walk the page in claim order.
+                List<Taken> take = new ArrayList<>();
+                Map<String, List<BsonDocument>> parkedByKey = new LinkedHashMap<>();
+                Map<String, Integer> next = new HashMap<>();
+                int room = limit - taken.size();
+                for (BsonDocument row : rows) {
+                    if (take.size() == room) {
+                        break; // the rest stays as it is
+                    }
+                    String key = orderKey(row);
+                    Taken t =
+                            new Taken(
+                                    Documents.idOf(row),
+                                    key,
+                                    row.get(AVAILABLE_AT, new BsonInt64(0)));
+                    if (key == null) {
+                        take.add(t);
+                        continue;
+                    }
+                    List<KeyOrder.Entry> line = lines.getOrDefault(key, List.of());
+                    int i = next.getOrDefault(key, 0);
+                    if (i < line.size() && line.get(i).id().equals(Documents.idOf(row))) {
+                        take.add(t);
+                        next.put(key, i + 1);
+                        lastTaken.put(key, Documents.seqOf(row));
+                    } else {
+                        parkedByKey.computeIfAbsent(key, k -> new ArrayList<>()).add(row);
+                    }
+                }
+
+                // For each key with parked candidates, the message its lowest parked one waits
+                // behind gets the mark.
+                BsonArray marks = new BsonArray();
+                BsonArray park = new BsonArray();
+                parkedByKey.forEach(
+                        (key, parked) -> {
+                            KeyOrder.Entry behind =
+                                    witness(lines.getOrDefault(key, List.of()), parked);
+                            if (behind == null) {
+                                return; // cannot happen under the lock; leave them unparked
+                            }
+                            if (!behind.marked()) {
+                                marks.add(behind.id());
+                            }
+                            parked.forEach(row -> park.add(Documents.idOf(row)));
+                        });
+
+                if (!held.renew()) {
+                    break; // the lock was lost: write nothing more
+                }
+                if (!marks.isEmpty()) {
+                    collection.updateMany(
+                            new BsonDocument(ID, new BsonDocument("$in", marks)),
+                            new BsonDocument(
+                                    "$set", new BsonDocument(PARKED_BEHIND, BsonBoolean.TRUE)));
+                }
+                if (!park.isEmpty()) {
+                    collection.updateMany(
+                            new BsonDocument(ID, new BsonDocument("$in", park))
+                                    .append(PARKED, BsonBoolean.FALSE),
+                            new BsonDocument("$set", new BsonDocument(PARKED, BsonBoolean.TRUE)));
+                }
+                boolean lostSome = false;
+                if (!take.isEmpty()) {
+                    BsonArray ids = new BsonArray();
+                    take.forEach(t -> ids.add(t.id()));
+                    long won =
+                            collection
+                                    .updateMany(
+                                            claimable(now).append(ID, new BsonDocument("$in", ids)),
+                                            lease)
+                                    .getMatchedCount();
+                    taken.addAll(take);
+                    lostSome = won < take.size();
+                }
+                if (lostSome || rows.size() < pageSize || park.isEmpty()) {
+                    break;
+                }
+            }
+        }
+        return taken.isEmpty() ? List.of() : readBack(owner, token, taken);
+    }
+
+    /**
+     * The key a candidate is ordered by, or null for an unkeyed one (and for a document without a
+     * numeric {@code seq}, which this store never writes: it is taken and then quarantined).
+     */
+    private static @Nullable String orderKey(BsonDocument row) {
+        BsonValue seq = row.get(SEQ);
+        return seq != null && seq.isNumber() ? Documents.keyOf(row) : null;
+    }
+
+    /**
+     * The message of a key that its lowest parked candidate waits behind: the entry just before it
+     * in the key's line, or the last entry of the line when the line was read only in part.
+     */
+    private static KeyOrder.@Nullable Entry witness(
+            List<KeyOrder.Entry> line, List<BsonDocument> parked) {
+        long lowest = Long.MAX_VALUE;
+        for (BsonDocument row : parked) {
+            lowest = Math.min(lowest, Documents.seqOf(row));
+        }
+        KeyOrder.Entry before = null;
+        for (KeyOrder.Entry e : line) {
+            if (e.seq() >= lowest) {
+                break;
+            }
+            before = e;
+        }
+        return before;
+    }
+
+    /**
+     * Reads back the documents this claim leased and turns them into deliveries in claim order.
+     * Should a candidate have changed hands between the page read and the lease (its previous,
+     * expired lease was extended, released or finished by its old owner), the later messages of its
+     * key that this claim leased are given back untried, so no key is handed out past a message
+     * this claim does not hold. A document that is not a valid message is dead-lettered, and the
+     * later messages of its key are given back too.
+     */
+    private List<Delivery> readBack(BsonString owner, BsonString token, List<Taken> taken) {
+        BsonArray ids = new BsonArray();
+        taken.forEach(t -> ids.add(t.id()));
+        Map<BsonValue, BsonDocument> docs = new HashMap<>();
+        for (BsonDocument d : collection.find(new BsonDocument(ID, new BsonDocument("$in", ids)))) {
+            docs.put(Documents.idOf(d), d);
+        }
+        Set<String> broken = new HashSet<>();
+        List<Taken> giveBack = new ArrayList<>();
+        List<Delivery> deliveries = new ArrayList<>(taken.size());
+        for (Taken t : taken) {
+            BsonDocument d = docs.get(t.id());
+            boolean ours = d != null && token.equals(d.get(RECEIPT)) && owner.equals(d.get(OWNER));
+            if (t.key() != null && broken.contains(t.key())) {
+                if (ours) {
+                    giveBack.add(t);
+                }
+                continue;
+            }
+            if (d == null || !ours) {
+                if (t.key() != null) {
+                    broken.add(t.key());
+                }
+                continue;
+            }
+            Message message;
+            Instant enqueuedAt;
+            try {
+                message = Documents.decode(d);
+                enqueuedAt = Documents.enqueuedAt(d);
+            } catch (RuntimeException e) {
+                // Not a message this store wrote: dead-letter it rather than fail every claim
+                // that meets it.
+                quarantine.deadLetter(
+                        t.id(),
+                        owner,
+                        token,
+                        "stored document is not a valid outbox message: " + e.getMessage(),
+                        clock.instant());
+                if (t.key() != null) {
+                    broken.add(t.key());
+                }
+                continue;
+            }
+            deliveries.add(
+                    new Delivery(
+                            message,
+                            new Receipt(token.getValue(), message.id()).toString(),
+                            Documents.attempts(d),
+                            enqueuedAt));
+        }
+        if (!giveBack.isEmpty()) {
+            List<WriteModel<BsonDocument>> undo = new ArrayList<>();
+            for (Taken t : giveBack) {
+                undo.add(
+                        new UpdateOneModel<>(
+                                new BsonDocument(ID, t.id())
+                                        .append(OWNER, owner)
+                                        .append(RECEIPT, token),
+                                new BsonDocument(
+                                                "$set",
+                                                new BsonDocument(AVAILABLE_AT, t.availableAt()))
+                                        .append(
+                                                "$inc",
+                                                new BsonDocument(ATTEMPTS, new BsonInt32(-1)))
+                                        .append(
+                                                "$unset",
+                                                new BsonDocument(OWNER, new BsonString(""))
+                                                        .append(RECEIPT, new BsonString("")))));
+            }
+            collection.bulkWrite(undo, new BulkWriteOptions().ordered(false));
+        }
+        return deliveries;
+    }
+}

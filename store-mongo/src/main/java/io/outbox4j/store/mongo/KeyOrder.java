@@ -1,0 +1,324 @@
+package io.outbox4j.store.mongo;
+
+import static io.outbox4j.store.mongo.Documents.AVAILABLE_AT;
+import static io.outbox4j.store.mongo.Documents.ID;
+import static io.outbox4j.store.mongo.Documents.KEY;
+import static io.outbox4j.store.mongo.Documents.PARKED;
+import static io.outbox4j.store.mongo.Documents.PARKED_BEHIND;
+import static io.outbox4j.store.mongo.Documents.SEQ;
+
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.BulkWriteOptions;
+import com.mongodb.client.model.UpdateManyModel;
+import com.mongodb.client.model.UpdateOneModel;
+import com.mongodb.client.model.WriteModel;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Supplier;
+import org.bson.BsonArray;
+import org.bson.BsonBoolean;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonInt64;
+import org.bson.BsonString;
+import org.bson.BsonValue;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Per-key order on one collection: which earlier messages of a key are still in the way of its
+ * candidates (for the claim), and unparking a key when an earlier message leaves (for complete,
+ * discard and, when dead letters do not block, dead-letter). Every method runs under the {@link
+ * ClaimLock}.
+ *
+ * <h2>Parking and the {@code parkedBehind} mark</h2>
+ *
+ * A claim parks a keyed candidate ({@code parked: true}, which takes it out of the claim index)
+ * when an earlier message of its key that is still in the outbox is not taken before it in the same
+ * claim, and marks {@code parkedBehind: true} on a message of that key enqueued before the lowest
+ * message it parked. Removing a message that carries the mark unparks the first {@value
+ * #UNPARK_LIMIT} parked messages of its key (by {@code seq}); when more stay parked, the last one
+ * unparked gets the mark. So, at every moment, the lowest parked message of a key has a marked
+ * message of its key in the outbox before it, and no message stays parked behind a key with nothing
+ * left in front of it. Removals of unmarked messages (the common case: nothing waited behind them)
+ * cost nothing extra.
+ *
+ * <p>Without multi-document transactions every step is ordered so that a crash between two writes
+ * is harmless: the mark is written before the parking, the unparking before the removal. A crash
+ * after the mark leaves a mark nothing waits behind (one needless unpark later); a crash after the
+ * unparking leaves messages unparked that are still blocked, and the next claim parks them again.
+ */
+final class KeyOrder {
+    /** The most parked messages of one key that one removal unparks. */
+    static final int UNPARK_LIMIT = 1000;
+
+    private final MongoCollection<BsonDocument> collection;
+    private final ClaimLock lock;
+    private final boolean deadLettersBlock;
+
+    KeyOrder(MongoCollection<BsonDocument> collection, ClaimLock lock, boolean deadLettersBlock) {
+        this.collection = collection;
+        this.lock = lock;
+        this.deadLettersBlock = deadLettersBlock;
+    }
+
+    /**
+     * Runs a write that takes messages out of their key's way (deletes them, or dead-letters them
+     * when dead letters do not block). Without keyed messages among them it just runs. Otherwise it
+     * runs under the claim lock, after unparking the keys of those that carry the mark: the marks
+     * are read under the lock, where no claim can add one, and the unparking is written before the
+     * removal, so a crash between the two leaves nothing parked for good.
+     *
+     * @param what the operation, for errors
+     * @param keyedIds the ids of the keyed messages the write may take out of their key's way
+     * @param removal the write
+     * @throws io.outbox4j.api.OutboxException if the lock cannot be had, or is lost before the
+     *     removal (nothing is then removed)
+     */
+    <T> T removing(String what, Collection<BsonValue> keyedIds, Supplier<T> removal) {
+        if (keyedIds.isEmpty()) {
+            return removal.get();
+        }
+        try (ClaimLock.Held held = lock.acquire(what)) {
+            Set<String> marked = new HashSet<>();
+            for (BsonDocument d :
+                    collection
+                            .find(
+                                    new BsonDocument(
+                                                    ID,
+                                                    new BsonDocument(
+                                                            "$in",
+                                                            new BsonArray(
+                                                                    new ArrayList<>(keyedIds))))
+                                            .append(PARKED_BEHIND, BsonBoolean.TRUE))
+                            .projection(new BsonDocument(KEY, new BsonInt32(1)))) {
+                String key = Documents.keyOf(d);
+                if (key != null) {
+                    marked.add(key);
+                }
+            }
+            if (!marked.isEmpty()) {
+                unpark(marked);
+            }
+            if (!held.renew()) {
+                throw Failures.of(
+                        "MongoDB outbox "
+                                + collection.getNamespace()
+                                + ": "
+                                + what
+                                + " lost the claim lock (paused for longer than its "
+                                + lock.lease().toMillis()
+                                + " ms lease); nothing was removed");
+            }
+            return removal.get();
+        }
+    }
+
+    boolean deadLettersBlock() {
+        return deadLettersBlock;
+    }
+
+    /**
+     * Adds the condition every key query carries: nothing when dead letters block (every message of
+     * a key counts), {@code availableAt: {$exists: true}} when they do not (dead letters have no
+     * availability and drop out). It matches the key index's partial filter either way.
+     */
+    BsonDocument scoped(BsonDocument filter) {
+        if (!deadLettersBlock) {
+            filter.append(AVAILABLE_AT, new BsonDocument("$exists", BsonBoolean.TRUE));
+        }
+        return filter;
+    }
+
+    /** The key index's partial filter: keyed messages that count as earlier for their key. */
+    BsonDocument keyIndexFilter() {
+        return scoped(new BsonDocument(KEY, new BsonDocument("$exists", BsonBoolean.TRUE)));
+    }
+
+    /** A message of a key in enqueue order: its id, seq and whether it carries the mark. */
+    record Entry(BsonValue id, long seq, boolean marked) {}
+
+    /** What the claim asks about one key of a page of candidates. */
+    record Ask(String key, @Nullable Long after, long upTo, int candidates) {}
+
+    /**
+     * For each key, its messages still in the outbox (and counting) with {@code after < seq <=
+     * upTo}, in {@code seq} order: all of them, or at least the first {@code candidates}. That is
+     * enough for the claim: a candidate can be taken exactly when it is the next entry of its key
+     * after the ones this claim took.
+     *
+     * <p>One query covers many keys ({@code $or} of one range per key, sorted by key and seq, with
+     * a limit); a key whose range was cut off is asked again, so a key with a long line of waiting
+     * messages costs its own query and never makes the others read its line.
+     */
+    Map<String, List<Entry>> prefixes(Collection<Ask> asks) {
+        Map<String, Ask> open = new LinkedHashMap<>();
+        for (Ask a : asks) {
+            open.put(a.key(), a);
+        }
+        Map<String, List<Entry>> found = new HashMap<>();
+        while (!open.isEmpty()) {
+            BsonArray branches = new BsonArray();
+            int wanted = 16;
+            for (Ask a : open.values()) {
+                BsonDocument range = new BsonDocument("$lte", new BsonInt64(a.upTo()));
+                if (a.after() != null) {
+                    range.append("$gt", new BsonInt64(a.after()));
+                }
+                branches.add(
+                        scoped(new BsonDocument(KEY, new BsonString(a.key())).append(SEQ, range)));
+                wanted += a.candidates() + 2;
+            }
+            BsonDocument filter =
+                    branches.size() == 1
+                            ? branches.get(0).asDocument()
+                            : new BsonDocument("$or", branches);
+            Map<String, List<Entry>> round = new LinkedHashMap<>();
+            int rows = 0;
+            String last = null;
+            for (BsonDocument d :
+                    collection
+                            .find(filter)
+                            .projection(
+                                    new BsonDocument(ID, new BsonInt32(1))
+                                            .append(KEY, new BsonInt32(1))
+                                            .append(SEQ, new BsonInt32(1))
+                                            .append(PARKED_BEHIND, new BsonInt32(1)))
+                            .sort(
+                                    new BsonDocument(KEY, new BsonInt32(1))
+                                            .append(SEQ, new BsonInt32(1)))
+                            .limit(wanted)
+                            .batchSize(wanted)) {
+                last = d.getString(KEY).getValue();
+                round.computeIfAbsent(last, k -> new ArrayList<>()).add(entry(d));
+                rows++;
+            }
+            boolean cut = rows == wanted;
+            for (Ask a : new ArrayList<>(open.values())) {
+                String key = a.key();
+                List<Entry> entries = round.getOrDefault(key, List.of());
+                boolean complete =
+                        !cut
+                                || (last != null && mongoOrder(key, last) < 0)
+                                || entries.size() >= a.candidates();
+                if (complete) {
+                    found.put(key, entries);
+                    open.remove(key);
+                }
+            }
+        }
+        return found;
+    }
+
+    /**
+     * Compares two keys as MongoDB sorts strings without a collation: by their UTF-8 bytes, which
+     * is code point order (Java's {@code compareTo} compares UTF-16 units, which differs above
+     * U+FFFF).
+     */
+    static int mongoOrder(String a, String b) {
+        int i = 0;
+        int j = 0;
+        while (i < a.length() && j < b.length()) {
+            int ca = a.codePointAt(i);
+            int cb = b.codePointAt(j);
+            if (ca != cb) {
+                return Integer.compare(ca, cb);
+            }
+            i += Character.charCount(ca);
+            j += Character.charCount(cb);
+        }
+        return Integer.compare(a.length() - i, b.length() - j);
+    }
+
+    private static Entry entry(BsonDocument d) {
+        BsonValue mark = d.get(PARKED_BEHIND);
+        return new Entry(
+                Documents.idOf(d),
+                Documents.seqOf(d),
+                mark != null && mark.isBoolean() && mark.asBoolean().getValue());
+    }
+
+    /**
+     * Unparks the first {@value #UNPARK_LIMIT} parked messages of each key by {@code seq}, marking
+     * the last one unparked of a key that has more. One ordered bulk write (marks first) after
+     * queries that read at most {@value #UNPARK_LIMIT} + 1 entries per key.
+     */
+    void unpark(Collection<String> keys) {
+        TreeSet<String> open = new TreeSet<>(keys);
+        List<WriteModel<BsonDocument>> marks = new ArrayList<>();
+        List<WriteModel<BsonDocument>> unparks = new ArrayList<>();
+        int roundSize = UNPARK_LIMIT + 1;
+        while (!open.isEmpty()) {
+            BsonArray names = new BsonArray();
+            open.forEach(k -> names.add(new BsonString(k)));
+            Map<String, List<Entry>> round = new LinkedHashMap<>();
+            int rows = 0;
+            String last = null;
+            for (BsonDocument d :
+                    collection
+                            .find(
+                                    scoped(
+                                            new BsonDocument(KEY, new BsonDocument("$in", names))
+                                                    .append(PARKED, BsonBoolean.TRUE)))
+                            .projection(
+                                    new BsonDocument(ID, new BsonInt32(1))
+                                            .append(KEY, new BsonInt32(1))
+                                            .append(SEQ, new BsonInt32(1)))
+                            .sort(
+                                    new BsonDocument(KEY, new BsonInt32(1))
+                                            .append(SEQ, new BsonInt32(1)))
+                            .limit(roundSize)
+                            .batchSize(roundSize)) {
+                last = d.getString(KEY).getValue();
+                round.computeIfAbsent(last, k -> new ArrayList<>()).add(entry(d));
+                rows++;
+            }
+            boolean cut = rows == roundSize;
+            for (String key : new ArrayList<>(open)) {
+                List<Entry> parked = round.getOrDefault(key, List.of());
+                boolean more = parked.size() > UNPARK_LIMIT;
+                boolean complete = !cut || (last != null && mongoOrder(key, last) < 0) || more;
+                if (!complete) {
+                    continue;
+                }
+                open.remove(key);
+                if (parked.isEmpty()) {
+                    continue;
+                }
+                Entry bound = parked.get(Math.min(parked.size(), UNPARK_LIMIT) - 1);
+                if (more) {
+                    marks.add(
+                            new UpdateOneModel<>(
+                                    new BsonDocument(ID, bound.id()),
+                                    new BsonDocument(
+                                            "$set",
+                                            new BsonDocument(PARKED_BEHIND, BsonBoolean.TRUE))));
+                }
+                unparks.add(
+                        new UpdateManyModel<>(
+                                scoped(
+                                        new BsonDocument(KEY, new BsonString(key))
+                                                .append(PARKED, BsonBoolean.TRUE)
+                                                .append(
+                                                        SEQ,
+                                                        new BsonDocument(
+                                                                "$lte",
+                                                                new BsonInt64(bound.seq())))),
+                                new BsonDocument(
+                                        "$set", new BsonDocument(PARKED, BsonBoolean.FALSE))));
+            }
+        }
+        if (unparks.isEmpty()) {
+            return;
+        }
+        List<WriteModel<BsonDocument>> writes = new ArrayList<>(marks);
+        writes.addAll(unparks);
+        collection.bulkWrite(writes, new BulkWriteOptions().ordered(true));
+    }
+}
