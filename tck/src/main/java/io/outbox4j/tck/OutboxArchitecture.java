@@ -204,8 +204,8 @@ public final class OutboxArchitecture {
 
     /**
      * No adapter depends on the engine, an integration (the Kafka Connect connector), an
-     * application (the standalone relay, the outbox4j command), the TCK or the test fixtures: only on
-     * the api and its own client.
+     * application (the standalone relay, the outbox4j command), the TCK or the test fixtures: only
+     * on the api and its own client.
      *
      * @return the rule
      */
