@@ -65,7 +65,7 @@ public final class OutboxSourceConnectorConfig {
     public static final String BATCH_SIZE = "batch.size";
 
     /** The default claim batch size. */
-    public static final int DEFAULT_BATCH_SIZE = 500;
+    public static final int DEFAULT_BATCH_SIZE = 200;
 
     /** How many messages a task holds at most that Kafka has not acknowledged yet. */
     public static final String MAX_IN_FLIGHT = "max.in.flight.messages";

@@ -60,11 +60,11 @@ public class OutboxSourceTask extends SourceTask {
     private long completionRound;
     private volatile boolean stopping;
 
-    private @Nullable Settings settings;
-    private @Nullable String owner;
+    private volatile @Nullable Settings settings;
+    private volatile @Nullable String owner;
     private @Nullable HikariDataSource pool;
     private volatile @Nullable OutboxStore store;
-    private @Nullable ScheduledExecutorService keeper;
+    private volatile @Nullable ScheduledExecutorService keeper;
     private long lastStoreWarning;
 
     /** Creates the task; the worker calls {@link #start(Map)}. */

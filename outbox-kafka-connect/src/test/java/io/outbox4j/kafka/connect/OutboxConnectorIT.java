@@ -53,7 +53,9 @@ import org.junit.jupiter.api.TestReporter;
  * path. A counting consumer reads every record and checks that no message is lost and that each
  * key's messages are first seen in enqueue order, while a worker leaves and another joins.
  *
- * <p>The number of messages is {@code -Doutbox4j.connect.messages} (the build sets 100 000).
+ * <p>The number of messages is the build property {@code it.messages} (100 000 unless {@code
+ * -Dit.messages=N} is given); the figures of a run are written to {@code
+ * target/connect-it-figures.json}.
  */
 class OutboxConnectorIT {
     private static final String CONNECTOR_CLASS = "io.outbox4j.kafka.connect.OutboxSourceConnector";
@@ -171,28 +173,44 @@ class OutboxConnectorIT {
 
             await("a third of the messages", () -> counter.distinct() >= messages / 3);
             int atStop = counter.distinct();
+            double stopAt = seconds(t0);
             workerB.stop();
             workers.remove(workerB);
+            double stopped = seconds(t0);
             await("two thirds of the messages", () -> counter.distinct() >= 2 * messages / 3);
             int atJoin = counter.distinct();
+            double joinAt = seconds(t0);
             String restC = "http://127.0.0.1:" + freePort();
             startWorker("c", restC);
+            double joined = seconds(t0);
             await("every message", () -> counter.distinct() >= messages);
-            double seconds = (System.nanoTime() - t0) / 1e9;
+            double allSeen = seconds(t0);
             await("an empty outbox (every message completed)", () -> outboxRows() == 0);
+            double empty = seconds(t0);
             String status = status();
 
             int lost = messages - counter.distinct();
-            reporter.publishEntry(
-                    Map.of(
-                            "messages", Integer.toString(messages),
-                            "tasks", Integer.toString(TASKS),
-                            "workerStoppedAt", Integer.toString(atStop),
-                            "workerJoinedAt", Integer.toString(atJoin),
-                            "lost", Integer.toString(lost),
-                            "duplicates", Long.toString(counter.duplicates()),
-                            "orderViolations", Integer.toString(counter.orderViolations()),
-                            "seconds", String.format("%.1f", seconds)));
+            Map<String, String> figures = new LinkedHashMap<>();
+            figures.put("messages", Integer.toString(messages));
+            figures.put("keys", Integer.toString(KEYS));
+            figures.put("tasks", Integer.toString(TASKS));
+            figures.put("workerStoppedAtMessages", Integer.toString(atStop));
+            figures.put("workerStoppedAtSeconds", String.format("%.1f", stopAt));
+            figures.put("workerStopTookSeconds", String.format("%.1f", stopped - stopAt));
+            figures.put("workerJoinedAtMessages", Integer.toString(atJoin));
+            figures.put("workerJoinedAtSeconds", String.format("%.1f", joinAt));
+            figures.put("workerStartTookSeconds", String.format("%.1f", joined - joinAt));
+            figures.put("allSeenSeconds", String.format("%.1f", allSeen));
+            figures.put("outboxEmptySeconds", String.format("%.1f", empty));
+            figures.put("lost", Integer.toString(lost));
+            figures.put("duplicates", Long.toString(counter.duplicates()));
+            figures.put("orderViolations", Integer.toString(counter.orderViolations()));
+            reporter.publishEntry(figures);
+            Files.writeString(
+                    Path.of("target", "connect-it-figures.json"),
+                    figures.entrySet().stream()
+                            .map(e -> quote(e.getKey()) + ": " + e.getValue())
+                            .collect(Collectors.joining(",\n  ", "{\n  ", "\n}\n")));
             assertThat(counter.foreign()).as("records of unknown messages or wrong keys").isZero();
             assertThat(lost).as("lost messages").isZero();
             assertThat(counter.orderViolations())
@@ -322,6 +340,10 @@ class OutboxConnectorIT {
             out.add(m.group(1));
         }
         return out;
+    }
+
+    private static double seconds(long t0) {
+        return (System.nanoTime() - t0) / 1e9;
     }
 
     private static String json(Map<String, String> map) {
