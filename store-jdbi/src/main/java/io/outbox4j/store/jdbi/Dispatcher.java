@@ -126,7 +126,7 @@ final class Dispatcher {
                             .bind("id", receipt.get().id())
                             .mapTo(String.class)
                             .findOne()
-                            .ifPresent(key -> dialect.unpark(h, List.of(key)));
+                            .ifPresent(key -> dialect.unpark(h, Map.of(key, 1)));
                     return true;
                 });
     }

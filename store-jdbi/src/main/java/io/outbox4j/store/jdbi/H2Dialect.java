@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.jdbi.v3.core.Handle;
 
@@ -70,9 +71,8 @@ final class H2Dialect extends SqlDialect {
                         + table
                         + " SET parked = FALSE WHERE id IN (SELECT id FROM "
                         + table
-                        + " WHERE parked = TRUE AND msg_key = :key ORDER BY parked, msg_key, seq LIMIT "
-                        + UNPARK_LIMIT
-                        + ")";
+                        + " WHERE parked = TRUE AND msg_key = :key ORDER BY parked, msg_key, seq"
+                        + " LIMIT :n)";
         this.extend =
                 "SELECT id, receipt FROM FINAL TABLE (UPDATE "
                         + table
@@ -191,7 +191,7 @@ final class H2Dialect extends SqlDialect {
     }
 
     @Override
-    void unpark(Handle h, Collection<String> keys) {
-        unparkEach(h, keys, unparkOneKey);
+    void unpark(Handle h, Map<String, Integer> removed) {
+        unparkEach(h, removed, unparkOneKey);
     }
 }

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.jdbi.v3.core.Handle;
 
@@ -65,9 +66,8 @@ class MariaDbDialect extends SqlDialect {
         this.unparkOneKey =
                 "UPDATE "
                         + table
-                        + " SET parked = FALSE WHERE msg_key = :key AND parked = TRUE"
-                        + " ORDER BY seq LIMIT "
-                        + UNPARK_LIMIT;
+                        + " SET parked = FALSE WHERE parked = TRUE AND msg_key = :key"
+                        + " ORDER BY seq LIMIT :n";
         this.extendUpdate = "UPDATE " + table + " SET available_at = :until" + LEASES;
         this.extendedLeases =
                 "SELECT id, receipt FROM " + table + LEASES + " AND available_at = :until";
@@ -182,8 +182,8 @@ class MariaDbDialect extends SqlDialect {
     }
 
     @Override
-    void unpark(Handle h, Collection<String> keys) {
-        unparkEach(h, keys, unparkOneKey);
+    void unpark(Handle h, Map<String, Integer> removed) {
+        unparkEach(h, removed, unparkOneKey);
     }
 
     /** Locks the named leases (with {@code keyed} false only rows without a key). */

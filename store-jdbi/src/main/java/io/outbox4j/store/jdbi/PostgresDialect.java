@@ -8,6 +8,7 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -104,17 +105,16 @@ final class PostgresDialect extends SqlDialect {
                         + ofOneClaim
                         + " AND msg_key IS NULL RETURNING id, receipt, msg_key";
         this.deleteKeyed = "DELETE FROM " + table + ofOneClaim + " RETURNING id, receipt, msg_key";
+        // the first k.n parked rows of key k.msg_key
         String firstParked =
                 " CROSS JOIN LATERAL (SELECT x.id FROM "
                         + table
-                        + " x WHERE x.msg_key = k.msg_key AND x.parked ORDER BY x.seq LIMIT "
-                        + UNPARK_LIMIT
-                        + ") w";
+                        + " x WHERE x.msg_key = k.msg_key AND x.parked ORDER BY x.seq LIMIT k.n) w";
         this.unpark =
                 "UPDATE "
                         + table
                         + " SET parked = FALSE WHERE id IN (SELECT w.id FROM"
-                        + " unnest(CAST(:keys AS varchar[])) AS k(msg_key)"
+                        + " unnest(CAST(:keys AS varchar[]), CAST(:counts AS integer[])) AS k(msg_key, n)"
                         + firstParked
                         + ")";
         this.deleteDead =
@@ -164,7 +164,9 @@ final class PostgresDialect extends SqlDialect {
                         + " u AS (UPDATE "
                         + table
                         + " SET parked = FALSE WHERE id IN (SELECT w.id FROM"
-                        + " (SELECT DISTINCT msg_key FROM d WHERE msg_key IS NOT NULL) k"
+                        + " (SELECT msg_key, LEAST(2 * COUNT(*), "
+                        + UNPARK_LIMIT
+                        + ") AS n FROM d WHERE msg_key IS NOT NULL GROUP BY msg_key) k"
                         + firstParked
                         + " WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.id = w.id)))"
                         + " SELECT id, receipt, msg_key FROM d";
@@ -368,10 +370,21 @@ final class PostgresDialect extends SqlDialect {
     }
 
     @Override
-    void unpark(Handle h, Collection<String> keys) {
-        if (!keys.isEmpty()) {
-            h.createUpdate(unpark).bindArray("keys", String.class, new ArrayList<>(keys)).execute();
+    void unpark(Handle h, Map<String, Integer> removed) {
+        if (removed.isEmpty()) {
+            return;
         }
+        List<String> keys = new ArrayList<>(removed.size());
+        List<Integer> counts = new ArrayList<>(removed.size());
+        removed.forEach(
+                (key, n) -> {
+                    keys.add(key);
+                    counts.add(unparkCount(n));
+                });
+        h.createUpdate(unpark)
+                .bindArray("keys", String.class, keys)
+                .bindArray("counts", Integer.class, counts)
+                .execute();
     }
 
     /**
@@ -428,7 +441,7 @@ final class PostgresDialect extends SqlDialect {
     private static Removed<Receipt.Lease> deleteByToken(
             Handle h, String sql, String owner, List<Receipt> receipts) {
         Set<Receipt.Lease> leases = new HashSet<>();
-        Set<String> keys = new HashSet<>();
+        Map<String, Integer> keys = new HashMap<>();
         for (Map.Entry<String, List<String>> claim : byToken(receipts, null).entrySet()) {
             Removed<Receipt.Lease> r =
                     removedLeases(
@@ -437,7 +450,7 @@ final class PostgresDialect extends SqlDialect {
                                     .bind("token", claim.getKey())
                                     .bindArray("ids", String.class, claim.getValue()));
             leases.addAll(r.removed());
-            keys.addAll(r.keys());
+            r.keys().forEach((key, n) -> keys.merge(key, n, Integer::sum));
         }
         return new Removed<>(leases, keys);
     }

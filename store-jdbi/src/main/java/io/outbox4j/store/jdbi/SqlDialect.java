@@ -52,7 +52,13 @@ abstract class SqlDialect {
     /** The largest page a claim reads once it finds blocked rows (pages double up to it). */
     static final int MAX_PAGE = 1000;
 
-    /** The most parked rows of one key a removal unparks (the next removal unparks the next). */
+    /**
+     * The most parked rows of one key a removal unparks. A removal unparks {@link #unparkCount(int)
+     * twice as many} rows of a key as it removed of that key: enough for the next claim to take a
+     * longer run of the key than the last one (a key unblocked by one removal gets back to full
+     * batches within a few claims), without putting back a hot key's whole backlog that other
+     * claimers would park again at once.
+     */
     static final int UNPARK_LIMIT = 1000;
 
     /** The most values one list statement binds. */
@@ -254,17 +260,26 @@ abstract class SqlDialect {
      */
     abstract Set<Receipt.Lease> abandon(Db db, String owner, List<Receipt> receipts);
 
-    /** Unparks the first {@link #UNPARK_LIMIT} parked rows of each key. */
-    abstract void unpark(Handle h, Collection<String> keys);
+    /**
+     * Unparks, for each key, the first {@link #unparkCount(int)} parked rows in enqueue order.
+     *
+     * @param removed how many rows each key lost
+     */
+    abstract void unpark(Handle h, Map<String, Integer> removed);
+
+    /** How many parked rows of a key to unpark when it lost {@code removed} rows. */
+    static int unparkCount(int removed) {
+        return (int) Math.min(UNPARK_LIMIT, 2L * removed);
+    }
 
     /**
-     * What a deletion removed: the leases (or ids) and the keys that lost a row.
+     * What a deletion removed: the leases (or ids), and how many rows each key lost.
      *
      * @param <T> {@link Receipt.Lease} or the id
      * @param removed what was removed
-     * @param keys the keys of removed rows that had one
+     * @param keys the keys of removed rows, with the number of rows each lost
      */
-    record Removed<T>(Set<T> removed, Set<String> keys) {}
+    record Removed<T>(Set<T> removed, Map<String, Integer> keys) {}
 
     /**
      * How a dialect spells the orders of the claim ({@code c}: available_at, then seq), of the
@@ -383,17 +398,15 @@ abstract class SqlDialect {
     }
 
     /**
-     * Unparks key by key with one batched statement that updates the first {@link #UNPARK_LIMIT}
-     * parked rows of a key in enqueue order.
+     * Unparks key by key with one batched statement that updates the first {@code :n} parked rows
+     * of a key {@code :key} in enqueue order.
      */
-    void unparkEach(Handle h, Collection<String> keys, String unparkOneKey) {
-        if (keys.isEmpty()) {
+    void unparkEach(Handle h, Map<String, Integer> removed, String unparkOneKey) {
+        if (removed.isEmpty()) {
             return;
         }
         PreparedBatch batch = h.prepareBatch(unparkOneKey);
-        for (String key : keys) {
-            batch.bind("key", key).add();
-        }
+        removed.forEach((key, n) -> batch.bind("key", key).bind("n", unparkCount(n)).add());
         batch.execute();
     }
 
@@ -482,13 +495,13 @@ abstract class SqlDialect {
     /** The leases and keys of rows a statement returned as {@code id, receipt, msg_key}. */
     static Removed<Receipt.Lease> removedLeases(Query query) {
         Set<Receipt.Lease> leases = new HashSet<>();
-        Set<String> keys = new HashSet<>();
+        Map<String, Integer> keys = new HashMap<>();
         query.map(
                         (rs, ctx) -> {
                             leases.add(lease(rs));
                             String key = rs.getString("msg_key");
                             if (key != null) {
-                                keys.add(key);
+                                keys.merge(key, 1, Integer::sum);
                             }
                             return key;
                         })
@@ -499,13 +512,13 @@ abstract class SqlDialect {
     /** The ids and keys of rows a statement returned as {@code id, msg_key}. */
     static Removed<String> removedIds(Query query) {
         Set<String> ids = new HashSet<>();
-        Set<String> keys = new HashSet<>();
+        Map<String, Integer> keys = new HashMap<>();
         query.map(
                         (rs, ctx) -> {
                             ids.add(rs.getString("id"));
                             String key = rs.getString("msg_key");
                             if (key != null) {
-                                keys.add(key);
+                                keys.merge(key, 1, Integer::sum);
                             }
                             return key;
                         })
