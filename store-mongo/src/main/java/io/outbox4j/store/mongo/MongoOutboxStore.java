@@ -878,6 +878,11 @@ public final class MongoOutboxStore implements OutboxStore, OutboxAdmin, Outbox<
         return collection;
     }
 
+    /** Per-key order of this store, for tests in this package. */
+    KeyOrder keyOrder() {
+        return keys;
+    }
+
     @Override
     public String toString() {
         return "MongoOutboxStore["
