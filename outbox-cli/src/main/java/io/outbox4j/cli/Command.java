@@ -360,7 +360,7 @@ abstract class Command {
                         m.key().orElse("-"),
                         d.attempts(),
                         Text.time(d.deadAt()),
-                        Text.truncate(d.reason(), REASON_WIDTH));
+                        Text.truncate(Text.simpleClassNames(d.reason()), REASON_WIDTH));
             }
             out.print(t.render());
             out.println();

@@ -43,6 +43,16 @@ final class Text {
         return b.toString();
     }
 
+    /**
+     * Shortens fully qualified exception names to their simple names ({@code
+     * io.outbox4j.api.RetryableFailureException: x} becomes {@code RetryableFailureException: x}),
+     * so a table cell keeps the part of a reason that says what happened.
+     */
+    static String simpleClassNames(String s) {
+        return s.replaceAll(
+                "\\b(?:[a-z][a-z0-9_]*\\.)+([A-Z][A-Za-z0-9_$]*(?:Exception|Error))", "$1");
+    }
+
     static String truncate(String s, int max) {
         String one = oneLine(s);
         return one.length() <= max ? one : one.substring(0, max - 1) + "…";

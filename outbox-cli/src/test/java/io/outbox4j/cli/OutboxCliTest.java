@@ -91,7 +91,8 @@ class OutboxCliTest {
         assertThat(r.out())
                 .containsPattern("(?m)^ID +TOPIC +KEY +ATTEMPTS +DEAD AT +REASON$")
                 .containsPattern(
-                        "(?m)^pay-1 +shop\\.payments +card-1 +1 +\\S+ +permanent failure: .*…$")
+                        "(?m)^pay-1 +shop\\.payments +card-1 +1 +\\S+ +permanent failure:"
+                                + " PermanentFailureException: payment gateway refused t…$")
                 .containsPattern("(?m)^pay-3 +shop\\.payments +card-3 +1 ")
                 .contains("2 dead letters.")
                 .doesNotContain(ShopOutbox.SECRET_PAYLOAD)
