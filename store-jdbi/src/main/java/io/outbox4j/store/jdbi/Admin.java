@@ -52,10 +52,10 @@ final class Admin {
                                 .map(
                                         (rs, ctx) -> {
                                             long[] c = {
-                                                rs.getLong("ready"),
-                                                rs.getLong("delayed"),
-                                                rs.getLong("leased"),
-                                                rs.getLong("dead")
+                                                rs.getLong("n_ready"),
+                                                rs.getLong("n_delayed"),
+                                                rs.getLong("n_leased"),
+                                                rs.getLong("n_dead")
                                             };
                                             Instant o = dialect.getTime(rs, "oldest_ready");
                                             byTopic.put(rs.getString("topic"), counts(c, o, now));

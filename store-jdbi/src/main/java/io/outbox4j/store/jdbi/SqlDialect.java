@@ -150,14 +150,14 @@ abstract class SqlDialect {
                 "SELECT topic,"
                         + " SUM(CASE WHEN "
                         + live
-                        + "<= :now THEN 1 ELSE 0 END) AS ready,"
+                        + "<= :now THEN 1 ELSE 0 END) AS n_ready,"
                         + " SUM(CASE WHEN "
                         + live
-                        + "> :now AND lease_owner IS NULL THEN 1 ELSE 0 END) AS delayed,"
+                        + "> :now AND lease_owner IS NULL THEN 1 ELSE 0 END) AS n_delayed,"
                         + " SUM(CASE WHEN "
                         + live
-                        + "> :now AND lease_owner IS NOT NULL THEN 1 ELSE 0 END) AS leased,"
-                        + " SUM(CASE WHEN dead_at IS NOT NULL THEN 1 ELSE 0 END) AS dead,"
+                        + "> :now AND lease_owner IS NOT NULL THEN 1 ELSE 0 END) AS n_leased,"
+                        + " SUM(CASE WHEN dead_at IS NOT NULL THEN 1 ELSE 0 END) AS n_dead,"
                         + " MIN(CASE WHEN "
                         + live
                         + "<= :now THEN available_at END) AS oldest_ready"
