@@ -58,6 +58,9 @@ final class KeyOrder {
     /** The most parked messages of one key that one removal unparks. */
     static final int UNPARK_LIMIT = 1000;
 
+    /** The most keys one query for the claim asks about (the most {@code $or} branches). */
+    static final int MAX_KEYS_PER_QUERY = 100;
+
     private final MongoCollection<BsonDocument> collection;
     private final ClaimLock lock;
     private final boolean deadLettersBlock;
@@ -153,9 +156,10 @@ final class KeyOrder {
      * enough for the claim: a candidate can be taken exactly when it is the next entry of its key
      * after the ones this claim took.
      *
-     * <p>One query covers many keys ({@code $or} of one range per key, sorted by key and seq, with
-     * a limit); a key whose range was cut off is asked again, so a key with a long line of waiting
-     * messages costs its own query and never makes the others read its line.
+     * <p>One query covers up to {@value #MAX_KEYS_PER_QUERY} keys ({@code $or} of one range per
+     * key, sorted by key and seq, with a limit); a key whose range was cut off is asked again, so a
+     * key with a long line of waiting messages costs its own query and never makes the others read
+     * its line.
      */
     Map<String, List<Entry>> prefixes(Collection<Ask> asks) {
         Map<String, Ask> open = new LinkedHashMap<>();
@@ -164,9 +168,10 @@ final class KeyOrder {
         }
         Map<String, List<Entry>> found = new HashMap<>();
         while (!open.isEmpty()) {
+            List<Ask> batch = open.values().stream().limit(MAX_KEYS_PER_QUERY).toList();
             BsonArray branches = new BsonArray();
             int wanted = 16;
-            for (Ask a : open.values()) {
+            for (Ask a : batch) {
                 BsonDocument range = new BsonDocument("$lte", new BsonInt64(a.upTo()));
                 if (a.after() != null) {
                     range.append("$gt", new BsonInt64(a.after()));
@@ -200,7 +205,7 @@ final class KeyOrder {
                 rows++;
             }
             boolean cut = rows == wanted;
-            for (Ask a : new ArrayList<>(open.values())) {
+            for (Ask a : batch) {
                 String key = a.key();
                 List<Entry> entries = round.getOrDefault(key, List.of());
                 boolean complete =

@@ -160,6 +160,37 @@ class MongoKeyOrderTest {
     }
 
     @Test
+    void claim_withMoreKeysInAPageThanOneQueryAsksAbout_keepsEveryKeyInOrder() {
+        int keys = KeyOrder.MAX_KEYS_PER_QUERY + 50;
+        List<Message> all = new ArrayList<>();
+        for (int n = 1; n <= 2; n++) {
+            for (int k = 0; k < keys; k++) {
+                all.add(
+                        Message.builder()
+                                .id(String.format("k%03d-%d", k, n))
+                                .key(String.format("k%03d", k))
+                                .topic("orders")
+                                .module("shop")
+                                .build());
+            }
+        }
+        store.insert(null, all);
+        List<Delivery> firsts = claim(store, "relay-a", keys);
+        assertThat(ids(firsts)).allMatch(id -> id.endsWith("-1")).hasSize(keys);
+
+        assertThat(claim(store, "relay-b", 2 * keys))
+                .as("every second message waits behind the first of its key")
+                .isEmpty();
+        assertThat(store.collection().countDocuments(BsonDocument.parse("{parked: true}")))
+                .isEqualTo(keys);
+
+        store.complete(new Completion("relay-a", firsts.stream().map(Delivery::receipt).toList()));
+        assertThat(ids(claim(store, "relay-b", 2 * keys)))
+                .hasSize(keys)
+                .allMatch(id -> id.endsWith("-2"));
+    }
+
+    @Test
     void deadLetter_whenDeadLettersDoNotBlock_unparksTheKeyAtOnce() {
         MongoOutboxStore notBlocking = build(false);
         notBlocking.createIndexes();
