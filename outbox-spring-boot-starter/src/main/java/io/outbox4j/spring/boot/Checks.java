@@ -1,0 +1,79 @@
+package io.outbox4j.spring.boot;
+
+import java.time.Duration;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+
+/**
+ * Startup checks of the {@code outbox4j.*} properties. A bad value fails the start with Boot's
+ * "Invalid value ... for configuration property ..." report, which names the property, the value,
+ * where it came from and why it is wrong.
+ */
+final class Checks {
+    private Checks() {}
+
+    static String name(String suffix) {
+        return OutboxProperties.PREFIX + "." + suffix;
+    }
+
+    static InvalidConfigurationPropertyValueException invalid(
+            String suffix, @Nullable Object value, String reason) {
+        return new InvalidConfigurationPropertyValueException(name(suffix), value, reason);
+    }
+
+    static InvalidConfigurationPropertyValueException invalid(
+            String suffix, @Nullable Object value, Throwable rejected) {
+        return invalid(suffix, value, String.valueOf(rejected.getMessage()));
+    }
+
+    static int between(String suffix, int value, int min, int max) {
+        if (value < min || value > max) {
+            throw invalid(
+                    suffix, value, "must be between " + min + " and " + max + ", but was " + value);
+        }
+        return value;
+    }
+
+    static Duration positive(String suffix, @Nullable Duration value) {
+        if (value == null || value.isNegative() || value.isZero()) {
+            throw invalid(suffix, value, "must be a positive duration such as 500ms or 30s");
+        }
+        return value;
+    }
+
+    static Duration notNegative(String suffix, @Nullable Duration value) {
+        if (value == null || value.isNegative()) {
+            throw invalid(suffix, value, "must be zero or a positive duration such as 30s");
+        }
+        return value;
+    }
+
+    static Duration within(String suffix, @Nullable Duration value, Duration min, Duration max) {
+        if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+            throw invalid(
+                    suffix,
+                    value,
+                    "must be between "
+                            + format(min)
+                            + " and "
+                            + format(max)
+                            + ", but was "
+                            + (value == null ? "empty" : format(value)));
+        }
+        return value;
+    }
+
+    static @Nullable String text(@Nullable String value) {
+        return value == null || value.isBlank() ? null : value.strip();
+    }
+
+    static String format(Duration d) {
+        if (d.toMillis() % 60_000 == 0 && d.toMinutes() > 0) {
+            return d.toMinutes() + "m";
+        }
+        if (d.toMillis() % 1000 == 0) {
+            return d.toSeconds() + "s";
+        }
+        return d.toMillis() + "ms";
+    }
+}

@@ -1,0 +1,194 @@
+package io.outbox4j.spring.boot;
+
+import io.outbox4j.api.DeadLetterPage;
+import io.outbox4j.api.DeadLetterQuery;
+import io.outbox4j.api.DeadMessage;
+import io.outbox4j.api.OutboxAdmin;
+import io.outbox4j.api.OutboxStatistics;
+import io.outbox4j.api.OutboxStatistics.TopicStatistics;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+
+/**
+ * The {@code outbox} Actuator endpoint, over the store's {@link OutboxAdmin} port:
+ *
+ * <ul>
+ *   <li>{@code GET /actuator/outbox}: counts by state, in total and per topic, and blocked keys;
+ *   <li>{@code GET /actuator/outbox/dead-letters?topic=&limit=&after=}: one page of dead letters
+ *       (no payload, no header values), newest page cursor in {@code next};
+ *   <li>{@code POST /actuator/outbox/replay} or {@code /discard} with {@code {"ids": [...]}}, or
+ *       with {@code {"all": true}} (optionally {@code "topic"}) for every dead letter selected.
+ * </ul>
+ *
+ * Like every endpoint but health, it is exposed over HTTP only when the application lists it in
+ * {@code management.endpoints.web.exposure.include}; secure it as its other endpoints are.
+ */
+@Endpoint(id = "outbox")
+public class OutboxEndpoint {
+    private final OutboxAdmin admin;
+    private final Clock clock;
+
+    /**
+     * Creates the endpoint.
+     *
+     * @param admin the store's operator port
+     * @param clock the clock replays are stamped with
+     */
+    public OutboxEndpoint(OutboxAdmin admin, Clock clock) {
+        this.admin = admin;
+        this.clock = clock;
+    }
+
+    /**
+     * The outbox counted by state.
+     *
+     * @return the counts, in total and per topic
+     */
+    @ReadOperation
+    public Map<String, Object> statistics() {
+        OutboxStatistics s = admin.statistics(clock.instant());
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("at", s.at().toString());
+        out.put("total", counts(s.total()));
+        Map<String, Object> topics = new LinkedHashMap<>();
+        s.byTopic().entrySet().stream()
+                .sorted(Map.Entry.comparingByKey())
+                .forEach(e -> topics.put(e.getKey(), counts(e.getValue())));
+        out.put("topics", topics);
+        out.put("blockedKeys", s.blockedKeys());
+        return out;
+    }
+
+    /**
+     * One page of dead letters.
+     *
+     * @param section {@code dead-letters}
+     * @param topic only this topic, if given
+     * @param limit the page size (default {@value DeadLetterQuery#DEFAULT_LIMIT})
+     * @param after the cursor of the previous page
+     * @return the page: {@code items} and, if there may be more, {@code next}
+     */
+    @ReadOperation
+    public Map<String, Object> deadLetters(
+            @Selector String section,
+            @Nullable String topic,
+            @Nullable Integer limit,
+            @Nullable String after) {
+        if (!section.equals("dead-letters")) {
+            throw new InvalidEndpointRequestException(
+                    "unknown section '" + section + "'; try dead-letters", "unknown section");
+        }
+        DeadLetterQuery q = DeadLetterQuery.all();
+        try {
+            if (topic != null) {
+                q = q.topic(topic);
+            }
+            if (limit != null) {
+                q = q.limit(limit);
+            }
+            if (after != null) {
+                q = q.after(after);
+            }
+        } catch (IllegalArgumentException e) {
+            throw new InvalidEndpointRequestException(
+                    String.valueOf(e.getMessage()), "bad parameter");
+        }
+        DeadLetterPage page = admin.deadLetters(q);
+        List<Map<String, Object>> items = new ArrayList<>();
+        for (DeadMessage d : page.items()) {
+            Map<String, Object> item = new LinkedHashMap<>();
+            item.put("id", d.message().id());
+            item.put("topic", d.message().topic());
+            d.message().key().ifPresent(k -> item.put("key", k));
+            item.put("module", d.message().module());
+            item.put("contentType", d.message().contentType());
+            item.put("payloadBytes", d.message().payloadSize());
+            item.put("attempts", d.attempts());
+            item.put("reason", d.reason());
+            item.put("enqueuedAt", d.enqueuedAt().toString());
+            item.put("deadAt", d.deadAt().toString());
+            items.add(item);
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("items", items);
+        page.next().ifPresent(n -> out.put("next", n));
+        return out;
+    }
+
+    /**
+     * Replays (due again now) or discards (deletes) dead letters.
+     *
+     * @param action {@code replay} or {@code discard}
+     * @param ids the dead letters, by message id
+     * @param all {@code true} to act on every dead letter selected by {@code topic} instead of ids
+     * @param topic with {@code all}: only this topic
+     * @return how many were replayed or discarded
+     */
+    @WriteOperation
+    public Map<String, Object> act(
+            @Selector String action,
+            @Nullable List<String> ids,
+            @Nullable Boolean all,
+            @Nullable String topic) {
+        boolean replay;
+        if (action.equals("replay")) {
+            replay = true;
+        } else if (action.equals("discard")) {
+            replay = false;
+        } else {
+            throw new InvalidEndpointRequestException(
+                    "unknown action '" + action + "'; use replay or discard", "unknown action");
+        }
+        boolean every = Boolean.TRUE.equals(all);
+        if ((ids == null || ids.isEmpty()) == !every) {
+            throw new InvalidEndpointRequestException(
+                    "give either ids (a list of message ids) or all=true, not both and not neither",
+                    "ids or all");
+        }
+        Instant now = clock.instant();
+        int count;
+        try {
+            if (every) {
+                DeadLetterQuery filter =
+                        topic == null ? DeadLetterQuery.all() : DeadLetterQuery.all().topic(topic);
+                count = replay ? admin.replayAll(filter, now) : admin.discardAll(filter);
+            } else {
+                List<String> given = List.copyOf(ids == null ? List.of() : ids);
+                if (given.size() > DeadLetterQuery.MAX_LIMIT) {
+                    throw new IllegalArgumentException(
+                            "at most "
+                                    + DeadLetterQuery.MAX_LIMIT
+                                    + " ids per call, but got "
+                                    + given.size());
+                }
+                count = replay ? admin.replay(given, now) : admin.discard(given);
+            }
+        } catch (IllegalArgumentException e) {
+            throw new InvalidEndpointRequestException(
+                    String.valueOf(e.getMessage()), "bad parameter");
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put(replay ? "replayed" : "discarded", count);
+        return out;
+    }
+
+    private static Map<String, Object> counts(TopicStatistics t) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("ready", t.ready());
+        m.put("delayed", t.delayed());
+        m.put("leased", t.leased());
+        m.put("dead", t.dead());
+        m.put("oldestReadyAge", t.oldestReadyAge().toString());
+        return m;
+    }
+}

@@ -1,0 +1,918 @@
+package io.outbox4j.spring.boot;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code outbox4j.*} settings. Every duration takes Spring's forms ({@code 30s}, {@code 500ms},
+ * {@code PT1M}). The defaults are the engine's and the stores' own; {@link OutboxAutoConfiguration}
+ * checks every value at startup and names the property of the first bad one.
+ */
+@ConfigurationProperties(prefix = OutboxProperties.PREFIX)
+public class OutboxProperties {
+    /** The prefix of every property. */
+    public static final String PREFIX = "outbox4j";
+
+    /** Whether to auto-configure outbox4j at all. */
+    private boolean enabled = true;
+
+    private final Store store = new Store();
+    private final RelayProperties relay = new RelayProperties();
+    private final PublisherProperties publisher = new PublisherProperties();
+    private final Health health = new Health();
+    private final Modulith modulith = new Modulith();
+
+    /** Creates the defaults. */
+    public OutboxProperties() {}
+
+    /**
+     * Whether outbox4j is auto-configured.
+     *
+     * @return {@code true} by default
+     */
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    /**
+     * Sets whether outbox4j is auto-configured.
+     *
+     * @param enabled {@code false} to configure nothing
+     */
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    /**
+     * The store settings.
+     *
+     * @return the store settings
+     */
+    public Store getStore() {
+        return store;
+    }
+
+    /**
+     * The relay settings.
+     *
+     * @return the relay settings
+     */
+    public RelayProperties getRelay() {
+        return relay;
+    }
+
+    /**
+     * The publisher settings.
+     *
+     * @return the publisher settings
+     */
+    public PublisherProperties getPublisher() {
+        return publisher;
+    }
+
+    /**
+     * The health indicator settings.
+     *
+     * @return the health settings
+     */
+    public Health getHealth() {
+        return health;
+    }
+
+    /**
+     * The Spring Modulith settings.
+     *
+     * @return the Modulith settings
+     */
+    public Modulith getModulith() {
+        return modulith;
+    }
+
+    /** Which store holds the outbox. */
+    public enum StoreType {
+        /** The application's {@code DataSource} if it has one, else its {@code MongoClient}. */
+        AUTO,
+        /** A table in the application's {@code DataSource} (store-jdbi). */
+        JDBC,
+        /** A collection reached through the application's {@code MongoClient} (store-mongo). */
+        MONGODB
+    }
+
+    /** Where the outbox lives. */
+    public static class Store {
+        /**
+         * Which store holds the outbox: auto (the DataSource, else the MongoClient), jdbc or
+         * mongodb.
+         */
+        private StoreType type = StoreType.AUTO;
+
+        private final Jdbc jdbc = new Jdbc();
+        private final Mongodb mongodb = new Mongodb();
+
+        /** Creates the defaults. */
+        public Store() {}
+
+        /**
+         * The store type.
+         *
+         * @return {@link StoreType#AUTO} by default
+         */
+        public StoreType getType() {
+            return type;
+        }
+
+        /**
+         * Sets the store type.
+         *
+         * @param type the type
+         */
+        public void setType(StoreType type) {
+            this.type = type;
+        }
+
+        /**
+         * The JDBC store settings.
+         *
+         * @return the JDBC settings
+         */
+        public Jdbc getJdbc() {
+            return jdbc;
+        }
+
+        /**
+         * The MongoDB store settings.
+         *
+         * @return the MongoDB settings
+         */
+        public Mongodb getMongodb() {
+            return mongodb;
+        }
+    }
+
+    /** The outbox table in the application's DataSource. */
+    public static class Jdbc {
+        /** The outbox table (a plain identifier, quoted in every statement, so case-sensitive). */
+        private String tableName = "outbox_message";
+
+        /**
+         * The database dialect: postgresql, mariadb, mysql or h2. Detected from the connection when
+         * not set.
+         */
+        private @Nullable String dialect;
+
+        /**
+         * Whether to create the table, its indexes and its lock table at startup unless they exist.
+         * Off by default: run the dialect's DDL as a Flyway or Liquibase migration instead.
+         */
+        private boolean createSchema;
+
+        /**
+         * Whether a dead letter holds back the later messages of its key until it is replayed or
+         * discarded.
+         */
+        private boolean deadLettersBlockTheirKey = true;
+
+        /** Creates the defaults. */
+        public Jdbc() {}
+
+        /**
+         * The table name.
+         *
+         * @return {@code outbox_message} by default
+         */
+        public String getTableName() {
+            return tableName;
+        }
+
+        /**
+         * Sets the table name.
+         *
+         * @param tableName the table name
+         */
+        public void setTableName(String tableName) {
+            this.tableName = tableName;
+        }
+
+        /**
+         * The dialect, or null to detect it.
+         *
+         * @return the dialect name
+         */
+        public @Nullable String getDialect() {
+            return dialect;
+        }
+
+        /**
+         * Sets the dialect.
+         *
+         * @param dialect postgresql, mariadb, mysql or h2
+         */
+        public void setDialect(@Nullable String dialect) {
+            this.dialect = dialect;
+        }
+
+        /**
+         * Whether the schema is created at startup.
+         *
+         * @return {@code false} by default
+         */
+        public boolean isCreateSchema() {
+            return createSchema;
+        }
+
+        /**
+         * Sets whether the schema is created at startup.
+         *
+         * @param createSchema {@code true} to create it unless it exists
+         */
+        public void setCreateSchema(boolean createSchema) {
+            this.createSchema = createSchema;
+        }
+
+        /**
+         * Whether dead letters block their key.
+         *
+         * @return {@code true} by default
+         */
+        public boolean isDeadLettersBlockTheirKey() {
+            return deadLettersBlockTheirKey;
+        }
+
+        /**
+         * Sets whether dead letters block their key.
+         *
+         * @param deadLettersBlockTheirKey the flag
+         */
+        public void setDeadLettersBlockTheirKey(boolean deadLettersBlockTheirKey) {
+            this.deadLettersBlockTheirKey = deadLettersBlockTheirKey;
+        }
+    }
+
+    /** The outbox collection reached through the application's MongoClient. */
+    public static class Mongodb {
+        /** The database of the outbox collection; required for the MongoDB store. */
+        private @Nullable String database;
+
+        /** The outbox collection. */
+        private String collection = "outbox_message";
+
+        /** Whether to create the store's indexes at startup. */
+        private boolean createIndexes;
+
+        /** Creates the defaults. */
+        public Mongodb() {}
+
+        /**
+         * The database name.
+         *
+         * @return the name, or null if not set
+         */
+        public @Nullable String getDatabase() {
+            return database;
+        }
+
+        /**
+         * Sets the database name.
+         *
+         * @param database the name
+         */
+        public void setDatabase(@Nullable String database) {
+            this.database = database;
+        }
+
+        /**
+         * The collection name.
+         *
+         * @return {@code outbox_message} by default
+         */
+        public String getCollection() {
+            return collection;
+        }
+
+        /**
+         * Sets the collection name.
+         *
+         * @param collection the name
+         */
+        public void setCollection(String collection) {
+            this.collection = collection;
+        }
+
+        /**
+         * Whether indexes are created at startup.
+         *
+         * @return {@code false} by default
+         */
+        public boolean isCreateIndexes() {
+            return createIndexes;
+        }
+
+        /**
+         * Sets whether indexes are created at startup.
+         *
+         * @param createIndexes the flag
+         */
+        public void setCreateIndexes(boolean createIndexes) {
+            this.createIndexes = createIndexes;
+        }
+    }
+
+    /** The relay that moves messages from the store to the publisher. */
+    public static class RelayProperties {
+        /**
+         * Whether this application runs a relay. Turn it off when the relay runs elsewhere (the
+         * standalone relay, Kafka Connect): the application then only enqueues.
+         */
+        private boolean enabled = true;
+
+        /** The relay's owner name in the store's leases; a random one when not set. */
+        private @Nullable String owner;
+
+        /** Messages claimed per batch (1 to 10000). */
+        private int batchSize = 16;
+
+        /** Concurrent publisher calls. */
+        private int workers = 4;
+
+        /** The bound of one publisher call. */
+        private Duration deliveryTimeout = Duration.ofSeconds(30);
+
+        /** The lease every claim asks for, renewed every third of it (1 s to 30 min). */
+        private Duration lease = Duration.ofSeconds(15);
+
+        /** The attempt at which a failing message is dead-lettered. */
+        private int maxAttempts = 8;
+
+        /** The first retry delay. */
+        private Duration backoffBase = Duration.ofSeconds(1);
+
+        /** The longest retry delay. */
+        private Duration backoffMax = Duration.ofMinutes(10);
+
+        /** How long the relay waits after a partial batch when nothing wakes it. */
+        private Duration pollInterval = Duration.ofSeconds(1);
+
+        /**
+         * How long shutdown waits for the running batch to finish before cancelling its publisher
+         * calls.
+         */
+        private Duration shutdownTimeout = Duration.ofSeconds(30);
+
+        /** Whether a commit that enqueued messages wakes the relay at once. */
+        private boolean wakeUpAfterCommit = true;
+
+        /** Creates the defaults. */
+        public RelayProperties() {}
+
+        /**
+         * Whether the relay runs.
+         *
+         * @return {@code true} by default
+         */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /**
+         * Sets whether the relay runs.
+         *
+         * @param enabled the flag
+         */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /**
+         * The owner name.
+         *
+         * @return the owner, or null for a random one
+         */
+        public @Nullable String getOwner() {
+            return owner;
+        }
+
+        /**
+         * Sets the owner name.
+         *
+         * @param owner the owner
+         */
+        public void setOwner(@Nullable String owner) {
+            this.owner = owner;
+        }
+
+        /**
+         * The batch size.
+         *
+         * @return 16 by default
+         */
+        public int getBatchSize() {
+            return batchSize;
+        }
+
+        /**
+         * Sets the batch size.
+         *
+         * @param batchSize the batch size
+         */
+        public void setBatchSize(int batchSize) {
+            this.batchSize = batchSize;
+        }
+
+        /**
+         * The number of workers.
+         *
+         * @return 4 by default
+         */
+        public int getWorkers() {
+            return workers;
+        }
+
+        /**
+         * Sets the number of workers.
+         *
+         * @param workers the workers
+         */
+        public void setWorkers(int workers) {
+            this.workers = workers;
+        }
+
+        /**
+         * The delivery timeout.
+         *
+         * @return 30 s by default
+         */
+        public Duration getDeliveryTimeout() {
+            return deliveryTimeout;
+        }
+
+        /**
+         * Sets the delivery timeout.
+         *
+         * @param deliveryTimeout the timeout
+         */
+        public void setDeliveryTimeout(Duration deliveryTimeout) {
+            this.deliveryTimeout = deliveryTimeout;
+        }
+
+        /**
+         * The lease.
+         *
+         * @return 15 s by default
+         */
+        public Duration getLease() {
+            return lease;
+        }
+
+        /**
+         * Sets the lease.
+         *
+         * @param lease the lease
+         */
+        public void setLease(Duration lease) {
+            this.lease = lease;
+        }
+
+        /**
+         * The attempts before a message is dead-lettered.
+         *
+         * @return 8 by default
+         */
+        public int getMaxAttempts() {
+            return maxAttempts;
+        }
+
+        /**
+         * Sets the attempts before a message is dead-lettered.
+         *
+         * @param maxAttempts the attempts
+         */
+        public void setMaxAttempts(int maxAttempts) {
+            this.maxAttempts = maxAttempts;
+        }
+
+        /**
+         * The first retry delay.
+         *
+         * @return 1 s by default
+         */
+        public Duration getBackoffBase() {
+            return backoffBase;
+        }
+
+        /**
+         * Sets the first retry delay.
+         *
+         * @param backoffBase the delay
+         */
+        public void setBackoffBase(Duration backoffBase) {
+            this.backoffBase = backoffBase;
+        }
+
+        /**
+         * The longest retry delay.
+         *
+         * @return 10 min by default
+         */
+        public Duration getBackoffMax() {
+            return backoffMax;
+        }
+
+        /**
+         * Sets the longest retry delay.
+         *
+         * @param backoffMax the delay
+         */
+        public void setBackoffMax(Duration backoffMax) {
+            this.backoffMax = backoffMax;
+        }
+
+        /**
+         * The poll interval.
+         *
+         * @return 1 s by default
+         */
+        public Duration getPollInterval() {
+            return pollInterval;
+        }
+
+        /**
+         * Sets the poll interval.
+         *
+         * @param pollInterval the interval
+         */
+        public void setPollInterval(Duration pollInterval) {
+            this.pollInterval = pollInterval;
+        }
+
+        /**
+         * The shutdown timeout.
+         *
+         * @return 30 s by default
+         */
+        public Duration getShutdownTimeout() {
+            return shutdownTimeout;
+        }
+
+        /**
+         * Sets the shutdown timeout.
+         *
+         * @param shutdownTimeout the timeout
+         */
+        public void setShutdownTimeout(Duration shutdownTimeout) {
+            this.shutdownTimeout = shutdownTimeout;
+        }
+
+        /**
+         * Whether a commit wakes the relay.
+         *
+         * @return {@code true} by default
+         */
+        public boolean isWakeUpAfterCommit() {
+            return wakeUpAfterCommit;
+        }
+
+        /**
+         * Sets whether a commit wakes the relay.
+         *
+         * @param wakeUpAfterCommit the flag
+         */
+        public void setWakeUpAfterCommit(boolean wakeUpAfterCommit) {
+            this.wakeUpAfterCommit = wakeUpAfterCommit;
+        }
+    }
+
+    /** Which transport the relay publishes to. */
+    public enum PublisherType {
+        /** The one transport whose settings are given. */
+        AUTO,
+        /** Apache Kafka (publisher-kafka). */
+        KAFKA,
+        /** RabbitMQ (publisher-rabbitmq). */
+        RABBITMQ,
+        /** Amazon SQS or a compatible endpoint (publisher-sqs). */
+        SQS
+    }
+
+    /**
+     * The publisher built from properties when the application declares no {@code Publisher} bean.
+     */
+    public static class PublisherProperties {
+        /**
+         * Which transport to publish to: auto (the one whose settings are given), kafka, rabbitmq
+         * or sqs.
+         */
+        private PublisherType type = PublisherType.AUTO;
+
+        private final Kafka kafka = new Kafka();
+        private final Rabbitmq rabbitmq = new Rabbitmq();
+        private final Sqs sqs = new Sqs();
+
+        /** Creates the defaults. */
+        public PublisherProperties() {}
+
+        /**
+         * The publisher type.
+         *
+         * @return {@link PublisherType#AUTO} by default
+         */
+        public PublisherType getType() {
+            return type;
+        }
+
+        /**
+         * Sets the publisher type.
+         *
+         * @param type the type
+         */
+        public void setType(PublisherType type) {
+            this.type = type;
+        }
+
+        /**
+         * The Kafka settings.
+         *
+         * @return the Kafka settings
+         */
+        public Kafka getKafka() {
+            return kafka;
+        }
+
+        /**
+         * The RabbitMQ settings.
+         *
+         * @return the RabbitMQ settings
+         */
+        public Rabbitmq getRabbitmq() {
+            return rabbitmq;
+        }
+
+        /**
+         * The SQS settings.
+         *
+         * @return the SQS settings
+         */
+        public Sqs getSqs() {
+            return sqs;
+        }
+    }
+
+    /** The Kafka publisher (idempotent producer, acks=all). */
+    public static class Kafka {
+        /** The brokers, host:port[,host:port...]. */
+        private @Nullable String bootstrapServers;
+
+        /**
+         * Further producer settings passed as they are (security.protocol, compression.type...).
+         */
+        private Map<String, String> properties = new LinkedHashMap<>();
+
+        /** Creates the defaults. */
+        public Kafka() {}
+
+        /**
+         * The bootstrap servers.
+         *
+         * @return the servers, or null if not set
+         */
+        public @Nullable String getBootstrapServers() {
+            return bootstrapServers;
+        }
+
+        /**
+         * Sets the bootstrap servers.
+         *
+         * @param bootstrapServers host:port[,host:port...]
+         */
+        public void setBootstrapServers(@Nullable String bootstrapServers) {
+            this.bootstrapServers = bootstrapServers;
+        }
+
+        /**
+         * The further producer settings.
+         *
+         * @return the settings
+         */
+        public Map<String, String> getProperties() {
+            return properties;
+        }
+
+        /**
+         * Sets the further producer settings.
+         *
+         * @param properties the settings
+         */
+        public void setProperties(Map<String, String> properties) {
+            this.properties = properties;
+        }
+    }
+
+    /** The RabbitMQ publisher (publisher confirms, persistent, mandatory). */
+    public static class Rabbitmq {
+        /** The broker, amqp://user:pass@host:5672/vhost or amqps://... */
+        private @Nullable String uri;
+
+        /**
+         * The exchange messages go to, with the topic as routing key; the default exchange (a queue
+         * per topic) when not set.
+         */
+        private @Nullable String exchange;
+
+        /** Creates the defaults. */
+        public Rabbitmq() {}
+
+        /**
+         * The AMQP URI.
+         *
+         * @return the URI, or null if not set
+         */
+        public @Nullable String getUri() {
+            return uri;
+        }
+
+        /**
+         * Sets the AMQP URI.
+         *
+         * @param uri the URI
+         */
+        public void setUri(@Nullable String uri) {
+            this.uri = uri;
+        }
+
+        /**
+         * The exchange.
+         *
+         * @return the exchange, or null for the default exchange
+         */
+        public @Nullable String getExchange() {
+            return exchange;
+        }
+
+        /**
+         * Sets the exchange.
+         *
+         * @param exchange the exchange
+         */
+        public void setExchange(@Nullable String exchange) {
+            this.exchange = exchange;
+        }
+    }
+
+    /** The SQS publisher (a queue per topic). */
+    public static class Sqs {
+        /**
+         * The endpoint, for a local or compatible service (http://localhost:9324); AWS itself when
+         * not set.
+         */
+        private @Nullable String endpoint;
+
+        /** The region; the SDK's (AWS_REGION) when not set. */
+        private @Nullable String region;
+
+        /** Creates the defaults. */
+        public Sqs() {}
+
+        /**
+         * The endpoint.
+         *
+         * @return the endpoint, or null for AWS
+         */
+        public @Nullable String getEndpoint() {
+            return endpoint;
+        }
+
+        /**
+         * Sets the endpoint.
+         *
+         * @param endpoint the endpoint URL
+         */
+        public void setEndpoint(@Nullable String endpoint) {
+            this.endpoint = endpoint;
+        }
+
+        /**
+         * The region.
+         *
+         * @return the region, or null for the SDK's
+         */
+        public @Nullable String getRegion() {
+            return region;
+        }
+
+        /**
+         * Sets the region.
+         *
+         * @param region the region
+         */
+        public void setRegion(@Nullable String region) {
+            this.region = region;
+        }
+    }
+
+    /** The Actuator health indicator. */
+    public static class Health {
+        /**
+         * The health turns DOWN when the oldest ready message has waited longer than this (the
+         * relay is stuck or too slow).
+         */
+        private Duration maxOldestReadyAge = Duration.ofMinutes(5);
+
+        /** How long one reading of the store's statistics is reused by health and endpoint. */
+        private Duration statisticsCacheTtl = Duration.ofSeconds(5);
+
+        /** Creates the defaults. */
+        public Health() {}
+
+        /**
+         * The threshold on the oldest ready message's age.
+         *
+         * @return 5 min by default
+         */
+        public Duration getMaxOldestReadyAge() {
+            return maxOldestReadyAge;
+        }
+
+        /**
+         * Sets the threshold on the oldest ready message's age.
+         *
+         * @param maxOldestReadyAge the threshold
+         */
+        public void setMaxOldestReadyAge(Duration maxOldestReadyAge) {
+            this.maxOldestReadyAge = maxOldestReadyAge;
+        }
+
+        /**
+         * How long statistics are reused.
+         *
+         * @return 5 s by default
+         */
+        public Duration getStatisticsCacheTtl() {
+            return statisticsCacheTtl;
+        }
+
+        /**
+         * Sets how long statistics are reused.
+         *
+         * @param statisticsCacheTtl the time to live
+         */
+        public void setStatisticsCacheTtl(Duration statisticsCacheTtl) {
+            this.statisticsCacheTtl = statisticsCacheTtl;
+        }
+    }
+
+    /** Spring Modulith's event externalization. */
+    public static class Modulith {
+        /**
+         * Whether events selected by Spring Modulith's EventExternalizationConfiguration (by
+         * default those annotated with @Externalized) are enqueued in the publishing transaction.
+         */
+        private boolean enabled = true;
+
+        /**
+         * The module name stamped on the messages of externalized events; spring.application.name
+         * when not set, else "application".
+         */
+        private @Nullable String module;
+
+        /** Creates the defaults. */
+        public Modulith() {}
+
+        /**
+         * Whether externalized events are enqueued.
+         *
+         * @return {@code true} by default
+         */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /**
+         * Sets whether externalized events are enqueued.
+         *
+         * @param enabled the flag
+         */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /**
+         * The module name of the messages.
+         *
+         * @return the module name, or null for spring.application.name
+         */
+        public @Nullable String getModule() {
+            return module;
+        }
+
+        /**
+         * Sets the module name of the messages.
+         *
+         * @param module the module name
+         */
+        public void setModule(@Nullable String module) {
+            this.module = module;
+        }
+    }
+}

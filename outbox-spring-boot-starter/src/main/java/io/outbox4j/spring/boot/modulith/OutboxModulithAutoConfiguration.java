@@ -1,0 +1,142 @@
+package io.outbox4j.spring.boot.modulith;
+
+import io.outbox4j.api.Message;
+import io.outbox4j.spring.boot.OutboxAutoConfiguration;
+import io.outbox4j.spring.boot.OutboxProperties;
+import io.outbox4j.spring.boot.TransactionalOutbox;
+import java.nio.charset.StandardCharsets;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.expression.BeanFactoryResolver;
+import org.springframework.core.env.Environment;
+import org.springframework.expression.spel.support.StandardEvaluationContext;
+import org.springframework.modulith.events.EventExternalizationConfiguration;
+import org.springframework.util.ClassUtils;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Makes outbox4j the engine behind Spring Modulith's event externalization (Modulith 2.0): every
+ * event its {@code EventExternalizationConfiguration} selects (by default those annotated with
+ * {@code @Externalized}) is enqueued in the publishing transaction and published by outbox4j's
+ * relay. Use it instead of Modulith's own broker modules ({@code spring-modulith-events-kafka},
+ * {@code -amqp}, {@code -jms}, {@code -messaging}), which would publish the same events a second
+ * time after the commit: startup fails when one of them is present. Turned off with {@code
+ * outbox4j.modulith.enabled=false}.
+ */
+@AutoConfiguration(
+        after = OutboxAutoConfiguration.class,
+        afterName =
+                "org.springframework.modulith.events.config.EventExternalizationAutoConfiguration")
+@ConditionalOnClass(
+        name = {
+            "org.springframework.modulith.events.EventExternalizationConfiguration",
+            "org.springframework.modulith.events.support.BrokerRouting"
+        })
+@ConditionalOnBean(
+        type = {
+            "org.springframework.modulith.events.EventExternalizationConfiguration",
+            "io.outbox4j.spring.boot.TransactionalOutbox"
+        })
+@ConditionalOnBooleanProperty(name = "outbox4j.modulith.enabled", matchIfMissing = true)
+public class OutboxModulithAutoConfiguration {
+    /** Modulith's own externalizers (one per broker module) are beans of this type. */
+    static final String MODULITH_EXTERNALIZER =
+            "org.springframework.modulith.events.support.DelegatingEventExternalizer";
+
+    /** Creates the configuration; Spring calls it. */
+    public OutboxModulithAutoConfiguration() {}
+
+    /** JSON through the application's Jackson 3 {@code JsonMapper}. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "tools.jackson.databind.json.JsonMapper")
+    static class JacksonSerializerConfiguration {
+        @Bean
+        @ConditionalOnMissingBean
+        ExternalizedEventSerializer outboxExternalizedEventSerializer(
+                ObjectProvider<JsonMapper> mappers) {
+            JsonMapper mapper = mappers.getIfAvailable(() -> JsonMapper.builder().build());
+            return (event, message) -> {
+                if (!plain(event, message)) {
+                    message.contentType("application/json")
+                            .payload(mapper.writeValueAsBytes(event));
+                }
+            };
+        }
+    }
+
+    /** Without Jackson: text and bytes only. */
+    @Bean
+    @ConditionalOnMissingBean
+    ExternalizedEventSerializer outboxExternalizedEventSerializer() {
+        return (event, message) -> {
+            if (!plain(event, message)) {
+                throw new IllegalStateException(
+                        "outbox4j: cannot serialize an externalized "
+                                + event.getClass().getName()
+                                + " without Jackson; add tools.jackson.core:jackson-databind, map the event"
+                                + " to a String or byte[], or declare an ExternalizedEventSerializer bean");
+            }
+        };
+    }
+
+    @Bean
+    ExternalizedEventRecorder outboxExternalizedEventRecorder(
+            EventExternalizationConfiguration configuration,
+            TransactionalOutbox outbox,
+            ExternalizedEventSerializer serializer,
+            ListableBeanFactory beans,
+            BeanFactory beanFactory,
+            OutboxProperties properties,
+            Environment environment) {
+        refuseModulithExternalizers(beans);
+        StandardEvaluationContext evaluation = new StandardEvaluationContext();
+        evaluation.setBeanResolver(new BeanFactoryResolver(beanFactory));
+        String module = properties.getModulith().getModule();
+        if (module == null || module.isBlank()) {
+            module = environment.getProperty("spring.application.name", "application");
+        }
+        return new ExternalizedEventRecorder(
+                configuration, outbox, serializer, evaluation, module.strip());
+    }
+
+    private static void refuseModulithExternalizers(ListableBeanFactory beans) {
+        ClassLoader loader = OutboxModulithAutoConfiguration.class.getClassLoader();
+        if (!ClassUtils.isPresent(MODULITH_EXTERNALIZER, loader)) {
+            return;
+        }
+        String[] names =
+                beans.getBeanNamesForType(
+                        ClassUtils.resolveClassName(MODULITH_EXTERNALIZER, loader), true, false);
+        if (names.length > 0) {
+            throw new IllegalStateException(
+                    "outbox4j: Spring Modulith's own event externalizer "
+                            + String.join(", ", names)
+                            + " is configured too (from spring-modulith-events-kafka, -amqp, -jms or"
+                            + " -messaging) and would publish every @Externalized event a second time after"
+                            + " the commit; remove that module, or set outbox4j.modulith.enabled=false to"
+                            + " leave externalization to Modulith");
+        }
+    }
+
+    /** Writes Strings and byte arrays as they are; returns false for anything else. */
+    static boolean plain(Object event, Message.Builder message) {
+        if (event instanceof byte[] bytes) {
+            message.contentType(Message.DEFAULT_CONTENT_TYPE).payload(bytes);
+            return true;
+        }
+        if (event instanceof CharSequence text) {
+            message.contentType("text/plain; charset=utf-8")
+                    .payload(text.toString().getBytes(StandardCharsets.UTF_8));
+            return true;
+        }
+        return false;
+    }
+}
