@@ -12,8 +12,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * One batch, job by job: {@link Claim claim}, {@link Dispatch schedule} the publisher calls while
  * the {@link LeaseKeeper} renews the leases, {@link Decide decide} each outcome, {@link Recorder
- * record} them, {@link Observe observe} them. Everything runs on the calling thread except the
- * publisher calls (publish pool) and the store writes (write pool, see {@link StoreWrites}).
+ * record} them, {@link Observe observe} them. The claim runs on the thread that calls {@link
+ * #claim}; {@link #process()} on the thread that calls it (the relay loop hands it to a batch
+ * thread, {@link Relay#runOnce()} runs both on the caller's thread); the publisher calls run on the
+ * publish pool and the store writes on the write pool (see {@link StoreWrites}).
  */
 final class Batch {
     private final Settings settings;
@@ -21,10 +23,13 @@ final class Batch {
     private final Publisher publisher;
     private final ExecutorService publishPool;
     private final ExecutorService writePool;
+    private final CallSlots slots;
     private final BooleanSupplier closing;
     private final RelayLog log;
     private volatile @Nullable Dispatch dispatch;
     private volatile boolean aborted;
+    private Instant claimTime = Instant.EPOCH;
+    private List<Tracked> tracked = List.of();
 
     Batch(
             Settings settings,
@@ -32,6 +37,7 @@ final class Batch {
             Publisher publisher,
             ExecutorService publishPool,
             ExecutorService writePool,
+            CallSlots slots,
             BooleanSupplier closing,
             RelayLog log) {
         this.settings = settings;
@@ -39,6 +45,7 @@ final class Batch {
         this.publisher = publisher;
         this.publishPool = publishPool;
         this.writePool = writePool;
+        this.slots = slots;
         this.closing = closing;
         this.log = log;
     }
@@ -56,9 +63,58 @@ final class Batch {
         }
     }
 
-    Relay.Result run() {
-        Instant claimTime = settings.clock().instant();
-        List<Tracked> tracked = Claim.claim(settings, store, claimTime);
+    /** Called from another thread by {@link Relay#close()}: see the closing state now. */
+    void nudge() {
+        Dispatch d = dispatch;
+        if (d != null) {
+            d.nudge();
+        }
+    }
+
+    /**
+     * Claims up to {@code limit} messages (a store failure is reported to the observer and thrown).
+     *
+     * @return the claimed deliveries, possibly none
+     */
+    List<Tracked> claim(int limit) {
+        claimTime = settings.clock().instant();
+        tracked = Claim.claim(settings, store, claimTime, limit);
+        return tracked;
+    }
+
+    /** How many messages the batch claimed. */
+    int size() {
+        return tracked.size();
+    }
+
+    /** Claims and processes, on the calling thread. */
+    Relay.Result run(int limit) {
+        if (claim(limit).isEmpty()) {
+            return Relay.Result.EMPTY;
+        }
+        return process();
+    }
+
+    /**
+     * Whether a keyed message of this batch was completed: the store may now hand out the next
+     * message of its key, which a claim made while this batch was in flight could not have taken.
+     */
+    boolean completedKeyedMessages() {
+        for (Tracked t : tracked) {
+            if (t.disposition == Tracked.Disposition.COMPLETE
+                    && t.delivery.message().key().isPresent()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Publishes the claimed messages, records and observes the outcomes.
+     *
+     * @throws Error the error a publisher threw, after the outcomes were recorded
+     */
+    Relay.Result process() {
         if (tracked.isEmpty()) {
             return Relay.Result.EMPTY;
         }
@@ -79,6 +135,7 @@ final class Batch {
                         settings,
                         publisher,
                         publishPool,
+                        slots,
                         () -> closing.getAsBoolean() || aborted,
                         leases,
                         decide,
@@ -101,8 +158,9 @@ final class Batch {
             leases.logSummary();
             Observe.observe(settings.observer(), tracked);
             log.flushFailures(settings.clock().instant(), false);
-            if (decide.publisherError() != null) {
-                throw decide.publisherError();
+            Error error = decide.publisherError();
+            if (error != null) {
+                throw error;
             }
             return result;
         } finally {

@@ -7,7 +7,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Claims one batch: up to {@code batchSize} deliveries leased for {@code lease}. */
+/** Claims one batch: up to {@code limit} deliveries leased for {@code lease}. */
 final class Claim {
     private Claim() {}
 
@@ -16,16 +16,12 @@ final class Claim {
      *
      * @return the claimed deliveries in claim order, possibly none
      */
-    static List<Tracked> claim(Settings settings, OutboxStore store, Instant claimTime) {
+    static List<Tracked> claim(Settings settings, OutboxStore store, Instant claimTime, int limit) {
         List<Delivery> deliveries;
         try {
             deliveries =
                     store.claim(
-                            new ClaimRequest(
-                                    settings.owner(),
-                                    claimTime,
-                                    settings.lease(),
-                                    settings.batchSize()));
+                            new ClaimRequest(settings.owner(), claimTime, settings.lease(), limit));
         } catch (RuntimeException e) {
             settings.observer().storeError(e);
             throw e;

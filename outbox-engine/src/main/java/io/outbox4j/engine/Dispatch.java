@@ -6,6 +6,7 @@ import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -28,10 +29,13 @@ import org.jspecify.annotations.Nullable;
 /**
  * Schedules the publisher calls of one batch: lanes dealt to at most {@code workers} groups, each
  * group one call at a time (the heads of its open lanes), each call bounded by {@code
- * deliveryTimeout}; renews the batch's leases while it waits; starts no call once the relay is
- * closing or interrupted, the publisher threw an Error, the lease can no longer be proven, or the
- * batch has run for {@link Settings#maxBatchDuration()}. Runs on the batch's thread; the publisher
- * calls run on the publish pool, so each can be abandoned at its deadline.
+ * deliveryTimeout} and holding one of the relay's {@link CallSlots} (so all batches in flight
+ * together make at most {@code workers} calls at once; a group without a slot waits for one);
+ * renews the batch's leases while it waits; starts no call once the relay is closing or
+ * interrupted, the publisher threw an Error, the lease can no longer be proven, or the batch has
+ * run for {@link Settings#maxBatchDuration(int)}. Runs on the batch's thread; the publisher calls
+ * run on the publish pool (the one thread hand-off per call), so each can be abandoned at its
+ * deadline.
  */
 final class Dispatch {
     private final Settings settings;
@@ -50,7 +54,19 @@ final class Dispatch {
     private static final Future<List<PublishOutcome>> ABORT =
             CompletableFuture.completedFuture(List.of());
 
-    private final Instant lastStart;
+    /** Dropped in {@link #finished} when a call slot frees while groups wait for one. */
+    private static final Future<List<PublishOutcome>> WAKE =
+            CompletableFuture.completedFuture(List.of());
+
+    private final CallSlots slots;
+    private final Runnable wake = () -> finished.offer(WAKE);
+
+    /** Groups with a call to start that found no free slot, in the order they asked. */
+    private final ArrayDeque<Lanes.Group> waiting = new ArrayDeque<>();
+
+    private final Instant claimTime;
+    private Instant lastStart;
+    private Duration batchLimit = Duration.ZERO;
     private volatile boolean aborted;
     private boolean interrupted;
 
@@ -69,6 +85,7 @@ final class Dispatch {
             Settings settings,
             Publisher publisher,
             ExecutorService publishPool,
+            CallSlots slots,
             BooleanSupplier closing,
             LeaseKeeper leases,
             Decide decide,
@@ -81,13 +98,23 @@ final class Dispatch {
         this.decide = decide;
         this.log = log;
         this.calls = new ExecutorCompletionService<>(publishPool, finished);
-        this.lastStart = claimTime.plus(settings.maxBatchDuration());
+        this.slots = slots;
+        this.claimTime = claimTime;
+        this.lastStart = claimTime;
     }
 
     /** From another thread ({@link Relay#close()} past its timeout): stop waiting for calls. */
     void abort() {
         aborted = true;
         finished.offer(ABORT);
+    }
+
+    /**
+     * From another thread ({@link Relay#close()}): look at the relay's state now instead of at the
+     * next event, so groups waiting for a call slot are given back at once when it is closing.
+     */
+    void nudge() {
+        finished.offer(WAKE);
     }
 
     /** Whether the batch's thread was interrupted while publishing. */
@@ -97,55 +124,19 @@ final class Dispatch {
 
     /** Publishes the batch; afterwards every delivery is decided. */
     void publishAll(List<Tracked> tracked) {
+        batchLimit = settings.maxBatchDuration(tracked.size());
+        lastStart = claimTime.plus(batchLimit);
         List<Lanes.Group> groups = Lanes.plan(tracked, settings.workers());
         for (Lanes.Group group : groups) {
-            startNext(group);
+            if (!waiting.isEmpty() || !startNext(group)) {
+                waiting.add(group);
+            }
         }
-        while (!inFlight.isEmpty()) {
-            long wait = nanosToWait();
-            Future<List<PublishOutcome>> done = null;
-            if (wait > 0) {
-                try {
-                    done = calls.poll(wait, TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                    stopAll(groups, "interrupted before the publisher answered");
-                    break;
-                }
-            }
-            if (done == ABORT) {
-                stopAll(groups, "the relay closed before the publisher answered");
-                break;
-            }
-            renew();
-            if (done != null) {
-                Call call = inFlight.remove(done);
-                if (call != null) {
-                    finish(call, done);
-                    startNext(call.group());
-                }
-                continue;
-            }
-            long at = System.nanoTime();
-            for (Map.Entry<Future<List<PublishOutcome>>, Call> e :
-                    new ArrayList<>(inFlight.entrySet())) {
-                Call call = e.getValue();
-                if (call.deadlineNanos() - at <= 0) {
-                    inFlight.remove(e.getKey());
-                    if (e.getKey().isDone()) {
-                        finish(call, e.getKey());
-                    } else {
-                        e.getKey().cancel(true);
-                        decide.failedAll(
-                                call.heads(),
-                                new TimeoutException(
-                                        "publish did not finish within "
-                                                + Durations.format(settings.deliveryTimeout())),
-                                call.took());
-                    }
-                    startNext(call.group());
-                }
-            }
+        try {
+            publishUntilDone(groups);
+        } finally {
+            slots.cancel(wake);
+            waiting.clear();
         }
         if (unprovable > 0) {
             log.leaseUnprovable(leases.provenUntil(), unprovable);
@@ -162,6 +153,82 @@ final class Dispatch {
                 }
             }
         }
+    }
+
+    private void publishUntilDone(List<Lanes.Group> groups) {
+        while (!inFlight.isEmpty() || !waiting.isEmpty()) {
+            long wait = nanosToWait();
+            Future<List<PublishOutcome>> done = null;
+            if (wait > 0) {
+                try {
+                    done = calls.poll(wait, TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    stopAll(groups, "interrupted before the publisher answered");
+                    break;
+                }
+            }
+            if (done == ABORT) {
+                stopAll(groups, "the relay closed before the publisher answered");
+                break;
+            }
+            renew();
+            if (done != null && done != WAKE) {
+                Call call = endCall(done);
+                if (call != null) {
+                    finish(call, done);
+                    if (!startNext(call.group())) {
+                        waiting.add(call.group());
+                    }
+                }
+            }
+            startWaiting();
+            if (done != null) {
+                continue;
+            }
+            long at = System.nanoTime();
+            for (Map.Entry<Future<List<PublishOutcome>>, Call> e :
+                    new ArrayList<>(inFlight.entrySet())) {
+                Call call = e.getValue();
+                if (call.deadlineNanos() - at <= 0) {
+                    endCall(e.getKey());
+                    if (e.getKey().isDone()) {
+                        finish(call, e.getKey());
+                    } else {
+                        e.getKey().cancel(true);
+                        decide.failedAll(
+                                call.heads(),
+                                new TimeoutException(
+                                        "publish did not finish within "
+                                                + Durations.format(settings.deliveryTimeout())),
+                                call.took());
+                    }
+                    if (!startNext(call.group())) {
+                        waiting.add(call.group());
+                    }
+                }
+            }
+            startWaiting();
+        }
+    }
+
+    /** Starts the calls of waiting groups while slots are free (oldest first). */
+    private void startWaiting() {
+        while (!waiting.isEmpty()) {
+            if (!startNext(waiting.peekFirst())) {
+                return;
+            }
+            waiting.pollFirst();
+        }
+    }
+
+    /** Forgets a call that answered, timed out or was cancelled, and frees its slot. */
+    private @Nullable Call endCall(Future<List<PublishOutcome>> future) {
+        Call call = inFlight.remove(future);
+        if (call != null) {
+            slots.release();
+        }
+        return call;
     }
 
     /**
@@ -199,10 +266,13 @@ final class Dispatch {
     /**
      * Starts the group's next publisher call, or gives back its remaining deliveries if none may
      * start.
+     *
+     * @return {@code false} if the call may start but no slot is free (the group must wait; this
+     *     batch is woken when one frees), else {@code true}
      */
-    private void startNext(Lanes.Group group) {
+    private boolean startNext(Lanes.Group group) {
         if (group.open().isEmpty()) {
-            return;
+            return true;
         }
         if (Thread.currentThread().isInterrupted()) {
             interrupted = true;
@@ -210,10 +280,13 @@ final class Dispatch {
         renew();
         List<Lanes.Lane> open = group.open();
         if (open.isEmpty()) {
-            return;
+            return true;
         }
         Instant now = settings.clock().instant();
         String stop = stopReason(now);
+        if (stop == null && !slots.tryAcquire(wake)) {
+            return false;
+        }
         if (stop == null) {
             List<Tracked> heads = new ArrayList<>(open.size());
             List<Message> messages = new ArrayList<>(open.size());
@@ -237,12 +310,14 @@ final class Dispatch {
                                 heads,
                                 start,
                                 start + Durations.nanos(settings.deliveryTimeout())));
-                return;
+                return true;
             } catch (RejectedExecutionException closed) {
+                slots.release();
                 stop = "the relay is closed";
             }
         }
         giveBack(group, stop);
+        return true;
     }
 
     /** Why no further call may start, or null if one may. */
@@ -262,8 +337,7 @@ final class Dispatch {
                     + ")";
         }
         if (now.isAfter(lastStart)) {
-            return "the batch ran for its limit of "
-                    + Durations.format(settings.maxBatchDuration());
+            return "the batch ran for its limit of " + Durations.format(batchLimit);
         }
         return null;
     }
@@ -292,7 +366,7 @@ final class Dispatch {
     private void stopAll(List<Lanes.Group> groups, String reason) {
         Future<List<PublishOutcome>> done;
         while ((done = calls.poll()) != null) {
-            Call call = inFlight.remove(done);
+            Call call = endCall(done);
             if (call != null) {
                 finish(call, done);
             }
@@ -301,8 +375,11 @@ final class Dispatch {
         for (Map.Entry<Future<List<PublishOutcome>>, Call> e : inFlight.entrySet()) {
             e.getKey().cancel(true);
             decide.cancelled(e.getValue().heads(), why, e.getValue().took());
+            slots.release();
         }
         inFlight.clear();
+        waiting.clear();
+        slots.cancel(wake);
         for (Lanes.Group group : groups) {
             giveBack(group, reason);
         }

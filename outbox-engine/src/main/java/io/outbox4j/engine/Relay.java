@@ -8,14 +8,7 @@ import io.outbox4j.api.Publisher;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
 
 /**
  * Moves messages from an outbox to a broker, at least once: claims a batch of leased messages from
@@ -24,12 +17,11 @@ import org.slf4j.Logger;
  *
  * <pre>{@code
  * Relay relay = Relay.builder(store, publisher)
- *         .batchSize(100).workers(4)
  *         .deliveryTimeout(Duration.ofSeconds(10))
- *         .build();
+ *         .build();    // the defaults drain a backlog fast and stay light when idle
  * relay.start();       // background loop until close()
  * relay.wakeUp();      // after a commit: publish now instead of at the next poll
- * relay.close();       // stop claiming, let the in-flight batch finish
+ * relay.close();       // stop claiming, let the batches in flight finish
  * }</pre>
  *
  * <h2>One batch ({@link #runOnce()})</h2>
@@ -45,17 +37,19 @@ import org.slf4j.Logger;
  *       publisher once less than a third of the last confirmed lease is left: it can no longer
  *       prove they are its own. Messages whose renewal comes back stale are dropped from the batch
  *       (observed as {@link io.outbox4j.api.Observation.Outcome#STALE}), never published.
- *   <li><b>Publish</b> with at most {@code workers} publisher calls at a time. Messages sharing a
- *       key form a <em>lane</em> (a message without a key is a lane of its own); each worker owns
- *       whole lanes and hands the current head of each of its lanes to the publisher in one call,
- *       so an adapter can pipeline them. Two messages with the same key are therefore never in the
- *       same call nor in concurrent calls, and go out in claim order. When a message fails, the
- *       later messages of its lane are not published in this batch: they are given back untried
- *       ({@link OutboxStore#abandon}) and the store keeps them behind the failed message.
+ *   <li><b>Publish</b> with at most {@code workers} publisher calls at a time (across all the
+ *       batches in flight). Each call is one hand-off to a thread of the relay's publish pool,
+ *       which enforces the call's deadline (see {@link Publisher}). Messages sharing a key form a
+ *       <em>lane</em> (a message without a key is a lane of its own); each worker owns whole lanes
+ *       and hands the current head of each of its lanes to the publisher in one call, so an adapter
+ *       can pipeline them. Two messages with the same key are therefore never in the same call nor
+ *       in concurrent calls, and go out in claim order. When a message fails, the later messages of
+ *       its lane are not published in this batch: they are given back untried ({@link
+ *       OutboxStore#abandon}) and the store keeps them behind the failed message.
  *   <li>Each publisher call is bounded by {@code deliveryTimeout}: a call that has not answered by
  *       then is cancelled (its thread interrupted) and its messages failed with a {@link
  *       java.util.concurrent.TimeoutException}. As a safety limit, no call starts later than {@code
- *       (ceil(batchSize / workers) + 1) × deliveryTimeout} after the claim (at most {@link
+ *       (ceil(claimed / workers) + 1) × deliveryTimeout} after the claim (at most {@link
  *       #MAX_BATCH_DURATION}): the lease the relay used to derive, now a bound on how long one
  *       batch keeps its messages; the rest is given back untried.
  *   <li><b>Verdict</b> for a failed message, in this order: a permanent failure is dead-lettered; a
@@ -89,11 +83,32 @@ import org.slf4j.Logger;
  *
  * <h2>The loop ({@link #start()})</h2>
  *
- * A daemon thread runs batch after batch. After a full batch it claims again at once; after a
- * partial or empty batch it waits {@code pollInterval}, or less if {@link #wakeUp()} is called (a
- * wake-up during a batch is remembered, never lost). A store failure while claiming is reported to
- * {@link Observer#onStoreError} and retried after a pause that starts at {@code pollInterval} and
- * doubles up to {@code max(pollInterval, 30s)}.
+ * A daemon thread claims; each claimed batch is published, recorded and observed on a batch thread
+ * of its own while the loop claims the next one, so claims, publishing and outcome writes overlap.
+ *
+ * <ul>
+ *   <li><b>Bounded</b>: at most {@code maxInFlight} messages (default twice the batch size) and
+ *       four batches are in flight (claimed, not yet recorded); the loop claims only when there is
+ *       room for at least half a claim. The relay's memory does not grow with the backlog.
+ *   <li><b>Per-key order</b> across batches in flight is the store's: a keyed message is not
+ *       claimable while an earlier message of its key is leased, so no later claim takes a message
+ *       whose predecessor a batch in flight still holds.
+ *   <li><b>Adaptive claims</b>: the first claim asks for {@code minBatchSize} (default {@value
+ *       #DEFAULT_MIN_BATCH_SIZE}); each claim that comes back full doubles the next, up to {@code
+ *       batchSize} (default {@value #DEFAULT_BATCH_SIZE}); a partial claim halves it, an empty one
+ *       resets it. After a full claim the loop claims again as soon as there is room; after a
+ *       partial or empty one it waits {@code pollInterval}, or less if {@link #wakeUp()} is called.
+ *   <li><b>Coalesced wake-ups</b>: a wake-up is remembered, never lost; it claims at once unless a
+ *       claim started within the {@code wakeUpWindow} (default 5 ms), else at the end of it, once
+ *       for all wake-ups that came meanwhile. A batch that completes keyed messages wakes the loop
+ *       if another claim ran while it was in flight (the next messages of those keys were not
+ *       claimable then).
+ *   <li>A store failure while claiming is reported to {@link Observer#onStoreError} and retried
+ *       after a pause that starts at {@code pollInterval} and doubles up to {@code
+ *       max(pollInterval, 30s)}.
+ *   <li>An {@link Error} from the publisher in one batch stops the others from starting further
+ *       calls (they give back what they did not hand over) and ends the loop.
+ * </ul>
  *
  * <h2>Logging</h2>
  *
@@ -104,15 +119,36 @@ import org.slf4j.Logger;
  * letter at WARN (id, topic, key, reason); {@code io.outbox4j.engine.store} logs store failures at
  * WARN with the driver's own message.
  *
- * <p>A relay is safe for use by several threads; batches of one relay never overlap (a {@link
- * #runOnce()} call waits for a running batch). The relay never closes the store or the publisher:
- * they belong to the caller.
+ * <p>A relay is safe for use by several threads; a {@link #runOnce()} call runs beside the loop's
+ * batches. The relay never closes the store or the publisher: they belong to the caller.
  */
 public final class Relay implements AutoCloseable {
-    private static final Logger LOG = RelayLog.LIFECYCLE;
+    /**
+     * The default {@link Builder#batchSize(int) batch size}: the largest claim, 500 messages (the
+     * loop starts at {@link #DEFAULT_MIN_BATCH_SIZE} and grows while its claims come back full).
+     */
+    public static final int DEFAULT_BATCH_SIZE = 500;
 
-    /** The default {@link Builder#batchSize(int) batch size}: 16 messages per claim. */
-    public static final int DEFAULT_BATCH_SIZE = 16;
+    /**
+     * The default {@link Builder#minBatchSize(int) smallest claim} of the loop: 16 messages (or the
+     * batch size, if that is smaller).
+     */
+    public static final int DEFAULT_MIN_BATCH_SIZE = 16;
+
+    /**
+     * The default {@link Builder#maxInFlight(int) bound on messages in flight}, in batches of the
+     * largest size: 2, so one full batch can be claimed while another is published and recorded.
+     */
+    public static final int DEFAULT_IN_FLIGHT_BATCHES = 2;
+
+    /**
+     * The default {@link Builder#wakeUpWindow(Duration) wake-up window}: 5 ms. Wake-ups that come
+     * within it after a claim started are served by one claim at its end.
+     */
+    public static final Duration DEFAULT_WAKE_UP_WINDOW = Duration.ofMillis(5);
+
+    /** The longest {@link Builder#wakeUpWindow(Duration) wake-up window}: 1 s. */
+    public static final Duration MAX_WAKE_UP_WINDOW = Duration.ofSeconds(1);
 
     /** The default number of {@link Builder#workers(int) concurrent publisher calls}: 4. */
     public static final int DEFAULT_WORKERS = 4;
@@ -163,34 +199,14 @@ public final class Relay implements AutoCloseable {
     static final Duration CLOCK_CHECK = Duration.ofSeconds(1);
 
     private final Settings settings;
-    private final OutboxStore store;
-    private final Publisher publisher;
-    private final ExecutorService publishPool;
-    private final ExecutorService writePool;
-
-    /** Held while a batch runs: batches of one relay never overlap. */
-    private final ReentrantLock batchLock = new ReentrantLock();
-
-    private volatile @Nullable Batch currentBatch;
-
-    private final ReentrantLock waitLock = new ReentrantLock();
-    private final Condition waitCondition = waitLock.newCondition();
-    private boolean wakeRequested;
-
-    private final AtomicBoolean closed = new AtomicBoolean();
+    private final Pipeline pipeline;
     private @Nullable Thread loopThread;
     private final RelayLog log;
-    private final AtomicLong publishedTotal = new AtomicLong();
-    private final AtomicLong deadLetteredTotal = new AtomicLong();
 
     private Relay(Settings settings, OutboxStore store, Publisher publisher) {
         this.settings = settings;
-        this.store = store;
-        this.publisher = publisher;
-        this.publishPool =
-                DaemonThreads.cachedPool("outbox4j-relay-" + settings.owner() + "-publish");
-        this.writePool = DaemonThreads.cachedPool("outbox4j-relay-" + settings.owner() + "-store");
         this.log = new RelayLog(settings.owner(), settings.failureLogInterval());
+        this.pipeline = new Pipeline(settings, store, publisher, log);
     }
 
     /**
@@ -214,9 +230,10 @@ public final class Relay implements AutoCloseable {
     }
 
     /**
-     * Runs one batch: claims, publishes, records the outcomes and returns what happened. Works with
-     * or without {@link #start()}; if the loop is running a batch, this call waits for it to finish
-     * first.
+     * Runs one batch on the calling thread: claims up to {@code batchSize} messages, publishes,
+     * records the outcomes and returns what happened. Works with or without {@link #start()}; it
+     * may run beside the loop's batches (the store never hands two of them messages of one key at
+     * once), and its publisher calls count against the same {@code workers}.
      *
      * @return how many messages were claimed, published, completed, released and dead-lettered
      * @throws IllegalStateException if the relay is closed
@@ -225,14 +242,7 @@ public final class Relay implements AutoCloseable {
      * @throws Error the error a publisher threw, after the batch's outcomes were recorded
      */
     public Result runOnce() {
-        ensureOpen();
-        batchLock.lock();
-        try {
-            ensureOpen();
-            return runBatch();
-        } finally {
-            batchLock.unlock();
-        }
+        return pipeline.runOnce();
     }
 
     /**
@@ -241,11 +251,11 @@ public final class Relay implements AutoCloseable {
      * @throws IllegalStateException if the relay was already started or is closed
      */
     public synchronized void start() {
-        ensureOpen();
+        pipeline.ensureOpen();
         if (loopThread != null) {
             throw new IllegalStateException("relay '" + settings.owner() + "' is already started");
         }
-        Thread t = new Thread(this::loop, "outbox4j-relay-" + settings.owner());
+        Thread t = new Thread(pipeline::loop, "outbox4j-relay-" + settings.owner());
         t.setDaemon(true);
         loopThread = t;
         log.started(settings);
@@ -254,83 +264,32 @@ public final class Relay implements AutoCloseable {
 
     /**
      * Asks the loop to claim now instead of at the end of its poll interval. Call it after
-     * committing a transaction that enqueued messages. Cheap, never blocks for long, and never
-     * lost: a wake-up that arrives while a batch runs makes the loop claim again right after it.
-     * Does nothing before {@link #start()} or after {@link #close()}.
+     * committing a transaction that enqueued messages. Cheap (a volatile read when a wake-up is
+     * already pending), never blocks for long, and never lost: a wake-up that arrives while a claim
+     * runs makes the loop claim again after it. Wake-ups are coalesced: the loop claims at once if
+     * no claim started within the last {@link Builder#wakeUpWindow(Duration) wake-up window},
+     * otherwise once at the end of that window for all the wake-ups that came meanwhile. Does
+     * nothing before {@link #start()} or after {@link #close()}.
      */
     public void wakeUp() {
-        waitLock.lock();
-        try {
-            wakeRequested = true;
-            waitCondition.signalAll();
-        } finally {
-            waitLock.unlock();
-        }
+        pipeline.wakeUp();
     }
 
     /**
-     * Stops the relay: no new batch is claimed and the running batch starts no new publisher call.
-     * Waits up to {@code shutdownTimeout} for the running batch to finish; past that, aborts it
-     * (its publisher calls in flight are cancelled, their threads interrupted) and waits for its
-     * outcome writes. Messages of the batch that were not published are released for an immediate
-     * retry. The thread running the batch is not interrupted. Idempotent; the store and the
-     * publisher are left open.
+     * Stops the relay: no new batch is claimed and the batches in flight start no new publisher
+     * call (what they have not handed over is given back untried). Waits up to {@code
+     * shutdownTimeout} for the batches in flight to finish; past that, aborts them (their publisher
+     * calls in flight are cancelled, their threads interrupted) and waits for their outcome writes.
+     * Messages that were handed over but not published are released for an immediate retry. A
+     * thread running {@link #runOnce()} is not interrupted. Idempotent; the store and the publisher
+     * are left open.
      */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        waitLock.lock();
-        try {
-            waitCondition.signalAll();
-        } finally {
-            waitLock.unlock();
-        }
-        if (batchLock.isHeldByCurrentThread()) {
-            // Called from inside a batch (an observer, a publisher): the batch sees `closed` and
-            // winds down;
-            // the idle pools let their threads expire on their own.
+        if (!pipeline.close()) {
             return;
         }
         boolean interrupted = false;
-        boolean locked = false;
-        try {
-            locked =
-                    batchLock.tryLock(
-                            Durations.nanos(settings.shutdownTimeout()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            interrupted = true;
-        }
-        if (!locked) {
-            Batch running = currentBatch;
-            if (running != null) {
-                running.abort();
-            }
-            long waitNanos =
-                    Durations.nanos(settings.storeWriteTimeout()) + TimeUnit.SECONDS.toNanos(1);
-            long deadline = System.nanoTime() + waitNanos;
-            while (!locked && System.nanoTime() - deadline < 0) {
-                try {
-                    locked = batchLock.tryLock(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (!locked) {
-                RelayLog.STORE.warn(
-                        "relay '{}' closed while a batch was still recording its outcomes",
-                        settings.owner());
-            }
-        }
-        try {
-            publishPool.shutdownNow();
-            writePool.shutdown();
-        } finally {
-            if (locked) {
-                batchLock.unlock();
-            }
-        }
         Thread loop;
         synchronized (this) {
             loop = loopThread;
@@ -344,115 +303,16 @@ public final class Relay implements AutoCloseable {
         }
         log.flushFailures(settings.clock().instant(), true);
         if (loop != null) {
-            log.stopped(settings, publishedTotal.get(), deadLetteredTotal.get());
+            log.stopped(settings, pipeline.publishedTotal.get(), pipeline.deadLetteredTotal.get());
         }
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
     }
 
-    private void ensureOpen() {
-        if (closed.get()) {
-            throw new IllegalStateException(
-                    "relay '" + settings.owner() + "' is closed; build a new Relay");
-        }
-    }
-
-    /** Runs one batch with the lock held. */
-    private Result runBatch() {
-        Batch batch =
-                new Batch(settings, store, publisher, publishPool, writePool, closed::get, log);
-        currentBatch = batch;
-        try {
-            Result result = batch.run();
-            publishedTotal.addAndGet(result.published());
-            deadLetteredTotal.addAndGet(result.deadLettered());
-            return result;
-        } finally {
-            currentBatch = null;
-        }
-    }
-
-    private void loop() {
-        int storeErrors = 0;
-        while (!closed.get()) {
-            clearWakeUp();
-            Result result = null;
-            RuntimeException failure = null;
-            batchLock.lock();
-            try {
-                if (closed.get()) {
-                    return;
-                }
-                result = runBatch();
-            } catch (RuntimeException e) {
-                failure = e;
-            } catch (Error e) {
-                LOG.error(
-                        "relay '{}' stops: the publisher threw {}", settings.owner(), e.toString());
-                throw e;
-            } finally {
-                batchLock.unlock();
-            }
-            if (failure != null) {
-                // A failed claim, already reported to the observer by the batch; retry after a
-                // pause.
-                storeErrors++;
-                Duration pause = errorPause(storeErrors);
-                log.claimFailed(storeErrors, pause, failure);
-                if (!pause(pause, false)) {
-                    return;
-                }
-                continue;
-            }
-            storeErrors = 0;
-            boolean full = result != null && result.claimed() >= settings.batchSize();
-            if (!full && !pause(settings.pollInterval(), true)) {
-                return;
-            }
-        }
-    }
-
-    private Duration errorPause(int errorsInARow) {
-        Duration cap =
-                settings.pollInterval().compareTo(MAX_ERROR_PAUSE) > 0
-                        ? settings.pollInterval()
-                        : MAX_ERROR_PAUSE;
-        Duration pause = settings.pollInterval();
-        for (int i = 1; i < errorsInARow && pause.compareTo(cap) < 0; i++) {
-            pause = pause.multipliedBy(2);
-        }
-        return pause.compareTo(cap) > 0 ? cap : pause;
-    }
-
-    private void clearWakeUp() {
-        waitLock.lock();
-        try {
-            wakeRequested = false;
-        } finally {
-            waitLock.unlock();
-        }
-    }
-
-    /**
-     * Waits {@code duration}, or until closed, or (if {@code wakeable}) until {@link #wakeUp()}.
-     *
-     * @return {@code false} if the loop must end (closed or interrupted)
-     */
-    private boolean pause(Duration duration, boolean wakeable) {
-        waitLock.lock();
-        try {
-            long nanos = Durations.nanos(duration);
-            while (!closed.get() && !(wakeable && wakeRequested) && nanos > 0) {
-                nanos = waitCondition.awaitNanos(nanos);
-            }
-            return !closed.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        } finally {
-            waitLock.unlock();
-        }
+    /** For tests: the machinery. */
+    Pipeline pipeline() {
+        return pipeline;
     }
 
     /**
@@ -486,6 +346,9 @@ public final class Relay implements AutoCloseable {
         private final Publisher publisher;
         private @Nullable String owner;
         private int batchSize = DEFAULT_BATCH_SIZE;
+        private @Nullable Integer minBatchSize;
+        private @Nullable Integer maxInFlight;
+        private Duration wakeUpWindow = DEFAULT_WAKE_UP_WINDOW;
         private int workers = DEFAULT_WORKERS;
         private Duration deliveryTimeout = DEFAULT_DELIVERY_TIMEOUT;
         private Duration lease = DEFAULT_LEASE;
@@ -517,15 +380,61 @@ public final class Relay implements AutoCloseable {
         }
 
         /**
-         * Sets how many messages one claim asks for. Default {@value #DEFAULT_BATCH_SIZE}. Any size
-         * up to the largest claim builds with the default timeouts: the lease does not grow with
-         * the batch.
+         * Sets the largest claim: how many messages {@link Relay#runOnce()} asks for, and the size
+         * the loop's claims grow to while they come back full (a backlog). Default {@value
+         * #DEFAULT_BATCH_SIZE}. Any size up to the largest claim builds with the default timeouts:
+         * the lease does not grow with the batch.
          *
          * @param batchSize 1 to {@value ClaimRequest#MAX_LIMIT}
          * @return this builder
          */
         public Builder batchSize(int batchSize) {
             this.batchSize = batchSize;
+            return this;
+        }
+
+        /**
+         * Sets the smallest claim of the loop: its first claim asks for this many, each claim that
+         * comes back full doubles the next one (up to {@link #batchSize(int)}), a partial claim
+         * halves it and an empty one resets it to this size. Default {@value
+         * #DEFAULT_MIN_BATCH_SIZE}, or the batch size if that is smaller. Set it to the batch size
+         * for claims of one fixed size.
+         *
+         * @param minBatchSize 1 to the batch size
+         * @return this builder
+         */
+        public Builder minBatchSize(int minBatchSize) {
+            this.minBatchSize = minBatchSize;
+            return this;
+        }
+
+        /**
+         * Sets how many messages the loop holds at most (claimed, not yet recorded), across the
+         * batches in flight: the relay's memory does not grow with the backlog. The loop claims the
+         * next batch while earlier ones are published and recorded as long as there is room for at
+         * least half a claim. Default {@value #DEFAULT_IN_FLIGHT_BATCHES} × the batch size.
+         *
+         * @param maxInFlight at least the batch size
+         * @return this builder
+         */
+        public Builder maxInFlight(int maxInFlight) {
+            this.maxInFlight = maxInFlight;
+            return this;
+        }
+
+        /**
+         * Sets how {@link Relay#wakeUp()} calls are coalesced: a wake-up claims at once if no claim
+         * started within this window, otherwise once at the end of the window for all wake-ups that
+         * came meanwhile. It bounds the claims that wake-ups cause to one per window (200 a second
+         * by default, however often the application commits), at the price of at most one window of
+         * added latency under a steady stream of commits. Default {@link #DEFAULT_WAKE_UP_WINDOW}
+         * (5 ms); zero claims on every wake-up.
+         *
+         * @param wakeUpWindow zero to {@link #MAX_WAKE_UP_WINDOW} (1 s)
+         * @return this builder
+         */
+        public Builder wakeUpWindow(Duration wakeUpWindow) {
+            this.wakeUpWindow = wakeUpWindow;
             return this;
         }
 
@@ -679,6 +588,31 @@ public final class Relay implements AutoCloseable {
                             + ClaimRequest.MAX_LIMIT
                             + " (the largest claim), but was "
                             + batchSize);
+            int min =
+                    minBatchSize == null
+                            ? Math.min(DEFAULT_MIN_BATCH_SIZE, batchSize)
+                            : minBatchSize;
+            require(min >= 1, "minBatchSize must be >= 1, but was " + min);
+            require(
+                    min <= batchSize,
+                    "minBatchSize must be <= batchSize (" + batchSize + "), but was " + min);
+            long inFlight =
+                    maxInFlight == null
+                            ? (long) DEFAULT_IN_FLIGHT_BATCHES * batchSize
+                            : (long) maxInFlight;
+            require(
+                    inFlight >= batchSize,
+                    "maxInFlight must be >= batchSize ("
+                            + batchSize
+                            + ") so that a full claim fits, but was "
+                            + inFlight);
+            require(wakeUpWindow != null, "wakeUpWindow must not be null");
+            require(
+                    !wakeUpWindow.isNegative() && wakeUpWindow.compareTo(MAX_WAKE_UP_WINDOW) <= 0,
+                    "wakeUpWindow must be between 0 and "
+                            + Durations.format(MAX_WAKE_UP_WINDOW)
+                            + ", but was "
+                            + Durations.format(wakeUpWindow));
             require(workers >= 1, "workers must be >= 1, but was " + workers);
             positive(deliveryTimeout, "deliveryTimeout");
             positive(lease, "lease");
@@ -719,6 +653,9 @@ public final class Relay implements AutoCloseable {
                     new Settings(
                             who,
                             batchSize,
+                            min,
+                            (int) inFlight,
+                            wakeUpWindow,
                             workers,
                             deliveryTimeout,
                             maxAttempts,
@@ -729,7 +666,6 @@ public final class Relay implements AutoCloseable {
                             shutdownTimeout,
                             storeWriteTimeout,
                             lease,
-                            maxBatchDuration(batchSize, workers, deliveryTimeout),
                             clockCheck,
                             failureLogInterval);
             return new Relay(settings, store, publisher);

@@ -48,15 +48,19 @@ final class RelayLog {
 
     void started(Settings s) {
         LIFECYCLE.info(
-                "relay '{}' started: batch {}, workers {}, lease {} (renewed every {}), delivery"
-                        + " timeout {}, poll interval {}, max attempts {}",
+                "relay '{}' started: batch {} to {}, in flight up to {}, workers {}, lease {}"
+                        + " (renewed every {}), delivery timeout {}, poll interval {}, wake-up"
+                        + " window {}, max attempts {}",
                 owner,
+                s.minBatchSize(),
                 s.batchSize(),
+                s.maxInFlight(),
                 s.workers(),
                 Durations.format(s.lease()),
                 Durations.format(s.renewEvery()),
                 Durations.format(s.deliveryTimeout()),
                 Durations.format(s.pollInterval()),
+                Durations.format(s.wakeUpWindow()),
                 s.maxAttempts());
     }
 

@@ -7,9 +7,12 @@ import java.time.Duration;
 /**
  * A relay's validated configuration (see {@link Relay.Builder}), with the values derived from it.
  *
+ * @param batchSize the largest claim (and the claim of {@link Relay#runOnce()})
+ * @param minBatchSize the smallest claim of the loop: where it starts and what it shrinks to
+ * @param maxInFlight the most messages the loop holds at once (claimed and not yet recorded)
+ * @param wakeUpWindow wake-ups that come within this time of the last claim's start are coalesced
+ *     into one claim at its end
  * @param lease how long a claim or a renewal leases the messages
- * @param maxBatchDuration the safety limit on one batch: no publisher call starts later than this
- *     after the claim
  * @param clockCheck the longest a batch waits without reading the relay's clock (to renew on time
  *     even when the clock jumps, or is moved by a test)
  * @param failureLogInterval the shortest time between two publish-failure summaries of one topic
@@ -17,6 +20,9 @@ import java.time.Duration;
 record Settings(
         String owner,
         int batchSize,
+        int minBatchSize,
+        int maxInFlight,
+        Duration wakeUpWindow,
         int workers,
         Duration deliveryTimeout,
         int maxAttempts,
@@ -27,7 +33,6 @@ record Settings(
         Duration shutdownTimeout,
         Duration storeWriteTimeout,
         Duration lease,
-        Duration maxBatchDuration,
         Duration clockCheck,
         Duration failureLogInterval) {
 
@@ -47,5 +52,13 @@ record Settings(
     /** After a failed renewal, the next try comes this much later. */
     Duration renewalRetry() {
         return lease.dividedBy(15);
+    }
+
+    /**
+     * The safety limit on a batch of {@code claimed} messages: no publisher call starts later than
+     * this after the claim (see {@link Relay.Builder#maxBatchDuration}).
+     */
+    Duration maxBatchDuration(int claimed) {
+        return Relay.Builder.maxBatchDuration(claimed, workers, deliveryTimeout);
     }
 }

@@ -29,6 +29,31 @@ class RelayBuilderTest {
                         "batchSize over the claim limit",
                         b -> b.batchSize(10_001),
                         "batchSize must be <= 10000 (the largest claim), but was 10001"),
+                bad(
+                        "minBatchSize 0",
+                        b -> b.minBatchSize(0),
+                        "minBatchSize must be >= 1, but was 0"),
+                bad(
+                        "minBatchSize over the batch size",
+                        b -> b.batchSize(100).minBatchSize(101),
+                        "minBatchSize must be <= batchSize (100), but was 101"),
+                bad(
+                        "maxInFlight under the batch size",
+                        b -> b.batchSize(100).maxInFlight(99),
+                        "maxInFlight must be >= batchSize (100) so that a full claim fits, but was"
+                                + " 99"),
+                bad(
+                        "wakeUpWindow negative",
+                        b -> b.wakeUpWindow(Duration.ofMillis(-1)),
+                        "wakeUpWindow must be between 0 and 1s, but was -1ms"),
+                bad(
+                        "wakeUpWindow over a second",
+                        b -> b.wakeUpWindow(Duration.ofMillis(1001)),
+                        "wakeUpWindow must be between 0 and 1s, but was 1s1ms"),
+                bad(
+                        "wakeUpWindow null",
+                        b -> b.wakeUpWindow(null),
+                        "wakeUpWindow must not be null"),
                 bad("workers 0", b -> b.workers(0), "workers must be >= 1, but was 0"),
                 bad(
                         "deliveryTimeout zero",
@@ -121,7 +146,13 @@ class RelayBuilderTest {
             relay.runOnce();
         }
         ClaimRequest request = store.claims.get(0);
-        assertThat(request.limit()).isEqualTo(Relay.DEFAULT_BATCH_SIZE).isEqualTo(16);
+        assertThat(request.limit())
+                .as("runOnce claims the largest batch")
+                .isEqualTo(Relay.DEFAULT_BATCH_SIZE)
+                .isEqualTo(500);
+        assertThat(Relay.DEFAULT_MIN_BATCH_SIZE).isEqualTo(16);
+        assertThat(Relay.DEFAULT_IN_FLIGHT_BATCHES).isEqualTo(2);
+        assertThat(Relay.DEFAULT_WAKE_UP_WINDOW).isEqualTo(Duration.ofMillis(5));
         assertThat(request.lease()).isEqualTo(Relay.DEFAULT_LEASE);
         assertThat(Relay.DEFAULT_WORKERS).isEqualTo(4);
         assertThat(Relay.DEFAULT_DELIVERY_TIMEOUT).isEqualTo(Duration.ofSeconds(30));
