@@ -23,6 +23,18 @@ import java.util.List;
  * </ul>
  *
  * A publisher that throws instead of returning outcomes fails every message of the call.
+ *
+ * <h2>Threads and the deadline</h2>
+ *
+ * The relay calls {@code publish} on a thread of its own pool (one hand-off per call) and enforces
+ * {@code timeout} itself: a call that has not returned by then is cancelled (its thread
+ * interrupted) and every message of it counts as failed and is retried. An adapter therefore needs
+ * no thread of its own to keep the deadline, and should not add one (each hand-off costs a context
+ * switch per call): it sends on the calling thread, bounds each blocking step by what is left of
+ * {@code timeout} (the client library's own send and acknowledgement timeouts), returns the
+ * outcomes known at the deadline, and returns promptly when interrupted. A call that ignores the
+ * interrupt is not waited for: its messages were already reported failed, so anything it still
+ * delivers is a duplicate, which at-least-once delivery allows.
  */
 public interface Publisher extends AutoCloseable {
     /**
