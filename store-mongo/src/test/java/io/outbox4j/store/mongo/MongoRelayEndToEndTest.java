@@ -9,6 +9,7 @@ import io.outbox4j.api.Publisher;
 import io.outbox4j.engine.Relay;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,12 +19,13 @@ import org.bson.BsonString;
 import org.junit.jupiter.api.Test;
 
 /**
- * The relay drives the MongoDB store end to end: publish, retry after a failure, dead-letter a
- * poison message.
+ * The relay drives the MongoDB store end to end: publish, retry after a failure (the later orders
+ * of the same customer wait for it), dead-letter a poison message.
  */
 class MongoRelayEndToEndTest {
     @Test
-    void relayPublishesEverything_retriesTransientFailures_andParksThePoisonMessage() {
+    void
+            relayPublishesEverything_retriesTransientFailuresKeepingEachKeyInOrder_andDeadLettersThePoisonMessage() {
         MongoOutboxStore store = Mongo.store(Mongo.client(), Mongo.freshCollection("relay"));
         store.createIndexes();
         List<Message> messages = new ArrayList<>();
@@ -32,6 +34,7 @@ class MongoRelayEndToEndTest {
             messages.add(
                     Message.builder()
                             .id(id)
+                            .key("customer-" + (i % 7))
                             .topic("orders")
                             .module("shop")
                             .payload("order " + i)
@@ -81,6 +84,14 @@ class MongoRelayEndToEndTest {
         }
 
         assertThat(published).hasSize(120).doesNotHaveDuplicates();
+        Map<String, List<Integer>> byKey = new HashMap<>();
+        for (String id : published) {
+            int i = Integer.parseInt(id.substring(id.indexOf('-') + 1));
+            byKey.computeIfAbsent("customer-" + (i % 7), k -> new ArrayList<>()).add(i);
+        }
+        assertThat(byKey.values())
+                .as("each customer's orders are published in enqueue order, retries included")
+                .allSatisfy(orders -> assertThat(orders).isSorted());
         assertThat(sends.get("flaky-3").get()).isEqualTo(2);
         assertThat(sends.get("poison").get()).as("a permanent failure is not retried").isEqualTo(1);
         assertThat(store.collection().countDocuments())
