@@ -17,6 +17,7 @@ import com.mongodb.client.model.WriteModel;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.Message;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -66,14 +67,14 @@ final class Claimer {
     private final KeyOrder keys;
     private final ClaimLock lock;
     private final Quarantine quarantine;
-    private final java.time.Clock clock;
+    private final Clock clock;
 
     Claimer(
             MongoCollection<BsonDocument> collection,
             KeyOrder keys,
             ClaimLock lock,
             Quarantine quarantine,
-            java.time.Clock clock) {
+            Clock clock) {
         this.collection = collection;
         this.keys = keys;
         this.lock = lock;
