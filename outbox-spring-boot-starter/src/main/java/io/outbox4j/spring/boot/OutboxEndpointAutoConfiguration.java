@@ -14,7 +14,7 @@ import org.springframework.context.annotation.Bean;
  * and the endpoint is available ({@code management.endpoints.web.exposure.include=outbox} for
  * HTTP). Micrometer metrics are not bound yet.
  */
-@AutoConfiguration(after = OutboxAutoConfiguration.class)
+@AutoConfiguration(after = OutboxRelayAutoConfiguration.class)
 @ConditionalOnClass(
         name = {
             "org.springframework.boot.actuate.endpoint.annotation.Endpoint",

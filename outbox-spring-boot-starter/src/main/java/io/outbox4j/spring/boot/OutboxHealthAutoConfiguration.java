@@ -14,7 +14,7 @@ import org.springframework.context.annotation.Bean;
  * The {@code outbox} health indicator, when Spring Boot's health support (Actuator) is on the
  * classpath; turned off with {@code management.health.outbox.enabled=false}.
  */
-@AutoConfiguration(after = OutboxAutoConfiguration.class)
+@AutoConfiguration(after = OutboxRelayAutoConfiguration.class)
 @ConditionalOnClass(
         name = {
             "org.springframework.boot.health.contributor.HealthIndicator",

@@ -331,35 +331,44 @@ public class OutboxProperties {
         /** The relay's owner name in the store's leases; a random one when not set. */
         private @Nullable String owner;
 
-        /** Messages claimed per batch (1 to 10000). */
-        private int batchSize = 16;
+        /** Messages claimed per batch (1 to 10000); the engine's default when not set. */
+        private @Nullable Integer batchSize;
 
-        /** Concurrent publisher calls. */
-        private int workers = 4;
+        /** Concurrent publisher calls; the engine's default when not set. */
+        private @Nullable Integer workers;
 
-        /** The bound of one publisher call. */
-        private Duration deliveryTimeout = Duration.ofSeconds(30);
+        /** The bound of one publisher call; the engine's default (30s) when not set. */
+        private @Nullable Duration deliveryTimeout;
 
-        /** The lease every claim asks for, renewed every third of it (1 s to 30 min). */
-        private Duration lease = Duration.ofSeconds(15);
+        /**
+         * The lease every claim asks for, renewed every third of it (1s to 30m); the engine's
+         * default (15s) when not set.
+         */
+        private @Nullable Duration lease;
 
-        /** The attempt at which a failing message is dead-lettered. */
-        private int maxAttempts = 8;
+        /**
+         * The attempt at which a failing message is dead-lettered; the engine's default (8) when
+         * not set.
+         */
+        private @Nullable Integer maxAttempts;
 
-        /** The first retry delay. */
-        private Duration backoffBase = Duration.ofSeconds(1);
+        /** The first retry delay (exponential backoff); 1s when not set. */
+        private @Nullable Duration backoffBase;
 
-        /** The longest retry delay. */
-        private Duration backoffMax = Duration.ofMinutes(10);
+        /** The longest retry delay; 10m when not set. */
+        private @Nullable Duration backoffMax;
 
-        /** How long the relay waits after a partial batch when nothing wakes it. */
-        private Duration pollInterval = Duration.ofSeconds(1);
+        /**
+         * How long the relay waits after a partial batch when nothing wakes it; the engine's
+         * default (1s) when not set.
+         */
+        private @Nullable Duration pollInterval;
 
         /**
          * How long shutdown waits for the running batch to finish before cancelling its publisher
-         * calls.
+         * calls; the engine's default (30s) when not set.
          */
-        private Duration shutdownTimeout = Duration.ofSeconds(30);
+        private @Nullable Duration shutdownTimeout;
 
         /** Whether a commit that enqueued messages wakes the relay at once. */
         private boolean wakeUpAfterCommit = true;
@@ -406,9 +415,9 @@ public class OutboxProperties {
         /**
          * The batch size.
          *
-         * @return 16 by default
+         * @return the value, or null for the default
          */
-        public int getBatchSize() {
+        public @Nullable Integer getBatchSize() {
             return batchSize;
         }
 
@@ -417,16 +426,16 @@ public class OutboxProperties {
          *
          * @param batchSize the batch size
          */
-        public void setBatchSize(int batchSize) {
+        public void setBatchSize(@Nullable Integer batchSize) {
             this.batchSize = batchSize;
         }
 
         /**
          * The number of workers.
          *
-         * @return 4 by default
+         * @return the value, or null for the default
          */
-        public int getWorkers() {
+        public @Nullable Integer getWorkers() {
             return workers;
         }
 
@@ -435,16 +444,16 @@ public class OutboxProperties {
          *
          * @param workers the workers
          */
-        public void setWorkers(int workers) {
+        public void setWorkers(@Nullable Integer workers) {
             this.workers = workers;
         }
 
         /**
          * The delivery timeout.
          *
-         * @return 30 s by default
+         * @return the value, or null for the default
          */
-        public Duration getDeliveryTimeout() {
+        public @Nullable Duration getDeliveryTimeout() {
             return deliveryTimeout;
         }
 
@@ -453,16 +462,16 @@ public class OutboxProperties {
          *
          * @param deliveryTimeout the timeout
          */
-        public void setDeliveryTimeout(Duration deliveryTimeout) {
+        public void setDeliveryTimeout(@Nullable Duration deliveryTimeout) {
             this.deliveryTimeout = deliveryTimeout;
         }
 
         /**
          * The lease.
          *
-         * @return 15 s by default
+         * @return the value, or null for the default
          */
-        public Duration getLease() {
+        public @Nullable Duration getLease() {
             return lease;
         }
 
@@ -471,16 +480,16 @@ public class OutboxProperties {
          *
          * @param lease the lease
          */
-        public void setLease(Duration lease) {
+        public void setLease(@Nullable Duration lease) {
             this.lease = lease;
         }
 
         /**
          * The attempts before a message is dead-lettered.
          *
-         * @return 8 by default
+         * @return the value, or null for the default
          */
-        public int getMaxAttempts() {
+        public @Nullable Integer getMaxAttempts() {
             return maxAttempts;
         }
 
@@ -489,16 +498,16 @@ public class OutboxProperties {
          *
          * @param maxAttempts the attempts
          */
-        public void setMaxAttempts(int maxAttempts) {
+        public void setMaxAttempts(@Nullable Integer maxAttempts) {
             this.maxAttempts = maxAttempts;
         }
 
         /**
          * The first retry delay.
          *
-         * @return 1 s by default
+         * @return the value, or null for the default
          */
-        public Duration getBackoffBase() {
+        public @Nullable Duration getBackoffBase() {
             return backoffBase;
         }
 
@@ -507,16 +516,16 @@ public class OutboxProperties {
          *
          * @param backoffBase the delay
          */
-        public void setBackoffBase(Duration backoffBase) {
+        public void setBackoffBase(@Nullable Duration backoffBase) {
             this.backoffBase = backoffBase;
         }
 
         /**
          * The longest retry delay.
          *
-         * @return 10 min by default
+         * @return the value, or null for the default
          */
-        public Duration getBackoffMax() {
+        public @Nullable Duration getBackoffMax() {
             return backoffMax;
         }
 
@@ -525,16 +534,16 @@ public class OutboxProperties {
          *
          * @param backoffMax the delay
          */
-        public void setBackoffMax(Duration backoffMax) {
+        public void setBackoffMax(@Nullable Duration backoffMax) {
             this.backoffMax = backoffMax;
         }
 
         /**
          * The poll interval.
          *
-         * @return 1 s by default
+         * @return the value, or null for the default
          */
-        public Duration getPollInterval() {
+        public @Nullable Duration getPollInterval() {
             return pollInterval;
         }
 
@@ -543,16 +552,16 @@ public class OutboxProperties {
          *
          * @param pollInterval the interval
          */
-        public void setPollInterval(Duration pollInterval) {
+        public void setPollInterval(@Nullable Duration pollInterval) {
             this.pollInterval = pollInterval;
         }
 
         /**
          * The shutdown timeout.
          *
-         * @return 30 s by default
+         * @return the value, or null for the default
          */
-        public Duration getShutdownTimeout() {
+        public @Nullable Duration getShutdownTimeout() {
             return shutdownTimeout;
         }
 
@@ -561,7 +570,7 @@ public class OutboxProperties {
          *
          * @param shutdownTimeout the timeout
          */
-        public void setShutdownTimeout(Duration shutdownTimeout) {
+        public void setShutdownTimeout(@Nullable Duration shutdownTimeout) {
             this.shutdownTimeout = shutdownTimeout;
         }
 

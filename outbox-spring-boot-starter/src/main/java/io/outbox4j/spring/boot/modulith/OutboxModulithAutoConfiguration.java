@@ -1,8 +1,8 @@
 package io.outbox4j.spring.boot.modulith;
 
 import io.outbox4j.api.Message;
-import io.outbox4j.spring.boot.OutboxAutoConfiguration;
 import io.outbox4j.spring.boot.OutboxProperties;
+import io.outbox4j.spring.boot.OutboxRelayAutoConfiguration;
 import io.outbox4j.spring.boot.TransactionalOutbox;
 import java.nio.charset.StandardCharsets;
 import org.springframework.beans.factory.BeanFactory;
@@ -32,7 +32,7 @@ import tools.jackson.databind.json.JsonMapper;
  * outbox4j.modulith.enabled=false}.
  */
 @AutoConfiguration(
-        after = OutboxAutoConfiguration.class,
+        after = OutboxRelayAutoConfiguration.class,
         afterName =
                 "org.springframework.modulith.events.config.EventExternalizationAutoConfiguration")
 @ConditionalOnClass(

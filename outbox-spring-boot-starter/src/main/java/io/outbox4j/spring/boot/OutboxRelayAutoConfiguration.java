@@ -1,0 +1,235 @@
+package io.outbox4j.spring.boot;
+
+import io.outbox4j.api.Backoff;
+import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.Observer;
+import io.outbox4j.api.OutboxStore;
+import io.outbox4j.api.Publisher;
+import io.outbox4j.engine.Relay;
+import io.outbox4j.spring.boot.OutboxProperties.PublisherType;
+import io.outbox4j.spring.boot.OutboxProperties.RelayProperties;
+import io.outbox4j.store.jdbi.JdbiOutboxStore;
+import java.time.Duration;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotatedTypeMetadata;
+
+/**
+ * Auto-configures what works on outbox4j's store (from {@link OutboxAutoConfiguration} or the
+ * application's own):
+ *
+ * <ul>
+ *   <li>{@link TransactionalOutbox}: enqueue in the Spring-managed transaction, for a {@link
+ *       JdbiOutboxStore} over the application's {@code DataSource};
+ *   <li>the publisher from {@code outbox4j.publisher.*} (Kafka, RabbitMQ or SQS), unless the
+ *       application declares a {@link Publisher} bean;
+ *   <li>the relay, started and stopped with the context (graceful: the running batch finishes and
+ *       is recorded), woken after each commit that enqueued; {@code outbox4j.relay.enabled=false}
+ *       when another process relays this outbox.
+ * </ul>
+ *
+ * Relay settings left unset keep the engine's own defaults.
+ */
+@AutoConfiguration(after = OutboxAutoConfiguration.class)
+@ConditionalOnBooleanProperty(name = "outbox4j.enabled", matchIfMissing = true)
+public class OutboxRelayAutoConfiguration {
+    /** The first retry delay when only {@code backoff-max} is set (the API's default backoff). */
+    static final Duration DEFAULT_BACKOFF_BASE = Duration.ofSeconds(1);
+
+    /** The longest retry delay when only {@code backoff-base} is set. */
+    static final Duration DEFAULT_BACKOFF_MAX = Duration.ofMinutes(10);
+
+    /** Creates the configuration; Spring calls it. */
+    public OutboxRelayAutoConfiguration() {}
+
+    /** Enqueue in the Spring-managed transaction, for a store over a DataSource. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnBean({JdbiOutboxStore.class, DataSource.class})
+    static class JdbcOutboxConfiguration {
+        @Bean
+        @ConditionalOnMissingBean(TransactionalOutbox.class)
+        TransactionalOutbox transactionalOutbox(
+                JdbiOutboxStore store,
+                DataSource dataSource,
+                OutboxProperties properties,
+                ObjectProvider<RelayLifecycle> relay) {
+            Runnable wakeUp =
+                    properties.getRelay().isWakeUpAfterCommit() ? new LazyWakeUp(relay) : () -> {};
+            return new JdbcTransactionalOutbox(store.jdbc(), dataSource, wakeUp);
+        }
+    }
+
+    /** The relay and, from properties, its publisher. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnBooleanProperty(name = "outbox4j.relay.enabled", matchIfMissing = true)
+    @ConditionalOnBean(OutboxStore.class)
+    static class RelayConfiguration {
+        @Bean
+        @ConditionalOnMissingBean(Publisher.class)
+        @Conditional(PublisherConfigured.class)
+        Publisher outboxPublisher(OutboxProperties properties, Environment environment) {
+            PublisherType type = Publishers.resolve(properties.getPublisher());
+            if (type == null) {
+                throw new NoPublisherException();
+            }
+            String app = environment.getProperty("spring.application.name", "spring");
+            return Publishers.create(type, properties.getPublisher(), "outbox4j-" + app);
+        }
+
+        @Bean
+        RelayLifecycle outboxRelay(
+                OutboxStore store,
+                ObjectProvider<Publisher> publishers,
+                ObjectProvider<Observer> observers,
+                OutboxProperties properties) {
+            Publisher publisher = publishers.getIfAvailable();
+            if (publisher == null) {
+                throw new NoPublisherException();
+            }
+            Observer observer = observers.getIfUnique();
+            RelayProperties relay = properties.getRelay();
+            // Every setting is checked now, at startup, not at the first start().
+            buildChecked(relayBuilder(store, publisher, relay, observer)).close();
+            Supplier<Relay> factory =
+                    () -> buildChecked(relayBuilder(store, publisher, relay, observer));
+            return new RelayLifecycle(factory);
+        }
+    }
+
+    /** The relay builder with every property that is set; unset ones keep the engine's default. */
+    static Relay.Builder relayBuilder(
+            OutboxStore store,
+            Publisher publisher,
+            RelayProperties p,
+            @Nullable Observer observer) {
+        Relay.Builder b = Relay.builder(store, publisher);
+        if (p.getBatchSize() != null) {
+            b.batchSize(
+                    Checks.between(
+                            "relay.batch-size", p.getBatchSize(), 1, ClaimRequest.MAX_LIMIT));
+        }
+        if (p.getWorkers() != null) {
+            b.workers(Checks.between("relay.workers", p.getWorkers(), 1, 1024));
+        }
+        if (p.getDeliveryTimeout() != null) {
+            b.deliveryTimeout(Checks.positive("relay.delivery-timeout", p.getDeliveryTimeout()));
+        }
+        if (p.getLease() != null) {
+            b.lease(Checks.within("relay.lease", p.getLease(), Relay.MIN_LEASE, Relay.MAX_LEASE));
+        }
+        if (p.getMaxAttempts() != null) {
+            b.maxAttempts(
+                    Checks.between("relay.max-attempts", p.getMaxAttempts(), 1, Integer.MAX_VALUE));
+        }
+        Backoff backoff = backoff(p);
+        if (backoff != null) {
+            b.backoff(backoff);
+        }
+        if (p.getPollInterval() != null) {
+            b.pollInterval(Checks.positive("relay.poll-interval", p.getPollInterval()));
+        }
+        if (p.getShutdownTimeout() != null) {
+            b.shutdownTimeout(Checks.notNegative("relay.shutdown-timeout", p.getShutdownTimeout()));
+        }
+        String owner = Checks.text(p.getOwner());
+        if (owner != null) {
+            b.owner(owner);
+        }
+        if (observer != null) {
+            b.observer(observer);
+        }
+        return b;
+    }
+
+    private static @Nullable Backoff backoff(RelayProperties p) {
+        if (p.getBackoffBase() == null && p.getBackoffMax() == null) {
+            return null;
+        }
+        Duration base =
+                p.getBackoffBase() == null
+                        ? DEFAULT_BACKOFF_BASE
+                        : Checks.positive("relay.backoff-base", p.getBackoffBase());
+        Duration max;
+        if (p.getBackoffMax() == null) {
+            max = base.compareTo(DEFAULT_BACKOFF_MAX) > 0 ? base : DEFAULT_BACKOFF_MAX;
+        } else {
+            max = Checks.positive("relay.backoff-max", p.getBackoffMax());
+        }
+        if (max.compareTo(base) < 0) {
+            throw Checks.invalid(
+                    "relay.backoff-max",
+                    max,
+                    "must not be shorter than outbox4j.relay.backoff-base ("
+                            + Checks.format(base)
+                            + ")");
+        }
+        return Backoff.exponential(base, max);
+    }
+
+    private static Relay buildChecked(Relay.Builder b) {
+        try {
+            return b.build();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException(
+                    "outbox4j.relay.* settings were rejected by the relay: " + e.getMessage(), e);
+        }
+    }
+
+    /** Resolves the relay on the first commit, so the outbox and the relay need no start order. */
+    private static final class LazyWakeUp implements Runnable {
+        private final ObjectProvider<RelayLifecycle> provider;
+        private volatile @Nullable RelayLifecycle relay;
+        private volatile boolean resolved;
+
+        LazyWakeUp(ObjectProvider<RelayLifecycle> provider) {
+            this.provider = provider;
+        }
+
+        @Override
+        public void run() {
+            if (!resolved) {
+                relay = provider.getIfAvailable();
+                resolved = true;
+            }
+            RelayLifecycle r = relay;
+            if (r != null) {
+                r.wakeUp();
+            }
+        }
+    }
+
+    /** Some {@code outbox4j.publisher.*} setting names a transport. */
+    static final class PublisherConfigured extends SpringBootCondition {
+        @Override
+        public ConditionOutcome getMatchOutcome(
+                ConditionContext context, AnnotatedTypeMetadata metadata) {
+            OutboxProperties.PublisherProperties p =
+                    Binder.get(context.getEnvironment())
+                            .bind("outbox4j.publisher", OutboxProperties.PublisherProperties.class)
+                            .orElseGet(OutboxProperties.PublisherProperties::new);
+            boolean given =
+                    p.getType() != PublisherType.AUTO
+                            || Checks.text(p.getKafka().getBootstrapServers()) != null
+                            || Checks.text(p.getRabbitmq().getUri()) != null
+                            || Checks.text(p.getSqs().getEndpoint()) != null
+                            || Checks.text(p.getSqs().getRegion()) != null;
+            return given
+                    ? ConditionOutcome.match("outbox4j.publisher settings are given")
+                    : ConditionOutcome.noMatch("no outbox4j.publisher setting is given");
+        }
+    }
+}
