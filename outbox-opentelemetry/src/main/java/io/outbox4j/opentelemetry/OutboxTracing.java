@@ -158,7 +158,9 @@ public final class OutboxTracing {
         INSTANCE;
 
         @Override
-        @SuppressWarnings("deprecation") // abstract before API 1.5x: kept for older API versions
+        @SuppressWarnings(
+                "deprecation") // abstract in older API versions, which an application may still
+        // bring
         public Iterable<String> keys(Map<String, String> carrier) {
             return carrier.keySet();
         }
