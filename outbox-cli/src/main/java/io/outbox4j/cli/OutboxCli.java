@@ -14,6 +14,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code outbox4j} command: statistics of an outbox and its dead letters (list, show, replay,
@@ -193,7 +194,7 @@ public final class OutboxCli {
         }
     }
 
-    private static int usage(PrintStream err, String message) {
+    private static int usage(PrintStream err, @Nullable String message) {
         err.println("outbox4j: " + message);
         err.println("Run 'outbox4j --help' for usage.");
         return USAGE;

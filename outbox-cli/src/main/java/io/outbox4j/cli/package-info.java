@@ -4,4 +4,7 @@
  * else in this package is package-private; what the standalone relay shares with it is in {@code
  * io.outbox4j.cli.internal}.
  */
+@NullMarked
 package io.outbox4j.cli;
+
+import org.jspecify.annotations.NullMarked;

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The relay's counts, fed by its {@link Observer} calls, and the store's statistics, read through
@@ -51,13 +52,13 @@ final class Metrics implements Observer {
     private final BooleanSupplier running;
 
     private final Object statisticsLock = new Object();
-    private Statistics statistics;
-    private Future<OutboxStatistics> inFlight;
+    private @Nullable Statistics statistics;
+    private @Nullable Future<OutboxStatistics> inFlight;
     private long inFlightStart;
 
     /** The last store statistics read (or its failure), and when. */
     private record Statistics(
-            OutboxStatistics value, String error, Instant readAt, Duration took) {}
+            @Nullable OutboxStatistics value, String error, Instant readAt, Duration took) {}
 
     Metrics(
             Clock clock,
@@ -119,15 +120,17 @@ final class Metrics implements Observer {
         Instant now = clock.instant();
         Future<OutboxStatistics> pending;
         synchronized (statisticsLock) {
-            if (statistics != null
-                    && Duration.between(statistics.readAt(), now).compareTo(interval) < 0) {
-                return statistics;
+            Statistics last = statistics;
+            if (last != null && Duration.between(last.readAt(), now).compareTo(interval) < 0) {
+                return last;
             }
-            if (inFlight == null) {
+            Future<OutboxStatistics> running = inFlight;
+            if (running == null) {
                 inFlightStart = System.nanoTime();
-                inFlight = storeThread.submit(() -> admin.statistics(clock.instant()));
+                running = storeThread.submit(() -> admin.statistics(clock.instant()));
+                inFlight = running;
             }
-            pending = inFlight;
+            pending = running;
         }
         Statistics result;
         long start = inFlightStart;

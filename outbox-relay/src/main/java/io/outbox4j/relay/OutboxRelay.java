@@ -19,6 +19,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -79,9 +80,13 @@ public final class OutboxRelay {
                     "  publisher.amqp.exchange     RabbitMQ exchange [the default exchange: one queue per topic]",
                     "  publisher.sqs.region        AWS region [AWS_REGION]",
                     "  relay.owner                 lease owner name [<host>-<pid>-<random>]",
-                    "  relay.batch-size            messages per claim ["
+                    "  relay.batch-size            largest claim ["
                             + Relay.DEFAULT_BATCH_SIZE
                             + "]",
+                    "  relay.min-batch-size        first claim; doubles while claims come back full ["
+                            + Relay.DEFAULT_MIN_BATCH_SIZE
+                            + "]",
+                    "  relay.max-in-flight         messages held at most (claimed, not recorded) [2 x batch-size]",
                     "  relay.workers               concurrent publisher calls ["
                             + Relay.DEFAULT_WORKERS
                             + "]",
@@ -204,7 +209,7 @@ public final class OutboxRelay {
         return new OutboxRelay(config, env).runUntilStopped();
     }
 
-    private static int usage(PrintStream err, String message) {
+    private static int usage(PrintStream err, @Nullable String message) {
         err.println("outbox4j relay: " + message);
         err.println("Run 'outbox4j relay --help' for the settings.");
         return USAGE;

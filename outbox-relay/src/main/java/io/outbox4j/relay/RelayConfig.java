@@ -24,6 +24,8 @@ final class RelayConfig {
     static final String PUBLISHER_SQS_REGION = "publisher.sqs.region";
     static final String OWNER = "relay.owner";
     static final String BATCH_SIZE = "relay.batch-size";
+    static final String MIN_BATCH_SIZE = "relay.min-batch-size";
+    static final String MAX_IN_FLIGHT = "relay.max-in-flight";
     static final String WORKERS = "relay.workers";
     static final String DELIVERY_TIMEOUT = "relay.delivery-timeout";
     static final String LEASE = "relay.lease";
@@ -62,6 +64,8 @@ final class RelayConfig {
                         PUBLISHER_SQS_REGION,
                         OWNER,
                         BATCH_SIZE,
+                        MIN_BATCH_SIZE,
+                        MAX_IN_FLIGHT,
                         WORKERS,
                         DELIVERY_TIMEOUT,
                         LEASE,
@@ -86,6 +90,8 @@ final class RelayConfig {
     final String publisherUri;
     final Optional<String> owner;
     final int batchSize;
+    final Optional<Integer> minBatchSize;
+    final Optional<Integer> maxInFlight;
     final int workers;
     final Duration deliveryTimeout;
     final Duration lease;
@@ -112,6 +118,8 @@ final class RelayConfig {
         Publishers.check(publisherUri, s);
         this.owner = s.text(OWNER);
         this.batchSize = s.integer(BATCH_SIZE, Relay.DEFAULT_BATCH_SIZE, 1, ClaimRequest.MAX_LIMIT);
+        this.minBatchSize = s.optionalInteger(MIN_BATCH_SIZE, 1, batchSize);
+        this.maxInFlight = s.optionalInteger(MAX_IN_FLIGHT, batchSize, 1_000_000);
         this.workers = s.integer(WORKERS, Relay.DEFAULT_WORKERS, 1, 1024);
         this.deliveryTimeout =
                 s.duration(DELIVERY_TIMEOUT, Duration.ofMillis(1), Duration.ofHours(1))
@@ -166,6 +174,8 @@ final class RelayConfig {
      */
     Relay.Builder apply(Relay.Builder b) {
         owner.ifPresent(b::owner);
+        minBatchSize.ifPresent(b::minBatchSize);
+        maxInFlight.ifPresent(b::maxInFlight);
         return b.batchSize(batchSize)
                 .workers(workers)
                 .deliveryTimeout(deliveryTimeout)
@@ -184,6 +194,8 @@ final class RelayConfig {
     String describe() {
         return "batch-size="
                 + batchSize
+                + minBatchSize.map(n -> " min-batch-size=" + n).orElse("")
+                + maxInFlight.map(n -> " max-in-flight=" + n).orElse("")
                 + " workers="
                 + workers
                 + " delivery-timeout="

@@ -9,6 +9,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Whether the store answers, for the readiness check: one cheap read through the admin port (the
@@ -24,7 +25,7 @@ final class StoreProbe {
     private final ExecutorService storeThread;
     private long checkedAt;
     private Optional<String> last = Optional.of("not checked yet");
-    private Future<?> inFlight;
+    private @Nullable Future<?> inFlight;
 
     StoreProbe(OutboxAdmin admin, ExecutorService storeThread) {
         this.admin = admin;
@@ -37,11 +38,13 @@ final class StoreProbe {
         if (checkedAt != 0 && now - checkedAt < REUSE.toNanos()) {
             return last;
         }
-        if (inFlight == null) {
-            inFlight = storeThread.submit(() -> admin.lastError(PROBE_ID));
+        Future<?> probe = inFlight;
+        if (probe == null) {
+            probe = storeThread.submit(() -> admin.lastError(PROBE_ID));
+            inFlight = probe;
         }
         try {
-            inFlight.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            probe.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
             last = Optional.empty();
             inFlight = null;
         } catch (TimeoutException e) {
@@ -51,7 +54,8 @@ final class StoreProbe {
                     Optional.of(
                             "the store failed: "
                                     + StoreConnection.mask(
-                                            StoreConnection.rootMessage(e.getCause())));
+                                            StoreConnection.rootMessage(
+                                                    e.getCause() == null ? e : e.getCause())));
             inFlight = null;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

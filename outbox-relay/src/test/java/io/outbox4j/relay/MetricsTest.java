@@ -50,7 +50,13 @@ class MetricsTest {
     @Test
     void observations_areCountedPerTopicAndOutcome_withTheEnqueueToCompleteHistogram() {
         Metrics m =
-                new Metrics(clock, null, false, Duration.ofSeconds(15), storeThread, () -> true);
+                new Metrics(
+                        clock,
+                        new InMemoryOutboxStore(),
+                        false,
+                        Duration.ofSeconds(15),
+                        storeThread,
+                        () -> true);
         m.onDelivery(observation("orders", Outcome.COMPLETED, Duration.ofMillis(40)));
         m.onDelivery(observation("orders", Outcome.COMPLETED, Duration.ofSeconds(3)));
         m.onDelivery(observation("orders", Outcome.RELEASED, Duration.ofSeconds(1)));

@@ -39,6 +39,7 @@ class RelayDocsTest {
     void theDefaultsInTheTableAreTheCodes() throws IOException {
         Map<String, String> expected = new LinkedHashMap<>();
         expected.put("relay.batch-size", String.valueOf(Relay.DEFAULT_BATCH_SIZE));
+        expected.put("relay.min-batch-size", String.valueOf(Relay.DEFAULT_MIN_BATCH_SIZE));
         expected.put("relay.workers", String.valueOf(Relay.DEFAULT_WORKERS));
         expected.put("relay.delivery-timeout", Settings.format(Relay.DEFAULT_DELIVERY_TIMEOUT));
         expected.put("relay.lease", Settings.format(Relay.DEFAULT_LEASE));

@@ -21,6 +21,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Settings of the outbox4j commands, from three places: a properties file ({@code --config}), the
@@ -378,7 +379,7 @@ public final class Settings {
      * @param text the text
      * @return the duration, or {@code null} if the text is neither
      */
-    public static Duration parseDuration(String text) {
+    public static @Nullable Duration parseDuration(String text) {
         String t = text.strip();
         Matcher m = SIMPLE_DURATION.matcher(t);
         if (m.matches()) {

@@ -4,4 +4,7 @@
  * io.outbox4j.cli.internal.StoreConnection}). The standalone relay ({@code outbox-relay}) reads its
  * store the same way. Not a stable API: it changes with the commands.
  */
+@NullMarked
 package io.outbox4j.cli.internal;
+
+import org.jspecify.annotations.NullMarked;
