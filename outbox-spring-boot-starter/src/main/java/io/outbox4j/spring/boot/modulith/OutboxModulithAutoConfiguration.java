@@ -35,11 +35,7 @@ import tools.jackson.databind.json.JsonMapper;
         after = OutboxRelayAutoConfiguration.class,
         afterName =
                 "org.springframework.modulith.events.config.EventExternalizationAutoConfiguration")
-@ConditionalOnClass(
-        name = {
-            "org.springframework.modulith.events.EventExternalizationConfiguration",
-            "org.springframework.modulith.events.support.BrokerRouting"
-        })
+@ConditionalOnClass(name = "org.springframework.modulith.events.EventExternalizationConfiguration")
 @ConditionalOnBean(
         type = {
             "org.springframework.modulith.events.EventExternalizationConfiguration",
