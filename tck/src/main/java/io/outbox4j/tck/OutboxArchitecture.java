@@ -81,7 +81,9 @@ public final class OutboxArchitecture {
         "io.outbox4j.tck..",
         "io.outbox4j.store..",
         "io.outbox4j.publisher..",
-        INTEGRATIONS
+        INTEGRATIONS,
+        "io.outbox4j.micrometer..",
+        "io.outbox4j.opentelemetry.."
     };
 
     private OutboxArchitecture() {}
@@ -175,7 +177,8 @@ public final class OutboxArchitecture {
     }
 
     /**
-     * {@code io.outbox4j.engine} depends on the JDK, the api and slf4j only: never on an adapter.
+     * {@code io.outbox4j.engine} depends on the JDK, the api and slf4j only (and the JSpecify
+     * nullness annotations): never on an adapter.
      *
      * @return the rule
      */
@@ -185,7 +188,7 @@ public final class OutboxArchitecture {
                 .resideInAPackage(ENGINE)
                 .should()
                 .onlyDependOnClassesThat()
-                .resideInAnyPackage("java..", API, ENGINE, "org.slf4j..")
+                .resideInAnyPackage("java..", API, ENGINE, "org.slf4j..", "org.jspecify.annotations..")
                 .because(
                         "the engine works with any store and publisher through the ports (DESIGN §1)");
     }
@@ -238,8 +241,8 @@ public final class OutboxArchitecture {
     }
 
     /**
-     * Library code (api, engine, tck, stores, publishers) neither uses the standard streams nor
-     * {@code java.util.logging}.
+     * Library code (api, engine, tck, stores, publishers, integrations, the observability modules)
+     * neither uses the standard streams nor {@code java.util.logging}.
      *
      * @return the rule
      */

@@ -41,6 +41,8 @@ class ProjectArchitectureTest {
                     Map.entry("kafka", 5),
                     Map.entry("cli", 5),
                     Map.entry("relay", 5),
+                    Map.entry("micrometer", 2),
+                    Map.entry("opentelemetry", 3),
                     Map.entry("testservices", 2),
                     Map.entry("examples.quickstart", 2));
 
