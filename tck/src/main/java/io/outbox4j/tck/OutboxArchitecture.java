@@ -188,7 +188,8 @@ public final class OutboxArchitecture {
                 .resideInAPackage(ENGINE)
                 .should()
                 .onlyDependOnClassesThat()
-                .resideInAnyPackage("java..", API, ENGINE, "org.slf4j..", "org.jspecify.annotations..")
+                .resideInAnyPackage(
+                        "java..", API, ENGINE, "org.slf4j..", "org.jspecify.annotations..")
                 .because(
                         "the engine works with any store and publisher through the ports (DESIGN §1)");
     }
