@@ -26,9 +26,13 @@ import tools.jackson.databind.json.JsonMapper;
  * Makes outbox4j the engine behind Spring Modulith's event externalization (Modulith 2.0): every
  * event its {@code EventExternalizationConfiguration} selects (by default those annotated with
  * {@code @Externalized}) is enqueued in the publishing transaction and published by outbox4j's
- * relay. Use it instead of Modulith's own broker modules ({@code spring-modulith-events-kafka},
- * {@code -amqp}, {@code -jms}, {@code -messaging}), which would publish the same events a second
- * time after the commit: startup fails when one of them is present. Turned off with {@code
+ * relay. The default configuration bean comes with Modulith's starters ({@code
+ * spring-modulith-events-core}); with {@code spring-modulith-events-api} alone, declare one ({@code
+ * EventExternalizationConfiguration.defaults("com.acme").build()}).
+ *
+ * <p>Use it instead of Modulith's own broker modules ({@code spring-modulith-events-kafka}, {@code
+ * -amqp}, {@code -jms}, {@code -messaging}), which would publish the same events a second time
+ * after the commit: startup fails when one of them is present. Turned off with {@code
  * outbox4j.modulith.enabled=false}.
  */
 @AutoConfiguration(

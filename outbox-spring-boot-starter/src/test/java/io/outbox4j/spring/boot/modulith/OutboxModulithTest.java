@@ -1,0 +1,136 @@
+package io.outbox4j.spring.boot.modulith;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.outbox4j.api.Message;
+import io.outbox4j.api.Publisher;
+import io.outbox4j.spring.boot.OutboxAutoConfiguration;
+import io.outbox4j.spring.boot.OutboxRelayAutoConfiguration;
+import io.outbox4j.spring.boot.RecordingPublisher;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.modulith.events.EventExternalizationConfiguration;
+import org.springframework.modulith.events.Externalized;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Spring Modulith's {@code @Externalized} events go through outbox4j: enqueued in the publishing
+ * transaction, routed by the annotation (SpEL key included), serialized as JSON, and published by
+ * the relay.
+ */
+class OutboxModulithTest {
+    /** An event Modulith externalizes to "orders", keyed by customer. */
+    @Externalized("orders::#{customerId()}")
+    public record OrderPlaced(String orderId, String customerId) {}
+
+    /** An event that stays inside the application. */
+    public record OrderViewed(String orderId) {}
+
+    private final RecordingPublisher publisher = new RecordingPublisher();
+
+    private final ApplicationContextRunner runner =
+            new ApplicationContextRunner()
+                    .withConfiguration(
+                            AutoConfigurations.of(
+                                    DataSourceAutoConfiguration.class,
+                                    DataSourceTransactionManagerAutoConfiguration.class,
+                                    TransactionAutoConfiguration.class,
+                                    OutboxAutoConfiguration.class,
+                                    OutboxRelayAutoConfiguration.class,
+                                    OutboxModulithAutoConfiguration.class))
+                    .withBean(Publisher.class, () -> publisher)
+                    .withBean(
+                            EventExternalizationConfiguration.class,
+                            () ->
+                                    EventExternalizationConfiguration.defaults(
+                                                    OutboxModulithTest.class.getPackageName())
+                                            .build())
+                    .withPropertyValues(
+                            "spring.application.name=shop",
+                            "spring.datasource.url=jdbc:h2:mem:"
+                                    + UUID.randomUUID()
+                                    + ";DB_CLOSE_DELAY=-1",
+                            "outbox4j.store.jdbc.create-schema=true");
+
+    @Test
+    @DisplayName(
+            "an @Externalized event published in a committed transaction reaches the publisher: topic and SpEL key from the annotation, JSON payload")
+    void externalizedEventIsPublished() {
+        runner.run(
+                context -> {
+                    assertThat(context).hasNotFailed();
+                    context.getBean(TransactionTemplate.class)
+                            .executeWithoutResult(
+                                    tx -> {
+                                        context.publishEvent(new OrderPlaced("o-1", "c-7"));
+                                        context.publishEvent(new OrderViewed("o-1"));
+                                    });
+                    await().atMost(Duration.ofSeconds(10))
+                            .until(() -> !publisher.published().isEmpty());
+                    Thread.sleep(300);
+                    List<Message> published = publisher.published();
+                    assertThat(published).as("only the @Externalized event").hasSize(1);
+                    Message m = published.get(0);
+                    assertThat(m.topic()).isEqualTo("orders");
+                    assertThat(m.key()).contains("c-7");
+                    assertThat(m.module()).isEqualTo("shop");
+                    assertThat(m.contentType()).isEqualTo("application/json");
+                    assertThat(new String(m.payload(), StandardCharsets.UTF_8))
+                            .contains("\"orderId\":\"o-1\"")
+                            .contains("\"customerId\":\"c-7\"");
+                });
+    }
+
+    @Test
+    @DisplayName("an @Externalized event whose transaction rolls back is never published")
+    void rolledBackEventIsNeverPublished() {
+        runner.run(
+                context -> {
+                    TransactionTemplate tx = context.getBean(TransactionTemplate.class);
+                    assertThatThrownBy(
+                                    () ->
+                                            tx.executeWithoutResult(
+                                                    status -> {
+                                                        context.publishEvent(
+                                                                new OrderPlaced("o-lost", "c-1"));
+                                                        throw new IllegalStateException("declined");
+                                                    }))
+                            .hasMessage("declined");
+                    tx.executeWithoutResult(
+                            status -> context.publishEvent(new OrderPlaced("o-kept", "c-1")));
+                    await().atMost(Duration.ofSeconds(10))
+                            .until(
+                                    () ->
+                                            publisher.published().stream()
+                                                    .anyMatch(
+                                                            m ->
+                                                                    m.payloadAsString()
+                                                                            .contains("o-kept")));
+                    assertThat(publisher.published())
+                            .noneMatch(m -> m.payloadAsString().contains("o-lost"));
+                });
+    }
+
+    @Test
+    @DisplayName(
+            "an @Externalized event published outside a transaction fails the publishEvent call")
+    void eventOutsideTransactionIsRefused() {
+        runner.run(
+                context ->
+                        assertThatThrownBy(
+                                        () -> context.publishEvent(new OrderPlaced("o-2", "c-2")))
+                                .hasMessageContaining(
+                                        "needs an active Spring-managed transaction"));
+    }
+}
