@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The README's Java snippets are copies of tagged regions ({@code // tag::name[]} … {@code //
- * end::name[]}) of the quickstart's compiled sources, so they cannot rot: this test fails when they
- * drift apart.
+ * end::name[]}) of the quickstart's compiled sources (or of the tests of the observability modules,
+ * which run their examples), so they cannot rot: this test fails when they drift apart.
  */
 class ReadmeSnippetsTest {
     private static final Path ROOT = Path.of("../..");
@@ -34,6 +34,10 @@ class ReadmeSnippetsTest {
             snippets.add(normalise(m.group(1)));
         }
         List<String> regions = taggedRegions(Path.of("src/main/java"));
+        // The observability modules' examples are tested in their own modules.
+        for (String module : List.of("outbox-micrometer", "outbox-opentelemetry")) {
+            regions.addAll(taggedRegions(ROOT.resolve(module).resolve("src/test/java")));
+        }
 
         assertThat(snippets).as("Java snippets in README.md").isNotEmpty();
         assertThat(regions).as("tagged regions in the quickstart sources").isNotEmpty();
