@@ -7,17 +7,24 @@ import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.statement.Query;
 
 /**
  * MariaDB 10.6+: the claim lock is the row of the outbox's lock table; candidates are read with
  * their messages and locked in one statement ({@code FOR UPDATE SKIP LOCKED}) because an {@code
  * UPDATE} cannot return rows; completions return what they deleted ({@code DELETE … RETURNING}).
  * Times are UTC wall-clock values in {@code DATETIME(6)}, never converted by a session time zone.
+ *
+ * <p>The predecessors of a page's keyed candidates are found by a second statement whose probes are
+ * bound to constants: MariaDB runs a correlated probe as a {@code ref} lookup on {@code msg_key}
+ * and walks the key from its far end (a key's head would read its whole backlog), while a probe
+ * bound to constants is one range step on {@code (msg_key, seq)}.
  */
 class MariaDbDialect extends SqlDialect {
     private final LockRow lockRow;
@@ -40,9 +47,7 @@ class MariaDbDialect extends SqlDialect {
         this.candidates =
                 "SELECT "
                         + MESSAGE_COLUMNS
-                        + ", "
-                        + predecessor
-                        + " AS prev_seq FROM "
+                        + " FROM "
                         + table
                         + " c"
                         + claimable
@@ -67,7 +72,7 @@ class MariaDbDialect extends SqlDialect {
                 "UPDATE "
                         + table
                         + " SET parked = FALSE WHERE parked = TRUE AND msg_key = :key"
-                        + " ORDER BY seq LIMIT :n";
+                        + " ORDER BY parked, msg_key, seq LIMIT :n"; // index order, no filesort
         this.extendUpdate = "UPDATE " + table + " SET available_at = :until" + LEASES;
         this.extendedLeases =
                 "SELECT id, receipt FROM " + table + LEASES + " AND available_at = :until";
@@ -91,8 +96,64 @@ class MariaDbDialect extends SqlDialect {
 
     @Override
     List<Candidate> lockCandidates(Handle h, Instant now, int limit) {
-        return candidates(
-                h.createQuery(candidates).bind("now", time(now)).bind("limit", limit), this);
+        List<StoredRow> rows =
+                h.createQuery(candidates)
+                        .bind("now", time(now))
+                        .bind("limit", limit)
+                        .map((rs, ctx) -> StoredRow.read(rs, this))
+                        .list();
+        Map<String, Long> prev = predecessors(h, rows);
+        List<Candidate> page = new ArrayList<>(rows.size());
+        for (StoredRow r : rows) {
+            page.add(new Candidate(r.id, r.seq, r.key, prev.get(r.id), r));
+        }
+        return page;
+    }
+
+    /**
+     * The latest earlier row of each keyed row's key, by id (absent when none): one statement of
+     * probes bound to constants, {@code SELECT :id0 AS id, (SELECT p.seq … ORDER BY p.seq DESC
+     * LIMIT 1) AS prev_seq UNION ALL …}.
+     */
+    Map<String, Long> predecessors(Handle h, List<StoredRow> rows) {
+        StringBuilder sql = new StringBuilder();
+        List<StoredRow> keyed = new ArrayList<>();
+        for (StoredRow r : rows) {
+            if (r.key != null) {
+                int i = keyed.size();
+                sql.append(i == 0 ? "" : " UNION ALL ")
+                        .append("SELECT :id")
+                        .append(i)
+                        .append(" AS id, (SELECT p.seq FROM ")
+                        .append(table)
+                        .append(" p WHERE p.msg_key = :key")
+                        .append(i)
+                        .append(" AND p.seq < :seq")
+                        .append(i)
+                        .append(deadLettersBlock ? "" : " AND p.dead_at IS NULL")
+                        .append(" ORDER BY p.seq DESC LIMIT 1) AS prev_seq");
+                keyed.add(r);
+            }
+        }
+        Map<String, Long> prev = new HashMap<>();
+        if (keyed.isEmpty()) {
+            return prev;
+        }
+        Query probes = h.createQuery(sql.toString());
+        for (int i = 0; i < keyed.size(); i++) {
+            StoredRow r = keyed.get(i);
+            probes.bind("id" + i, r.id).bind("key" + i, r.key).bind("seq" + i, r.seq);
+        }
+        probes.map(
+                        (rs, ctx) -> {
+                            long seq = rs.getLong("prev_seq");
+                            if (!rs.wasNull()) {
+                                prev.put(rs.getString("id"), seq);
+                            }
+                            return seq;
+                        })
+                .list();
+        return prev;
     }
 
     @Override

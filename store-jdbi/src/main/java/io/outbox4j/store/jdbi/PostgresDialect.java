@@ -63,10 +63,16 @@ final class PostgresDialect extends SqlDialect {
     final String extend;
     final String abandon;
 
-    /** The lock, then: read a page, lease the candidates nothing precedes, return the page. */
+    /** Reads a page, leases the candidates nothing precedes, returns the page. */
+    final String claimFree;
+
+    /** Deletes keyed leases of one claim and unparks their keys. */
+    final String completeKeyed;
+
+    /** {@link #lock}, then {@link #claimFree}, in one round trip. */
     final String lockAndClaimFree;
 
-    /** The lock, then: delete keyed leases of one claim and unpark their keys. */
+    /** {@link #lock}, then {@link #completeKeyed}, in one round trip. */
     final String lockAndCompleteKeyed;
 
     /**
@@ -132,9 +138,8 @@ final class PostgresDialect extends SqlDialect {
                         + " AS t SET available_at = t.enqueued_at,"
                         + " attempts = GREATEST(t.attempts - 1, 0), lease_owner = NULL, receipt = NULL"
                         + leases;
-        this.lockAndClaimFree =
-                lock
-                        + "; WITH page AS ("
+        this.claimFree =
+                "WITH page AS ("
                         + page
                         + " WHERE "
                         + AT_READ_COMMITTED
@@ -153,9 +158,8 @@ final class PostgresDialect extends SqlDialect {
                         + ") SELECT page.id AS c_id, page.seq AS c_seq, page.msg_key AS c_key,"
                         + " page.prev_seq, leased.* FROM page LEFT JOIN leased ON leased.id = page.id"
                         + " ORDER BY page.available_at, page.seq";
-        this.lockAndCompleteKeyed =
-                lock
-                        + "; WITH d AS (DELETE FROM "
+        this.completeKeyed =
+                "WITH d AS (DELETE FROM "
                         + table
                         + ofOneClaim
                         + " AND "
@@ -170,6 +174,8 @@ final class PostgresDialect extends SqlDialect {
                         + firstParked
                         + " WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.id = w.id)))"
                         + " SELECT id, receipt, msg_key FROM d";
+        this.lockAndClaimFree = lock + "; " + claimFree;
+        this.lockAndCompleteKeyed = lock + "; " + completeKeyed;
     }
 
     @Override

@@ -7,8 +7,9 @@
 -- retry time; extend: the new lease end; abandon: enqueued_at; dead-letter: NULL). A keyed message found
 -- behind an unfinished earlier message of its key (enqueue order: seq) is parked until that message is
 -- completed or discarded (docs/per-key-order.md). MariaDB has no partial index: the claim index leads
--- with parked, so the claim reads the (parked = FALSE, available_at <= now) slice in claim order (no
--- filesort, so InnoDB locks only the rows it returns); dead rows have no available_at and sit apart.
+-- with parked and dead_at, so the claim reads the (parked = FALSE, dead_at IS NULL, available_at <= now)
+-- range in claim order (no filesort, so InnoDB locks only the rows it returns); parked and dead rows
+-- sit apart, and the range ends at now whether the optimizer reads it as a range or a ref.
 -- Times are UTC in DATETIME(6) (no session time zone conversion); utf8mb4_bin keeps ids exact.
 CREATE TABLE IF NOT EXISTS `outbox_message` (
     id            VARCHAR(255) NOT NULL,
@@ -32,7 +33,7 @@ CREATE TABLE IF NOT EXISTS `outbox_message` (
     dead_reason   TEXT         NULL,
     PRIMARY KEY (id),
     UNIQUE KEY `outbox_message_seq_uk` (seq),
-    KEY `outbox_message_claim_idx` (parked, available_at, seq),
+    KEY `outbox_message_claim_idx` (parked, dead_at, available_at, seq),
     KEY `outbox_message_key_idx` (msg_key, seq),
     KEY `outbox_message_parked_idx` (parked, msg_key, seq),
     KEY `outbox_message_dead_idx` (dead_at, seq)

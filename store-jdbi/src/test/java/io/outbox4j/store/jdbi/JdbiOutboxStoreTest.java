@@ -207,39 +207,6 @@ abstract class JdbiOutboxStoreTest {
     }
 
     @Test
-    void enqueueOnAnAutoCommitHandle_isRefusedClearly_andInsertsNothing() {
-        Message m = message().build();
-        jdbi.useHandle(
-                h -> {
-                    assertThatThrownBy(() -> store.enqueue(h, m))
-                            .isInstanceOf(IllegalArgumentException.class)
-                            .hasMessageStartingWith(
-                                    "transaction must not be in auto-commit mode: the message"
-                                            + " would commit on its own")
-                            .hasMessageContaining("jdbi.useTransaction(...)");
-                    assertThatThrownBy(() -> store.enqueueAll(h, List.of(m)))
-                            .isInstanceOf(IllegalArgumentException.class);
-                });
-        assertThat(claimAllIds(store)).isEmpty();
-    }
-
-    @Test
-    void enqueueOnAnAutoCommitConnection_isRefusedClearly_andInsertsNothing() throws Exception {
-        Message m = message().build();
-        try (org.jdbi.v3.core.Handle h = jdbi.open()) {
-            Connection c = h.getConnection();
-            assertThat(c.getAutoCommit()).isTrue();
-            assertThatThrownBy(() -> store.jdbc().enqueue(c, m))
-                    .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageStartingWith("transaction must not be in auto-commit mode")
-                    .hasMessageContaining("connection.setAutoCommit(false)");
-            assertThatThrownBy(() -> store.jdbc().enqueueAll(c, List.of(m)))
-                    .isInstanceOf(IllegalArgumentException.class);
-        }
-        assertThat(claimAllIds(store)).isEmpty();
-    }
-
-    @Test
     void sameIdTwiceInOneBatch_isRejectedBeforeTouchingTheDatabase() {
         Message m = message().build();
         assertThatThrownBy(() -> jdbi.useTransaction(h -> store.enqueueAll(h, List.of(m, m))))
