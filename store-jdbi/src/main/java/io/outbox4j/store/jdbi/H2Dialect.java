@@ -111,9 +111,7 @@ final class H2Dialect extends SqlDialect {
     @Override
     List<Candidate> lockCandidates(Handle h, Instant now, int limit) {
         List<Candidate> page =
-                candidates(
-                        h.createQuery(candidates).bind("now", time(now)).bind("limit", limit),
-                        null);
+                candidates(h.createQuery(candidates).bind("now", time(now)).bind("limit", limit));
         if (page.isEmpty()) {
             return page;
         }

@@ -273,8 +273,7 @@ final class PostgresDialect extends SqlDialect {
 
     @Override
     List<Candidate> lockCandidates(Handle h, Instant now, int limit) {
-        return candidates(
-                h.createQuery(candidates).bind("now", time(now)).bind("limit", limit), null);
+        return candidates(h.createQuery(candidates).bind("now", time(now)).bind("limit", limit));
     }
 
     @Override

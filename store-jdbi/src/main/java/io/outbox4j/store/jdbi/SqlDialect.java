@@ -429,18 +429,17 @@ abstract class SqlDialect {
     }
 
     /** Reads a page of candidates (id, seq, msg_key, prev_seq) from a prepared query. */
-    static List<Candidate> candidates(Query query, SqlDialect withRows) {
+    static List<Candidate> candidates(Query query) {
         return query.map(
                         (rs, ctx) -> {
                             long prev = rs.getLong("prev_seq");
                             Long prevSeq = rs.wasNull() ? null : prev;
-                            StoredRow row = withRows == null ? null : StoredRow.read(rs, withRows);
                             return new Candidate(
                                     rs.getString("id"),
                                     rs.getLong("seq"),
                                     rs.getString("msg_key"),
                                     prevSeq,
-                                    row);
+                                    null);
                         })
                 .list();
     }

@@ -392,6 +392,70 @@ abstract class JdbiOutboxStoreTest {
         assertThat(left).isZero();
     }
 
+    private boolean parked(String id) {
+        return jdbi.withHandle(
+                h ->
+                        h.createQuery("SELECT parked FROM " + store.sql().table + " WHERE id = ?")
+                                .bind(0, id)
+                                .mapTo(Boolean.class)
+                                .one());
+    }
+
+    /** Enqueues a head and a follower of one key, leases the head, parks the follower. */
+    private Delivery headLeasedAndFollowerParked(Message head, Message follower) {
+        jdbi.useTransaction(h -> store.enqueueAll(h, List.of(head, follower)));
+        List<Delivery> first = store.claim(claimNow("a", 1));
+        assertThat(ids(first)).containsExactly(head.id());
+        assertThat(store.claim(claimNow("b", 10)))
+                .as("the follower while its head is leased")
+                .isEmpty();
+        assertThat(parked(follower.id())).as("the follower is parked").isTrue();
+        return first.get(0);
+    }
+
+    @Test
+    void followerFoundBehindALeasedHead_isParked_andUnparkedWhenTheHeadCompletes() {
+        Message head = message().key("customer-1").build();
+        Message follower = message().key("customer-1").build();
+        Delivery d = headLeasedAndFollowerParked(head, follower);
+        assertThat(store.complete(new Completion("a", List.of(d.receipt())))).isEmpty();
+        assertThat(parked(follower.id())).as("unparked by the completion of its head").isFalse();
+        assertThat(ids(store.claim(claimNow("b", 10)))).containsExactly(follower.id());
+    }
+
+    @Test
+    void deadLetterOfAStoreWhoseDeadLettersDoNotBlock_unparksTheFollower() {
+        Message head = message().key("customer-2").build();
+        Message follower = message().key("customer-2").build();
+        Delivery d = headLeasedAndFollowerParked(head, follower);
+        JdbiOutboxStore skipping =
+                JdbiOutboxStore.builder(jdbi)
+                        .tableName(store.tableName())
+                        .deadLettersBlockTheirKey(false)
+                        .build();
+        assertThat(skipping.deadLetter(new DeadLetter("a", d.receipt(), "poison", Instant.now())))
+                .isTrue();
+        assertThat(parked(follower.id())).as("unparked by the dead letter").isFalse();
+        assertThat(ids(skipping.claim(claimNow("b", 10)))).containsExactly(follower.id());
+    }
+
+    @Test
+    void deadHead_keepsItsFollowerParked_untilItIsDiscarded() {
+        Message head = message().key("customer-3").build();
+        Message follower = message().key("customer-3").build();
+        Delivery d = headLeasedAndFollowerParked(head, follower);
+        assertThat(store.deadLetter(new DeadLetter("a", d.receipt(), "poison", Instant.now())))
+                .isTrue();
+        assertThat(store.claim(claimNow("b", 10))).as("behind the dead letter").isEmpty();
+        assertThat(parked(follower.id())).isTrue();
+        assertThat(store.statistics(Instant.now().plusSeconds(1)).total().ready())
+                .as("a parked follower counts as ready")
+                .isEqualTo(1);
+        assertThat(store.discard(List.of(head.id()))).isEqualTo(1);
+        assertThat(parked(follower.id())).as("unparked by the discard").isFalse();
+        assertThat(ids(store.claim(claimNow("b", 10)))).containsExactly(follower.id());
+    }
+
     private Map<String, Object> row(String id) {
         return jdbi.withHandle(
                 h ->
