@@ -30,7 +30,11 @@ import org.jspecify.annotations.Nullable;
  *
  * <p><b>Adaptive claims</b> ({@link ClaimSizer}): from {@code minBatchSize} up to {@code
  * batchSize}. After a full claim the loop claims again as soon as there is room; after a partial or
- * empty one it waits for a wake-up or the poll interval.
+ * empty one it waits for a wake-up or the poll interval. Except: a partial claim made beside
+ * batches in flight right after a full claim most likely met the keys those batches hold (the store
+ * fences them and may park the rows behind them); the loop then waits until no batch is in flight
+ * and claims again at once, alone, so that a backlog concentrated on few keys is not claimed (and
+ * parked) over and over beside the relay's own batches.
  *
  * <p><b>Coalesced wake-ups.</b> {@link #wakeUp()} sets a flag (a volatile read when it is already
  * set) and signals the loop only while it sleeps. A wake-up claims at once if no claim started in
@@ -76,6 +80,7 @@ final class Pipeline {
     private final Set<Batch> running = new LinkedHashSet<>();
     private long claimsStarted;
     private long lastClaimNanos;
+    private boolean lastClaimOverlapped;
 
     final AtomicLong publishedTotal = new AtomicLong();
     final AtomicLong deadLetteredTotal = new AtomicLong();
@@ -173,11 +178,14 @@ final class Pipeline {
     /** The loop thread's body: claims until closed; rethrows a publisher's Error. */
     void loop() {
         int storeErrors = 0;
+        boolean previousFull = false;
+        boolean alone = false;
         while (true) {
-            int limit = awaitRoom();
+            int limit = awaitRoom(alone);
             if (limit == 0) {
                 break;
             }
+            boolean overlapped = lastClaimOverlapped;
             Batch batch = newBatch();
             List<Tracked> claimed;
             long claimNumber;
@@ -195,12 +203,22 @@ final class Pipeline {
                 continue;
             }
             storeErrors = 0;
-            sizer.claimed(limit, claimed.size());
+            boolean full = claimed.size() >= limit;
+            // A partial claim beside batches in flight, right after a full one, most likely met
+            // the keys those batches hold (the store fences them, and may park their followers):
+            // the backlog is not over. Claim again once they are done, without waiting for a
+            // wake-up, and keep the claim size.
+            boolean fenced = !full && overlapped && previousFull;
+            if (!fenced) {
+                sizer.claimed(limit, claimed.size());
+            }
             claimNumber = claimed(claimed.isEmpty() ? null : batch);
             if (!claimed.isEmpty()) {
                 start(batch, claimNumber);
             }
-            if (claimed.size() < limit && !awaitWork()) {
+            previousFull = full;
+            alone = fenced;
+            if (!full && !fenced && !awaitWork()) {
                 break;
             }
         }
@@ -214,11 +232,12 @@ final class Pipeline {
 
     /**
      * Waits until a claim may start (room for at least half a claim, fewer than {@link
-     * #MAX_BATCHES_IN_FLIGHT} batches), then marks the claim started.
+     * #MAX_BATCHES_IN_FLIGHT} batches; with {@code alone}, no batch in flight), then marks the
+     * claim started.
      *
      * @return the claim's limit, or 0 if the loop must end
      */
-    private int awaitRoom() {
+    private int awaitRoom(boolean alone) {
         lock.lock();
         try {
             while (true) {
@@ -228,7 +247,9 @@ final class Pipeline {
                 int target = sizer.target();
                 int room = settings.maxInFlight() - messagesInFlight;
                 int need = Math.max(1, Math.min(target, settings.maxInFlight()) / 2);
-                if (running.size() < MAX_BATCHES_IN_FLIGHT && room >= need) {
+                int batches = alone ? 1 : MAX_BATCHES_IN_FLIGHT;
+                if (running.size() < batches && room >= need) {
+                    lastClaimOverlapped = !running.isEmpty();
                     claiming = true;
                     wakeRequested = false;
                     claimsStarted++;

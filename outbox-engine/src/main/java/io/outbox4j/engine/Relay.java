@@ -98,6 +98,9 @@ import org.jspecify.annotations.Nullable;
  *       batchSize} (default {@value #DEFAULT_BATCH_SIZE}); a partial claim halves it, an empty one
  *       resets it. After a full claim the loop claims again as soon as there is room; after a
  *       partial or empty one it waits {@code pollInterval}, or less if {@link #wakeUp()} is called.
+ *       A partial claim made beside batches in flight right after a full one most likely met the
+ *       keys those batches hold: the loop then claims again, at the same size, as soon as no batch
+ *       is in flight (a backlog on few keys is not claimed over and over beside its own batches).
  *   <li><b>Coalesced wake-ups</b>: a wake-up is remembered, never lost; it claims at once unless a
  *       claim started within the {@code wakeUpWindow} (default 5 ms), else at the end of it, once
  *       for all wake-ups that came meanwhile. A batch that completes keyed messages wakes the loop

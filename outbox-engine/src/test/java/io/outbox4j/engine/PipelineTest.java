@@ -191,6 +191,57 @@ class PipelineTest {
     }
 
     @Test
+    void aClaimFencedByTheKeysOfItsOwnBatches_isFollowedByAClaimAlone_ofTheSameSize()
+            throws Exception {
+        // Two hot keys: every claim beside a batch in flight finds both keys leased.
+        List<Message> messages = new ArrayList<>();
+        for (int i = 0; i < 120; i++) {
+            messages.add(Fixtures.message((i % 2 == 0 ? "a" : "b") + i, i % 2 == 0 ? "a" : "b"));
+        }
+        memory.enqueueCommitted(messages);
+        List<int[]> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Relay[] relay = new Relay[1];
+        RecordingStore store =
+                new RecordingStore(memory) {
+                    @Override
+                    public List<Delivery> claim(ClaimRequest request) {
+                        int inFlight = relay[0].pipeline().messagesInFlight();
+                        List<Delivery> claimed = super.claim(request);
+                        seen.add(new int[] {inFlight, request.limit(), claimed.size()});
+                        return claimed;
+                    }
+                };
+        KeyTrackingPublisher publisher = new KeyTrackingPublisher(3_000_000);
+        relay[0] =
+                Relay.builder(store, publisher)
+                        .owner("hot-keys")
+                        .batchSize(40)
+                        .minBatchSize(10)
+                        .pollInterval(Duration.ofSeconds(30))
+                        .wakeUpWindow(Duration.ofMillis(200))
+                        .build();
+        try (Relay r = relay[0]) {
+            r.start();
+            Fixtures.await("the outbox is empty", Duration.ofSeconds(20), () -> memory.size() == 0);
+        }
+        int fenced = 0;
+        for (int i = 1; i < seen.size(); i++) {
+            int[] before = seen.get(i - 1);
+            int[] claim = seen.get(i);
+            boolean beforeFull = i >= 2 && seen.get(i - 2)[2] == seen.get(i - 2)[1];
+            if (before[0] > 0 && before[2] < before[1] && beforeFull) {
+                fenced++;
+                assertThat(claim[0]).as("claim %d starts with nothing in flight", i + 1).isZero();
+                assertThat(claim[1])
+                        .as("claim %d keeps the size of the fenced claim", i + 1)
+                        .isGreaterThanOrEqualTo(before[1]);
+            }
+        }
+        assertThat(fenced).as("claims fenced by the relay's own keys").isPositive();
+        assertThat(publisher.overlaps).isEmpty();
+    }
+
+    @Test
     void claimSizer_growsWhileFull_halvesWhenPartial_resetsWhenEmpty() {
         ClaimSizer sizer = new ClaimSizer(16, 500);
         assertThat(sizer.target()).isEqualTo(16);
