@@ -86,9 +86,13 @@ final class Db {
                                 + " renamed to "
                                 + dialect.tableName
                                 + ")";
+        String others = dialect.companionTables();
         return "table "
                 + quotedName()
-                + " does not exist; create it with "
+                + others
+                + " does not exist; create "
+                + (others.isEmpty() ? "it" : "them")
+                + " with "
                 + ddlResource
                 + rename
                 + " or call createSchemaIfAbsent()";

@@ -104,6 +104,11 @@ final class H2Dialect extends SqlDialect {
         lockRow.lock(h);
     }
 
+    @Override
+    String companionTables() {
+        return lockRow.describe();
+    }
+
     /**
      * Reads the page, then locks its rows by primary key: a row another writer (a late release or
      * extension) holds is waited for and dropped if it is no longer claimable.

@@ -8,6 +8,7 @@ import org.jdbi.v3.core.Handle;
  * (MariaDB, MySQL, H2). The DDL inserts the row; a table created without it gets it on first use.
  */
 final class LockRow {
+    private final String lockTable;
     private final String select;
     private final String insert;
 
@@ -19,8 +20,14 @@ final class LockRow {
      *     {@code %s} for the lock table
      */
     LockRow(String lockTable, String insertIfAbsent) {
+        this.lockTable = lockTable;
         this.select = "SELECT name FROM " + lockTable + " WHERE name = 'claim' FOR UPDATE";
         this.insert = String.format(insertIfAbsent, lockTable);
+    }
+
+    /** For error messages: the lock table's name in double quotes. */
+    String describe() {
+        return " or its lock table \"" + lockTable.substring(1, lockTable.length() - 1) + "\"";
     }
 
     void lock(Handle h) {

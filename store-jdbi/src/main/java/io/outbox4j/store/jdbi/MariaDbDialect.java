@@ -95,6 +95,11 @@ class MariaDbDialect extends SqlDialect {
     }
 
     @Override
+    String companionTables() {
+        return lockRow.describe();
+    }
+
+    @Override
     List<Candidate> lockCandidates(Handle h, Instant now, int limit) {
         List<StoredRow> rows =
                 h.createQuery(candidates)

@@ -207,6 +207,16 @@ abstract class SqlDialect {
     // ------------------------------------------------------------------------------------------
 
     /**
+     * Other tables this dialect needs besides the outbox table, for error messages (the claim lock
+     * table of MariaDB, MySQL and H2).
+     *
+     * @return e.g. {@code " or its lock table \"t_lock\""}, or empty
+     */
+    String companionTables() {
+        return "";
+    }
+
+    /**
      * The insert of a single message. A duplicate id fails it; PostgreSQL's inserts nothing instead
      * (update count 0), so the caller's transaction stays usable without a savepoint.
      */
