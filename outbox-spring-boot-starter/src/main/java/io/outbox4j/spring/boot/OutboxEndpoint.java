@@ -26,8 +26,9 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  *   <li>{@code GET /actuator/outbox}: counts by state, in total and per topic, and blocked keys;
  *   <li>{@code GET /actuator/outbox/dead-letters?topic=&limit=&after=}: one page of dead letters
  *       (no payload, no header values), newest page cursor in {@code next};
- *   <li>{@code POST /actuator/outbox/replay} or {@code /discard} with {@code {"ids": [...]}}, or
- *       with {@code {"all": true}} (optionally {@code "topic"}) for every dead letter selected.
+ *   <li>{@code POST /actuator/outbox/replay} or {@code /discard} with {@code {"ids": "id1,id2"}}
+ *       (comma-separated: Actuator request bodies hold plain values), or with {@code {"all":
+ *       "true"}} (optionally {@code "topic"}) for every dead letter selected.
  * </ul>
  *
  * Like every endpoint but health, it is exposed over HTTP only when the application lists it in
@@ -129,7 +130,7 @@ public class OutboxEndpoint {
      * Replays (due again now) or discards (deletes) dead letters.
      *
      * @param action {@code replay} or {@code discard}
-     * @param ids the dead letters, by message id
+     * @param ids the dead letters, by message id, separated by commas
      * @param all {@code true} to act on every dead letter selected by {@code topic} instead of ids
      * @param topic with {@code all}: only this topic
      * @return how many were replayed or discarded
@@ -137,7 +138,7 @@ public class OutboxEndpoint {
     @WriteOperation
     public Map<String, Object> act(
             @Selector String action,
-            @Nullable List<String> ids,
+            @Nullable String ids,
             @Nullable Boolean all,
             @Nullable String topic) {
         boolean replay;
@@ -150,9 +151,18 @@ public class OutboxEndpoint {
                     "unknown action '" + action + "'; use replay or discard", "unknown action");
         }
         boolean every = Boolean.TRUE.equals(all);
-        if ((ids == null || ids.isEmpty()) == !every) {
+        List<String> given = new ArrayList<>();
+        if (ids != null) {
+            for (String id : ids.split(",")) {
+                if (!id.isBlank()) {
+                    given.add(id.strip());
+                }
+            }
+        }
+        if (given.isEmpty() == !every) {
             throw new InvalidEndpointRequestException(
-                    "give either ids (a list of message ids) or all=true, not both and not neither",
+                    "give either ids (message ids separated by commas) or all=true, not both and not"
+                            + " neither",
                     "ids or all");
         }
         Instant now = clock.instant();
@@ -163,7 +173,6 @@ public class OutboxEndpoint {
                         topic == null ? DeadLetterQuery.all() : DeadLetterQuery.all().topic(topic);
                 count = replay ? admin.replayAll(filter, now) : admin.discardAll(filter);
             } else {
-                List<String> given = List.copyOf(ids == null ? List.of() : ids);
                 if (given.size() > DeadLetterQuery.MAX_LIMIT) {
                     throw new IllegalArgumentException(
                             "at most "

@@ -256,7 +256,7 @@ class OutboxAutoConfigurationTest {
                                     .containsKeys("ready", "leased", "dead", "oldestReadyAge");
 
                             publisher.refuse(m -> false);
-                            assertThat(endpoint.act("replay", List.of("poison"), null, null))
+                            assertThat(endpoint.act("replay", "poison", null, null))
                                     .containsEntry("replayed", 1);
                             await().atMost(Duration.ofSeconds(10))
                                     .until(() -> publisher.publishedIds().contains("poison"));
