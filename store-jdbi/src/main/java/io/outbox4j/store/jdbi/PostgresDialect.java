@@ -211,6 +211,13 @@ final class PostgresDialect extends SqlDialect {
         return h.inTransaction(TransactionIsolationLevel.READ_COMMITTED, work);
     }
 
+    /**
+     * Whether this store found its connections at another level and now asks for READ COMMITTED.
+     */
+    boolean asksForReadCommitted() {
+        return askForReadCommitted;
+    }
+
     @Override
     void lockClaims(Handle h) {
         String level =
