@@ -70,6 +70,12 @@ public final class OutboxArchitecture {
     private static final String INTEGRATIONS = "io.outbox4j.kafka..";
 
     /**
+     * The Spring Boot starter: library code that builds stores (Jdbi, MongoDB), publishers (the AWS
+     * SDK client) and the relay from an application's beans and properties.
+     */
+    private static final String SPRING = "io.outbox4j.spring..";
+
+    /**
      * Runnable programs (the standalone relay, the outbox4j command): they wire stores, publishers
      * and the engine together and may print, so they are not library code.
      */
@@ -82,6 +88,7 @@ public final class OutboxArchitecture {
         "io.outbox4j.store..",
         "io.outbox4j.publisher..",
         INTEGRATIONS,
+        SPRING,
         "io.outbox4j.micrometer..",
         "io.outbox4j.opentelemetry.."
     };
@@ -222,6 +229,7 @@ public final class OutboxArchitecture {
                 .resideInAnyPackage(
                         ENGINE,
                         INTEGRATIONS,
+                        SPRING,
                         APPLICATIONS[0],
                         APPLICATIONS[1],
                         "io.outbox4j.tck..",
@@ -344,6 +352,7 @@ public final class OutboxArchitecture {
                         ROOT + ".store..",
                         ROOT + ".publisher..",
                         INTEGRATIONS,
+                        SPRING,
                         APPLICATIONS[0],
                         APPLICATIONS[1],
                         ROOT + ".testservices..",

@@ -43,6 +43,7 @@ class ProjectArchitectureTest {
                     Map.entry("relay", 5),
                     Map.entry("micrometer", 2),
                     Map.entry("opentelemetry", 3),
+                    Map.entry("spring", 10),
                     Map.entry("testservices", 2),
                     Map.entry("examples.quickstart", 2));
 
