@@ -3,6 +3,7 @@ package io.outbox4j.examples.springboot;
 import io.outbox4j.api.Message;
 import io.outbox4j.spring.boot.TransactionalOutbox;
 import java.math.BigDecimal;
+import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.Map;
 import java.util.UUID;
@@ -41,37 +42,44 @@ public class OrderService {
     // tag::place-order[]
     @Transactional
     public String place(String customer, BigDecimal amount) {
-        if (amount.signum() <= 0) {
-            throw new IllegalArgumentException("amount must be positive, but was " + amount);
-        }
-        String id = UUID.randomUUID().toString();
-        Instant now = Instant.now();
-        jdbc.update(
-                "INSERT INTO orders (id, customer, amount, placed_at) VALUES (?, ?, ?, ?)",
-                id,
-                customer,
-                amount,
-                java.sql.Timestamp.from(now));
-        outbox.enqueue(
+        String id = insertOrder(customer, amount); // the business change
+        outbox.enqueue( // its event, in the same transaction
                 Message.builder()
                         .id(id) // the consumers' idempotency key
                         .topic(topic)
                         .key(customer) // one customer's events stay in order
                         .module("orders")
                         .contentType("application/json")
-                        .payload(
-                                json.writeValueAsBytes(
-                                        Map.of(
-                                                "type", "OrderPlaced",
-                                                "orderId", id,
-                                                "customer", customer,
-                                                "amount", amount,
-                                                "placedAt", now.toString())))
+                        .payload(orderPlaced(id, customer, amount))
                         .build());
         return id;
     }
 
     // end::place-order[]
+
+    private String insertOrder(String customer, BigDecimal amount) {
+        if (amount.signum() <= 0) {
+            throw new IllegalArgumentException("amount must be positive, but was " + amount);
+        }
+        String id = UUID.randomUUID().toString();
+        jdbc.update(
+                "INSERT INTO orders (id, customer, amount, placed_at) VALUES (?, ?, ?, ?)",
+                id,
+                customer,
+                amount,
+                Timestamp.from(Instant.now()));
+        return id;
+    }
+
+    private byte[] orderPlaced(String id, String customer, BigDecimal amount) {
+        return json.writeValueAsBytes(
+                Map.of(
+                        "type", "OrderPlaced",
+                        "orderId", id,
+                        "customer", customer,
+                        "amount", amount,
+                        "placedAt", Instant.now().toString()));
+    }
 
     /**
      * Reads an order.
