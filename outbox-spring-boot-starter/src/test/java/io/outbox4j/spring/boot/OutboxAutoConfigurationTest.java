@@ -155,6 +155,26 @@ class OutboxAutoConfigurationTest {
                         });
     }
 
+    @ParameterizedTest(name = "{0}={1}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "outbox4j.publisher.kafka.bootstrap-servers|127.0.0.1:9|KafkaPublisher[own producer]",
+                "outbox4j.publisher.sqs.endpoint|http://127.0.0.1:9|SqsPublisher[sync client",
+                "outbox4j.publisher.rabbitmq.uri|amqp://guest:guest@127.0.0.1:9|RabbitMqPublisher",
+            })
+    @DisplayName(
+            "one transport's settings give that transport's publisher (no connection is opened before the first publish)")
+    void publisherFromProperties(String property, String value, String publisher) {
+        runner.withPropertyValues(property + "=" + value, "outbox4j.relay.poll-interval=1h")
+                .run(
+                        context -> {
+                            assertThat(context).hasNotFailed();
+                            assertThat(context.getBean(Publisher.class).toString())
+                                    .contains(publisher);
+                        });
+    }
+
     @Test
     @DisplayName("settings for two transports are refused until outbox4j.publisher.type picks one")
     void twoTransportsNeedAType() {
