@@ -38,6 +38,7 @@ class ReadmeSnippetsTest {
         for (String module : List.of("outbox-micrometer", "outbox-opentelemetry")) {
             regions.addAll(taggedRegions(ROOT.resolve(module).resolve("src/test/java")));
         }
+        regions.addAll(taggedRegions(ROOT.resolve("examples/spring-boot/src/main/java")));
 
         assertThat(snippets).as("Java snippets in README.md").isNotEmpty();
         assertThat(regions).as("tagged regions in the quickstart sources").isNotEmpty();
