@@ -29,6 +29,10 @@ final class Batch {
     private volatile @Nullable Dispatch dispatch;
     private volatile boolean aborted;
     private Instant claimTime = Instant.EPOCH;
+
+    /** Whether the outcome writes run on the batch's own thread (a batch thread of the loop). */
+    private boolean directWrites;
+
     private List<Tracked> tracked = List.of();
 
     Batch(
@@ -80,6 +84,15 @@ final class Batch {
         claimTime = settings.clock().instant();
         tracked = Claim.claim(settings, store, claimTime, limit);
         return tracked;
+    }
+
+    /**
+     * Lets {@link #process()} write the outcomes on its own thread instead of handing each write to
+     * the write pool: for the loop's batch threads, which nobody interrupts. (A {@link
+     * Relay#runOnce()} caller keeps the bounded, interrupt-deaf writes of the pool.)
+     */
+    void writeOnOwnThread() {
+        directWrites = true;
     }
 
     /** How many messages the batch claimed. */
@@ -151,8 +164,13 @@ final class Batch {
         boolean restoreInterrupt = Thread.interrupted() || d.interrupted();
         try {
             StoreWrites writes =
-                    new StoreWrites(
-                            writePool, settings.storeWriteTimeout(), settings.observer(), log);
+                    directWrites
+                            ? StoreWrites.direct(settings.observer(), log)
+                            : new StoreWrites(
+                                    writePool,
+                                    settings.storeWriteTimeout(),
+                                    settings.observer(),
+                                    log);
             Relay.Result result =
                     new Recorder(settings, store, writes, leases, log).record(tracked);
             leases.logSummary();

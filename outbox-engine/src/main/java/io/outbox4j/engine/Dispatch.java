@@ -117,6 +117,15 @@ final class Dispatch {
         finished.offer(WAKE);
     }
 
+    /**
+     * How many groups (concurrent calls) a batch is dealt to: at most {@code workers}, and no more
+     * than one per {@code perCall} messages, since an adapter pipelines the messages of one call
+     * (one flush, one round of confirms) and every call is a hand-off.
+     */
+    static int groups(int messages, int workers, int perCall) {
+        return Math.max(1, Math.min(workers, (messages + perCall - 1) / perCall));
+    }
+
     /** Whether the batch's thread was interrupted while publishing. */
     boolean interrupted() {
         return interrupted;
@@ -126,7 +135,10 @@ final class Dispatch {
     void publishAll(List<Tracked> tracked) {
         batchLimit = settings.maxBatchDuration(tracked.size());
         lastStart = claimTime.plus(batchLimit);
-        List<Lanes.Group> groups = Lanes.plan(tracked, settings.workers());
+        List<Lanes.Group> groups =
+                Lanes.plan(
+                        tracked,
+                        groups(tracked.size(), settings.workers(), settings.minMessagesPerCall()));
         for (Lanes.Group group : groups) {
             if (!waiting.isEmpty() || !startNext(group)) {
                 waiting.add(group);

@@ -214,6 +214,7 @@ final class Pipeline {
             }
             claimNumber = claimed(claimed.isEmpty() ? null : batch);
             if (!claimed.isEmpty()) {
+                batch.writeOnOwnThread();
                 start(batch, claimNumber);
             }
             previousFull = full;

@@ -39,13 +39,15 @@ import org.jspecify.annotations.Nullable;
  *       (observed as {@link io.outbox4j.api.Observation.Outcome#STALE}), never published.
  *   <li><b>Publish</b> with at most {@code workers} publisher calls at a time (across all the
  *       batches in flight). Each call is one hand-off to a thread of the relay's publish pool,
- *       which enforces the call's deadline (see {@link Publisher}). Messages sharing a key form a
- *       <em>lane</em> (a message without a key is a lane of its own); each worker owns whole lanes
- *       and hands the current head of each of its lanes to the publisher in one call, so an adapter
- *       can pipeline them. Two messages with the same key are therefore never in the same call nor
- *       in concurrent calls, and go out in claim order. When a message fails, the later messages of
- *       its lane are not published in this batch: they are given back untried ({@link
- *       OutboxStore#abandon}) and the store keeps them behind the failed message.
+ *       which enforces the call's deadline (see {@link Publisher}). A batch is split into at most
+ *       {@code workers} calls, and at most one per 8 messages (a small batch is one call: an
+ *       adapter pipelines the messages of a call). Messages sharing a key form a <em>lane</em> (a
+ *       message without a key is a lane of its own); each worker owns whole lanes and hands the
+ *       current head of each of its lanes to the publisher in one call, so an adapter can pipeline
+ *       them. Two messages with the same key are therefore never in the same call nor in concurrent
+ *       calls, and go out in claim order. When a message fails, the later messages of its lane are
+ *       not published in this batch: they are given back untried ({@link OutboxStore#abandon}) and
+ *       the store keeps them behind the failed message.
  *   <li>Each publisher call is bounded by {@code deliveryTimeout}: a call that has not answered by
  *       then is cancelled (its thread interrupted) and its messages failed with a {@link
  *       java.util.concurrent.TimeoutException}. As a safety limit, no call starts later than {@code
@@ -60,10 +62,13 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Record</b>: all published messages are completed in one {@link OutboxStore#complete}
  *       call, failures are released or dead-lettered one by one, and the messages never handed to
  *       the publisher are given back in one {@link OutboxStore#abandon} call. These writes ignore
- *       the caller's interrupt and {@link #close()}, each bounded by 5 seconds of its own: a
- *       message published during shutdown is still recorded. A stale receipt (the lease ran out and
- *       someone else claimed the message) is observed as {@link
- *       io.outbox4j.api.Observation.Outcome#STALE} and never retried.
+ *       {@link #close()}: a message published during shutdown is still recorded. In {@link
+ *       #runOnce()} each write runs on the relay's write pool, bounded by 5 seconds of its own and
+ *       deaf to the caller's interrupt; the loop's batch threads (which nobody interrupts) write
+ *       themselves, without a hand-off, and {@link #close()} waits for them at most 5 seconds past
+ *       its shutdown timeout. A stale receipt (the lease ran out and someone else claimed the
+ *       message) is observed as {@link io.outbox4j.api.Observation.Outcome#STALE} and never
+ *       retried.
  *   <li><b>Observe</b>: one {@link io.outbox4j.api.Observation} per claimed message (id, key,
  *       enqueue time, attempt, duration, outcome), after its outcome was recorded (or could not
  *       be). An observer that throws is ignored.
@@ -191,6 +196,12 @@ public final class Relay implements AutoCloseable {
 
     /** The shortest time between two publish-failure log lines of one topic: 30 s. */
     public static final Duration DEFAULT_FAILURE_LOG_INTERVAL = Duration.ofSeconds(30);
+
+    /**
+     * A batch is split into no more publisher calls than it has this many messages: a small batch
+     * is one call, which an adapter pipelines (one flush, one round of confirms).
+     */
+    static final int MIN_MESSAGES_PER_CALL = 8;
 
     /** Each outcome write gets this long, whatever the caller's state. */
     static final Duration STORE_WRITE_TIMEOUT = Duration.ofSeconds(5);
@@ -364,6 +375,7 @@ public final class Relay implements AutoCloseable {
         private Duration storeWriteTimeout = STORE_WRITE_TIMEOUT;
         private Duration clockCheck = CLOCK_CHECK;
         private Duration failureLogInterval = DEFAULT_FAILURE_LOG_INTERVAL;
+        private int minMessagesPerCall = MIN_MESSAGES_PER_CALL;
 
         private Builder(OutboxStore store, Publisher publisher) {
             this.store = store;
@@ -569,6 +581,12 @@ public final class Relay implements AutoCloseable {
             return this;
         }
 
+        /** For tests: split even the smallest batch over the workers (1), or not (8). */
+        Builder minMessagesPerCall(int minMessagesPerCall) {
+            this.minMessagesPerCall = minMessagesPerCall;
+            return this;
+        }
+
         /** For tests: the shortest time between two failure lines of one topic (30 s). */
         Builder failureLogInterval(Duration failureLogInterval) {
             this.failureLogInterval = failureLogInterval;
@@ -648,6 +666,9 @@ public final class Relay implements AutoCloseable {
             positive(storeWriteTimeout, "storeWriteTimeout");
             positive(clockCheck, "clockCheck");
             positive(failureLogInterval, "failureLogInterval");
+            require(
+                    minMessagesPerCall >= 1,
+                    "minMessagesPerCall must be >= 1, but was " + minMessagesPerCall);
             String who = owner == null ? Owners.defaultOwner() : owner;
             // The claim request's own check (non-blank, at most 255 characters, no control
             // characters).
@@ -670,7 +691,8 @@ public final class Relay implements AutoCloseable {
                             storeWriteTimeout,
                             lease,
                             clockCheck,
-                            failureLogInterval);
+                            failureLogInterval,
+                            minMessagesPerCall);
             return new Relay(settings, store, publisher);
         }
 

@@ -16,6 +16,8 @@ import java.time.Duration;
  * @param clockCheck the longest a batch waits without reading the relay's clock (to renew on time
  *     even when the clock jumps, or is moved by a test)
  * @param failureLogInterval the shortest time between two publish-failure summaries of one topic
+ * @param minMessagesPerCall a batch is split into no more calls than it has this many messages
+ *     ({@link Relay#MIN_MESSAGES_PER_CALL}; tests set 1)
  */
 record Settings(
         String owner,
@@ -34,7 +36,8 @@ record Settings(
         Duration storeWriteTimeout,
         Duration lease,
         Duration clockCheck,
-        Duration failureLogInterval) {
+        Duration failureLogInterval,
+        int minMessagesPerCall) {
 
     /** Renewals are due every third of the lease. */
     Duration renewEvery() {

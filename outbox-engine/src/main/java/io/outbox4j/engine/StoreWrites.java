@@ -16,20 +16,22 @@ import org.jspecify.annotations.Nullable;
 /**
  * Runs a batch's store writes on a pool of their own, each bounded by its own timeout and deaf to
  * the caller's interrupt: the caller may be shutting down, the outcome of a delivery must still be
- * recorded. A failure is reported to the observer, logged (the first of each kind per batch; the
- * rest counted by {@link #logSummary()}) and turned into {@code null}; after one write timed out
- * the store is taken to be hanging and the remaining writes of this instance are skipped (their
- * leases expire instead).
+ * recorded. Without a pool ({@link #direct}) the writes run on the calling thread (a batch thread
+ * of the relay loop, which nobody interrupts): no hand-off, no bound but the store's own. A failure
+ * is reported to the observer, logged (the first of each kind per batch; the rest counted by {@link
+ * #logSummary()}) and turned into {@code null}; after one write timed out the store is taken to be
+ * hanging and the remaining writes of this instance are skipped (their leases expire instead).
  */
 final class StoreWrites {
-    private final ExecutorService pool;
+    private final @Nullable ExecutorService pool;
     private final Duration timeout;
     private final SafeObserver observer;
     private final RelayLog log;
     private final Map<String, Integer> failures = new LinkedHashMap<>();
     private boolean hanging;
 
-    StoreWrites(ExecutorService pool, Duration timeout, SafeObserver observer, RelayLog log) {
+    StoreWrites(
+            @Nullable ExecutorService pool, Duration timeout, SafeObserver observer, RelayLog log) {
         this.pool = pool;
         this.timeout = timeout;
         this.observer = observer;
@@ -43,9 +45,22 @@ final class StoreWrites {
      * @param what what the write does, for the log ("release a failed message"); failures are
      *     counted per {@code what}
      */
+    /** Writes on the calling thread, bounded only by the store's own timeouts. */
+    static StoreWrites direct(SafeObserver observer, RelayLog log) {
+        return new StoreWrites(null, Duration.ZERO, observer, log);
+    }
+
     <T> @Nullable T run(String what, Supplier<T> write) {
         if (hanging) {
             return null;
+        }
+        if (pool == null) {
+            try {
+                return write.get();
+            } catch (RuntimeException e) {
+                failed(what, e);
+                return null;
+            }
         }
         Future<T> future;
         try {

@@ -84,9 +84,15 @@ class PipelineTest {
 
     @Test
     void perKeyOrder_holdsAcrossOverlappingBatches_withFailuresAndRetries() {
+        // 200 keys drawn at random (fixed seed): a claim beside batches in flight meets some of
+        // their keys and must leave those messages behind.
+        java.util.Random random = new java.util.Random(42);
+        Map<String, String> keyOf = new HashMap<>();
         List<Message> messages = new ArrayList<>();
         for (int i = 0; i < 1_500; i++) {
-            messages.add(Fixtures.message("m" + i, "key-" + (i % 40)));
+            String key = "key-" + random.nextInt(200);
+            keyOf.put("m" + i, key);
+            messages.add(Fixtures.message("m" + i, key));
         }
         messages.addAll(Fixtures.messages("free", 100));
         memory.enqueueCommitted(messages);
@@ -130,10 +136,10 @@ class PipelineTest {
         for (String id : publisher.firstPublished) {
             if (id.startsWith("m")) {
                 int n = Integer.parseInt(id.substring(1));
-                perKey.computeIfAbsent("key-" + (n % 40), k -> new ArrayList<>()).add(n);
+                perKey.computeIfAbsent(keyOf.get(id), k -> new ArrayList<>()).add(n);
             }
         }
-        assertThat(perKey).hasSize(40);
+        assertThat(perKey).hasSize(200);
         perKey.forEach(
                 (key, order) -> assertThat(order).as("first publications of %s", key).isSorted());
     }
@@ -239,6 +245,25 @@ class PipelineTest {
         }
         assertThat(fenced).as("claims fenced by the relay's own keys").isPositive();
         assertThat(publisher.overlaps).isEmpty();
+    }
+
+    @Test
+    void aSmallBatch_isOnePublisherCall_aLargerOneIsSplitOverTheWorkers() {
+        memory.enqueueCommitted(Fixtures.messages("small", 5));
+        Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
+        try (Relay relay = Relay.builder(memory, publisher).workers(4).build()) {
+            assertThat(relay.runOnce().completed()).isEqualTo(5);
+            assertThat(publisher.calls).as("5 messages, one call").hasSize(1);
+            memory.enqueueCommitted(Fixtures.messages("large", 40));
+            assertThat(relay.runOnce().completed()).isEqualTo(40);
+        }
+        assertThat(publisher.calls.subList(1, publisher.calls.size()))
+                .as("40 messages over 4 workers")
+                .hasSize(4)
+                .allSatisfy(call -> assertThat(call).hasSize(10));
+        assertThat(Dispatch.groups(8, 4, 8)).isEqualTo(1);
+        assertThat(Dispatch.groups(9, 4, 8)).isEqualTo(2);
+        assertThat(Dispatch.groups(500, 4, 8)).isEqualTo(4);
     }
 
     @Test

@@ -56,6 +56,7 @@ class PublisherErrorTest {
                         .clock(clock)
                         .observer(observer)
                         .workers(2)
+                        .minMessagesPerCall(1)
                         .backoff(attempt -> Duration.ofMinutes(1))
                         .build()) {
             assertThatThrownBy(relay::runOnce).isSameAs(boom);
