@@ -42,7 +42,7 @@ final class BacklogScenario {
                         .config("large_pending", large)
                         .config("large_dead", dead)
                         .config("drained_per_round", drain)
-                        .config("batch", batch)
+                        .config("relay", Drains.relaySettings())
                         .config("payload_bytes", payload)
                         .config("rounds", rounds)
                         .config("publisher", "no-op");
@@ -68,8 +68,8 @@ final class BacklogScenario {
         // warm-up on both
         int warm = Math.min(drain, Math.max(batch * 5, drain / 5));
         env.load(SMALL, "w-", warm, payload, false);
-        Drains.relay(env, smallStore, new Instruments.NoopPublisher(), batch, warm);
-        Drains.relay(env, largeStore, new Instruments.NoopPublisher(), batch, warm);
+        Drains.relay(env, smallStore, new Instruments.NoopPublisher(), warm);
+        Drains.relay(env, largeStore, new Instruments.NoopPublisher(), warm);
 
         List<Double> smallRates = new ArrayList<>();
         List<Double> largeRates = new ArrayList<>();
@@ -87,7 +87,6 @@ final class BacklogScenario {
                                 env,
                                 isLarge ? largeStore : smallStore,
                                 new Instruments.NoopPublisher(),
-                                batch,
                                 drain);
                 (isLarge ? largeRates : smallRates).add(run.rate());
                 (isLarge ? largeClaims : smallClaims).addAll(run.claims());

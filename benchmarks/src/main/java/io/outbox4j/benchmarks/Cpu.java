@@ -104,6 +104,8 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
         switch (group) {
             case "relay loop thread":
                 return "relay_loop";
+            case "relay batch threads":
+                return "relay_batch";
             case "relay publish pool":
                 return "publish_pool";
             case "relay store-write pool":
@@ -114,6 +116,10 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
                 return "kafka_producer_io";
             case "benchmark main thread":
                 return "main";
+            case "load generator (committing threads)":
+                return "load_generator";
+            case "hand-written poller thread":
+                return "poller";
             case "GC, JIT and VM threads":
                 return "gc_jit_vm";
             default:
@@ -123,7 +129,7 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
 
     /**
      * Names a thread's group: the engine names its threads
-     * outbox4j-relay-(owner)[-publish-N|-store-N].
+     * outbox4j-relay-(owner)[-publish-N|-store-N|-batch-N].
      */
     static String group(String name) {
         if (name.startsWith("outbox4j-relay-")) {
@@ -132,6 +138,9 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
             }
             if (name.matches(".*-store-\\d+")) {
                 return "relay store-write pool";
+            }
+            if (name.matches(".*-batch-\\d+")) {
+                return "relay batch threads";
             }
             return "relay loop thread";
         }
@@ -143,6 +152,12 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
         }
         if (name.equals("main")) {
             return "benchmark main thread";
+        }
+        if (name.matches("pool-\\d+-thread-\\d+")) {
+            return "load generator (committing threads)";
+        }
+        if (name.equals("bench-poller")) {
+            return "hand-written poller thread";
         }
         return "other Java threads (an in-JVM Kafka broker's among them)";
     }

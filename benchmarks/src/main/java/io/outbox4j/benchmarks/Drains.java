@@ -125,22 +125,86 @@ final class Drains {
     }
 
     /**
-     * Starts a relay with the benchmark settings.
+     * A relay builder with the engine's default settings (batch, workers, in-flight bound, wake-up
+     * window, timeouts), an owner of its own and the scenario's observer. For experiments only,
+     * environment variables override a default: {@code BENCH_RELAY_BATCH}, {@code
+     * BENCH_RELAY_MIN_BATCH}, {@code BENCH_RELAY_IN_FLIGHT}, {@code BENCH_RELAY_WORKERS}, {@code
+     * BENCH_RELAY_WAKE_UP_WINDOW_MS}; {@link #relaySettings()} names what was overridden.
      *
      * @param store the store (wrapped to time its calls)
      * @param publisher the publisher
-     * @param batch the batch size
-     * @param counter the observer
-     * @return a relay, not started
+     * @param owner the owner prefix
+     * @param observer the observer
+     * @return a builder
      */
-    static Relay relay(
-            OutboxStore store, Publisher publisher, int batch, Instruments.Counter counter) {
-        return Relay.builder(store, publisher)
-                .owner("bench-relay-" + OWNERS.incrementAndGet())
-                .batchSize(batch)
-                .deliveryTimeout(DELIVERY_TIMEOUT)
-                .observer(counter)
-                .build();
+    static Relay.Builder relayBuilder(
+            OutboxStore store,
+            Publisher publisher,
+            String owner,
+            io.outbox4j.api.Observer observer) {
+        Relay.Builder b =
+                Relay.builder(store, publisher)
+                        .owner(owner + "-" + OWNERS.incrementAndGet())
+                        .observer(observer);
+        Integer batch = env("BENCH_RELAY_BATCH");
+        if (batch != null) {
+            b.batchSize(batch);
+        }
+        Integer min = env("BENCH_RELAY_MIN_BATCH");
+        if (min != null) {
+            b.minBatchSize(min);
+        }
+        Integer inFlight = env("BENCH_RELAY_IN_FLIGHT");
+        if (inFlight != null) {
+            b.maxInFlight(inFlight);
+        }
+        Integer workers = env("BENCH_RELAY_WORKERS");
+        if (workers != null) {
+            b.workers(workers);
+        }
+        Integer window = env("BENCH_RELAY_WAKE_UP_WINDOW_MS");
+        if (window != null) {
+            b.wakeUpWindow(Duration.ofMillis(window));
+        }
+        return b;
+    }
+
+    /**
+     * The relay settings of this run, for the configuration of a result.
+     *
+     * @return "defaults" and any override
+     */
+    static String relaySettings() {
+        StringBuilder text =
+                new StringBuilder(
+                        "engine defaults (claims "
+                                + Relay.DEFAULT_MIN_BATCH_SIZE
+                                + " doubling to "
+                                + Relay.DEFAULT_BATCH_SIZE
+                                + ", in flight <= "
+                                + Relay.DEFAULT_IN_FLIGHT_BATCHES
+                                + " x batch, workers "
+                                + Relay.DEFAULT_WORKERS
+                                + ", wake-up window "
+                                + Relay.DEFAULT_WAKE_UP_WINDOW.toMillis()
+                                + " ms)");
+        for (String name :
+                List.of(
+                        "BENCH_RELAY_BATCH",
+                        "BENCH_RELAY_MIN_BATCH",
+                        "BENCH_RELAY_IN_FLIGHT",
+                        "BENCH_RELAY_WORKERS",
+                        "BENCH_RELAY_WAKE_UP_WINDOW_MS")) {
+            if (env(name) != null) {
+                text.append("; overridden: ").append(name).append('=').append(env(name));
+            }
+        }
+        return text.toString();
+    }
+
+    private static Integer env(String name) {
+        String v = System.getenv(name);
+        return v == null || v.isBlank() ? null : Integer.valueOf(v.strip());
     }
 
     /**
@@ -150,14 +214,13 @@ final class Drains {
      * @param env the environment (for the CPU meters)
      * @param store the store over the loaded table
      * @param publisher the publisher
-     * @param batch the relay batch size
      * @param messages how many completions to wait for
      * @return the run
      */
-    static Run relay(Env env, OutboxStore store, Publisher publisher, int batch, long messages) {
+    static Run relay(Env env, OutboxStore store, Publisher publisher, long messages) {
         Instruments.Counter counter = new Instruments.Counter().expect(messages);
         Instruments.TimedStore timed = new Instruments.TimedStore(store);
-        Relay relay = relay(timed, publisher, batch, counter);
+        Relay relay = relayBuilder(timed, publisher, "bench-relay", counter).build();
         Cpu.Meter cpu = Cpu.start(env);
         long t0 = System.nanoTime();
         long t1;
@@ -242,7 +305,7 @@ final class Drains {
      * @param send what the hand-written loop does with each batch
      * @param n messages per round and side
      * @param warm messages per side in the warm-up
-     * @param batch the batch size of both sides
+     * @param batch the batch size of the hand-written loop (the relay runs with its defaults)
      * @param payload payload bytes
      * @param rounds how many rounds
      * @return the rates and breakdowns
@@ -263,7 +326,7 @@ final class Drains {
         env.log(name + ": warm-up with " + warm + " messages each side");
         env.load(subject, "w-", warm, payload, false);
         env.load(hand, "w-", warm, payload, false);
-        relay(env, store, publisher, batch, warm);
+        relay(env, store, publisher, warm);
         hand(env, hand, batch, send);
         Comparison c = new Comparison();
         for (int round = 1; round <= rounds; round++) {
@@ -274,7 +337,7 @@ final class Drains {
             boolean relayFirst = round % 2 == 0;
             for (int side = 0; side < 2; side++) {
                 if ((side == 0) == relayFirst) {
-                    Run run = relay(env, store, publisher, batch, n);
+                    Run run = relay(env, store, publisher, n);
                     c.relayRates.add(run.rate());
                     c.relaySide.add(run);
                     env.log(

@@ -182,9 +182,9 @@ final class Env implements AutoCloseable {
                 "INSERT INTO "
                         + q(table)
                         + " (id, topic, msg_key, module, content_type, payload, headers,"
-                        + " occurred_at, available_at, attempts, dead_at, dead_reason)"
+                        + " occurred_at, enqueued_at, available_at, attempts, dead_at, dead_reason)"
                         + " SELECT ? || g, ?, 'k-' || (g % 1000), ?, 'application/octet-stream',"
-                        + " convert_to(repeat('x', ?), 'UTF8'), '', ts, ts, ?, "
+                        + " convert_to(repeat('x', ?), 'UTF8'), '', ts, ts, ts, ?, "
                         + (dead ? "ts, 'bench: gave up'" : "NULL, NULL")
                         + " FROM generate_series(?::bigint, ?::bigint) AS g,"
                         + " LATERAL (SELECT ?::timestamptz + g * interval '1 microsecond' AS ts) AS x";

@@ -30,7 +30,7 @@ final class HandWritten {
                 + " AS t SET available_at = ?, lease_owner = ?, receipt = ?, attempts = t.attempts + 1"
                 + " FROM (SELECT id FROM "
                 + t
-                + " WHERE dead_at IS NULL AND available_at <= ?"
+                + " WHERE dead_at IS NULL AND NOT parked AND available_at <= ?"
                 + " ORDER BY available_at, seq LIMIT ? FOR UPDATE SKIP LOCKED) AS c"
                 + " WHERE t.id = c.id"
                 + " RETURNING t.id, t.topic, t.msg_key, t.module, t.content_type, t.payload, t.headers,"
@@ -47,7 +47,8 @@ final class HandWritten {
         return "INSERT INTO "
                 + Env.q(table)
                 + " (id, topic, msg_key, module, content_type, payload, headers,"
-                + " occurred_at, not_before, available_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+                + " occurred_at, not_before, enqueued_at, available_at)"
+                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     }
 
     /**
@@ -72,6 +73,7 @@ final class HandWritten {
         st.setObject(8, now);
         st.setObject(9, null, java.sql.Types.TIMESTAMP_WITH_TIMEZONE);
         st.setObject(10, now);
+        st.setObject(11, now);
     }
 
     /** One claimed row, as a hand-written relay keeps it. */

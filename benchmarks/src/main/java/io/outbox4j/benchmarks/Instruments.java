@@ -1,9 +1,11 @@
 package io.outbox4j.benchmarks;
 
+import io.outbox4j.api.Abandonment;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Completion;
 import io.outbox4j.api.DeadLetter;
 import io.outbox4j.api.Delivery;
+import io.outbox4j.api.Extension;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.Observation;
 import io.outbox4j.api.Observer;
@@ -237,6 +239,16 @@ final class Instruments {
         @Override
         public boolean deadLetter(DeadLetter deadLetter) {
             return delegate.deadLetter(deadLetter);
+        }
+
+        @Override
+        public Set<String> extend(Extension extension) {
+            return delegate.extend(extension);
+        }
+
+        @Override
+        public Set<String> abandon(Abandonment abandonment) {
+            return delegate.abandon(abandonment);
         }
     }
 

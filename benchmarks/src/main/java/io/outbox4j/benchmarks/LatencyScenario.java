@@ -4,9 +4,11 @@ import io.outbox4j.engine.Relay;
 import io.outbox4j.publisher.kafka.KafkaPublisher;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -15,20 +17,63 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
+import org.apache.kafka.clients.producer.KafkaProducer;
 
 /**
- * Commit-to-publish latency: business transactions that each enqueue one event are committed at a
- * fixed rate (scheduled, not closed-loop), the application calls {@code relay.wakeUp()} after each
- * commit, and a running relay publishes to Kafka. Latency is from the commit returning to the Kafka
- * publisher returning the message as acknowledged by the broker. Warm-up first; then one window per
- * round; median of the window percentiles.
+ * Commit-to-publish latency and its CPU cost, at a fixed rate (scheduled, not closed-loop):
+ * business transactions that each insert an order and one event are committed at {@code
+ * latency-rate} per second, and the event is published to Kafka by
+ *
+ * <ul>
+ *   <li><b>outbox4j</b>: a running relay with the engine's default settings, the application
+ *       calling {@code relay.wakeUp()} after each commit;
+ *   <li><b>a hand-written poller</b>: a thread that every 10 ms claims what is due (batch 100, the
+ *       same claim statement as the other baselines, until a claim comes back short), sends it with
+ *       a {@code KafkaProducer} of the same durability settings, flushes, awaits the acks and
+ *       deletes it.
+ * </ul>
+ *
+ * Latency is from the commit returning to the broker's acknowledgement being seen by the publisher.
+ * A first round warms both sides up and is not reported; then each round runs both sides in turn
+ * (which goes first alternates), each with a short warm-up and one measured window; CPU (this JVM:
+ * relay, load generator, Kafka client and an in-JVM broker alike; plus the PostgreSQL backends) is
+ * metered from the window's first commit to its last acknowledgement. Figures are medians over the
+ * windows.
  */
 final class LatencyScenario {
     static final String SUBJECT = "latency_outbox";
+    static final String HAND = "latency_hand";
     static final String KAFKA_TOPIC = "bench-latency";
+    static final String HAND_TOPIC = "bench-latency-hand";
     private static final int SENDERS = 4;
+    private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    private static final int POLL_BATCH = 100;
 
     private LatencyScenario() {}
+
+    /** What one side measured over its windows. */
+    private static final class Side {
+        final String label;
+        final List<Double> p50s = new ArrayList<>();
+        final List<Double> p99s = new ArrayList<>();
+        final List<Double> cpuPerMessage = new ArrayList<>();
+        final List<Double> jvmPerMessage = new ArrayList<>();
+        final List<Double> dbPerMessage = new ArrayList<>();
+        final Timings all = new Timings();
+        final Map<String, Long> threadCpu = new java.util.TreeMap<>();
+        long meteredMessages;
+        long worst;
+
+        Side(String label) {
+            this.label = label;
+        }
+    }
+
+    /** Commits one business transaction with its event. */
+    @FunctionalInterface
+    private interface Commit {
+        void commit(Connection c, String id) throws Exception;
+    }
 
     static Result run(Env env) {
         Options o = env.options;
@@ -36,221 +81,499 @@ final class LatencyScenario {
         int seconds = o.size("latency-seconds");
         int warmupSeconds = o.size("latency-warmup-seconds");
         int rounds = o.size("rounds");
-        int batch = o.size("latency-batch");
         byte[] payload = WriteScenario.payload(o.size("payload"));
         Result r =
                 new Result(
                                 "latency",
-                                "Commit-to-publish latency at a fixed rate, wakeUp() after commit, Kafka")
+                                "Commit-to-publish latency and CPU at a fixed rate: relay with wakeUp()"
+                                        + " after commit vs a hand-written 10 ms poller, Kafka")
                         .config("rate_per_s", rate)
                         .config("seconds_per_window", seconds)
-                        .config("windows", rounds)
-                        .config("warmup_seconds", warmupSeconds)
+                        .config("windows_per_side", rounds)
+                        .config("warmup_seconds_per_window", warmupSeconds)
                         .config("payload_bytes", payload.length)
+                        .config("relay", Drains.relaySettings() + "; wakeUp() after each commit")
                         .config(
-                                "relay",
-                                "batch "
-                                        + batch
-                                        + (batch == 16 ? " (default)" : "")
-                                        + ", workers 4, poll 1 s (default), wakeUp() after each commit")
+                                "poller",
+                                "every 10 ms: claim batch "
+                                        + POLL_BATCH
+                                        + " until short, send, flush, await acks, delete")
                         .config("kafka_topic_partitions", 1);
         WriteScenario.createOrders(env);
         JdbiOutboxStore store = env.store(SUBJECT);
+        env.handTable(HAND, SUBJECT);
         env.kafka().createTopic(KAFKA_TOPIC, 1, Map.of());
+        env.kafka().createTopic(HAND_TOPIC, 1, Map.of());
 
-        int warm = rate * warmupSeconds;
-        int perWindow = rate * seconds;
-        int total = warm + perWindow * rounds;
-        Map<Integer, Long> committedAt = new ConcurrentHashMap<>();
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        Instruments.Counter counter = new Instruments.Counter().expect(total);
-        Instruments.TimedStore timed = new Instruments.TimedStore(store, true);
+        Side relaySide = new Side("outbox4j relay");
+        Side pollerSide = new Side("10 ms poller");
+        Timings toClaimStart = new Timings();
+        Timings claimCall = new Timings();
+        Timings toPublishStart = new Timings();
+        Timings publishCall = new Timings();
+        Timings completes = new Timings();
+        long[] claimsAndMessages = new long[2];
+        Timings lags = new Timings();
+        long[] maxLag = new long[1];
         try (KafkaPublisher kafka =
-                KafkaPublisher.builder()
-                        .bootstrapServers(env.kafka().bootstrapServers())
-                        .topicMapper(m -> KAFKA_TOPIC)
-                        .build()) {
-            Instruments.AckClock acks = new Instruments.AckClock(kafka);
-            Relay relay =
-                    Relay.builder(timed, acks)
-                            .owner("bench-latency")
-                            .deliveryTimeout(Drains.DELIVERY_TIMEOUT)
-                            .batchSize(batch)
-                            .observer(counter)
-                            .build();
-            relay.start();
-            ExecutorService senders = Executors.newFixedThreadPool(SENDERS);
-            DataSource pool = env.pool();
-            env.log("latency: " + total + " commits at " + rate + "/s (" + warm + " warm-up)");
-            try {
-                long period = 1_000_000_000L / rate;
-                long start = System.nanoTime() + 50_000_000L;
-                long maxLag = 0;
-                Timings lags = new Timings();
-                for (int i = 0; i < total && failure.get() == null; i++) {
-                    long due = start + i * period;
-                    long wait;
-                    while ((wait = due - System.nanoTime()) > 0) {
-                        LockSupport.parkNanos(wait);
-                    }
-                    long lag = System.nanoTime() - due;
-                    maxLag = Math.max(maxLag, lag);
-                    lags.add(lag);
-                    int seq = i;
-                    senders.execute(
-                            () -> {
-                                try (Connection c = pool.getConnection()) {
-                                    c.setAutoCommit(false);
-                                    String key = WriteScenario.insertOrder(c);
-                                    store.jdbc()
-                                            .enqueue(
-                                                    c,
-                                                    WriteScenario.message(id(seq), key, payload));
-                                    c.commit();
-                                    committedAt.put(seq, System.nanoTime());
-                                    relay.wakeUp();
-                                } catch (Exception | Error e) {
-                                    failure.compareAndSet(null, e);
+                        KafkaPublisher.builder()
+                                .bootstrapServers(env.kafka().bootstrapServers())
+                                .topicMapper(m -> KAFKA_TOPIC)
+                                .build();
+                KafkaProducer<byte[], byte[]> producer =
+                        new KafkaProducer<>(EndToEndScenario.producerProperties(env))) {
+            Drains.Send send = EndToEndScenario.kafkaSend(producer, HAND_TOPIC);
+            // Round 0 warms both sides up (JIT, connections, producers) and is not reported.
+            for (int round = 0; round <= rounds; round++) {
+                boolean relayFirst = round % 2 == 1;
+                Side relayTarget = round == 0 ? new Side("outbox4j warm-up") : relaySide;
+                Side pollerTarget = round == 0 ? new Side("poller warm-up") : pollerSide;
+                for (int side = 0; side < 2; side++) {
+                    String prefix = "r" + round + (side == 0) + "-";
+                    if ((side == 0) == relayFirst) {
+                        Instruments.AckClock acks = new Instruments.AckClock(kafka);
+                        Instruments.TimedStore timed = new Instruments.TimedStore(store, true);
+                        Instruments.Counter counter = new Instruments.Counter();
+                        Relay relay =
+                                Drains.relayBuilder(timed, acks, "bench-latency", counter).build();
+                        relay.start();
+                        try {
+                            String[] measured =
+                                    drive(
+                                            env,
+                                            rate,
+                                            warmupSeconds,
+                                            seconds,
+                                            "lat-" + prefix,
+                                            (c, id) -> {
+                                                String key = WriteScenario.insertOrder(c);
+                                                store.jdbc()
+                                                        .enqueue(
+                                                                c,
+                                                                WriteScenario.message(
+                                                                        id, key, payload));
+                                            },
+                                            relay::wakeUp,
+                                            acks.ackedAt,
+                                            relayTarget,
+                                            lags,
+                                            maxLag);
+                            for (String id : round == 0 ? new String[0] : measured) {
+                                long[] claimed = timed.claimedAt.get(id);
+                                Long published = acks.publishStartedAt.get(id);
+                                Long acked = acks.ackedAt.get(id);
+                                Long committed = committedAt.get(id);
+                                if (claimed != null
+                                        && published != null
+                                        && acked != null
+                                        && committed != null) {
+                                    toClaimStart.add(Math.max(0, claimed[0] - committed));
+                                    claimCall.add(claimed[1] - claimed[0]);
+                                    toPublishStart.add(Math.max(0, published - claimed[1]));
+                                    publishCall.add(Math.max(0, acked - published));
                                 }
-                            });
-                }
-                // the load generator's own lateness: how long this machine leaves a runnable thread
-                // waiting
-                r.figure(
-                        "pacer_p99_lag_ms",
-                        "pacer: start delay p99 (the machine's own stalls)",
-                        lags.percentileMs(99),
-                        "ms");
-                r.figure("pacer_max_lag_ms", "pacer: worst start delay", Stats.ms(maxLag), "ms");
-                senders.shutdown();
-                if (!senders.awaitTermination(60, TimeUnit.SECONDS)) {
-                    throw new IllegalStateException("senders did not finish");
-                }
-                if (failure.get() != null) {
-                    throw new IllegalStateException(
-                            "a committed enqueue failed: " + failure.get(), failure.get());
-                }
-                counter.await(Duration.ofSeconds(120));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted", e);
-            } finally {
-                senders.shutdownNow();
-                relay.close();
-            }
-            List<Double> p50s = new ArrayList<>();
-            List<Double> p99s = new ArrayList<>();
-            long worst = 0;
-            Timings all = new Timings();
-            Timings toClaimStart = new Timings();
-            Timings claimCall = new Timings();
-            Timings toPublishStart = new Timings();
-            Timings publishCall = new Timings();
-            for (int w = 0; w < rounds; w++) {
-                Timings window = new Timings();
-                for (int i = warm + w * perWindow; i < warm + (w + 1) * perWindow; i++) {
-                    Long acked = acks.ackedAt.get(id(i));
-                    Long committed = committedAt.get(i);
-                    if (acked == null || committed == null) {
-                        throw new IllegalStateException(
-                                "message "
-                                        + id(i)
-                                        + " has no "
-                                        + (acked == null ? "ack" : "commit"));
+                            }
+                            if (round > 0) {
+                                completes.addAll(timed.completes);
+                                claimsAndMessages[0] += timed.claims.size();
+                                claimsAndMessages[1] += timed.claimedAt.size();
+                            }
+                        } finally {
+                            relay.close();
+                        }
+                    } else {
+                        Map<String, Long> ackedAt = new ConcurrentHashMap<>();
+                        Poller poller = new Poller(env, send, ackedAt);
+                        try {
+                            drive(
+                                    env,
+                                    rate,
+                                    warmupSeconds,
+                                    seconds,
+                                    "hand-" + prefix,
+                                    (c, id) -> {
+                                        String key = WriteScenario.insertOrder(c);
+                                        try (PreparedStatement st =
+                                                c.prepareStatement(HandWritten.insertSql(HAND))) {
+                                            HandWritten.bindInsert(st, id, key, payload);
+                                            st.executeUpdate();
+                                        }
+                                    },
+                                    () -> {},
+                                    ackedAt,
+                                    pollerTarget,
+                                    lags,
+                                    maxLag);
+                        } finally {
+                            poller.close();
+                        }
                     }
-                    long latency = Math.max(0, acked - committed);
-                    long[] claimed = timed.claimedAt.get(id(i));
-                    Long published = acks.publishStartedAt.get(id(i));
-                    if (claimed != null && published != null) {
-                        // commit → the claim that returned it started → it returned → publish
-                        // started → acked
-                        toClaimStart.add(Math.max(0, claimed[0] - committed));
-                        claimCall.add(claimed[1] - claimed[0]);
-                        toPublishStart.add(Math.max(0, published - claimed[1]));
-                        publishCall.add(Math.max(0, acked - published));
-                    }
-                    window.add(latency);
-                    all.add(latency);
-                    worst = Math.max(worst, latency);
+                    committedAt.clear();
                 }
-                p50s.add(window.percentileMs(50));
-                p99s.add(window.percentileMs(99));
-                env.log(
-                        String.format(
-                                "latency window %d: p50 %.1f ms, p99 %.1f ms, max %.1f ms",
-                                w + 1,
-                                window.percentileMs(50),
-                                window.percentileMs(99),
-                                window.percentileMs(100)));
             }
-            double p50 = Stats.median(p50s);
-            double p99 = Stats.median(p99s);
-            r.figure("messages", "measured messages", (double) perWindow * rounds, "")
-                    .figure("p50_ms", "p50 commit -> broker ack (median of windows)", p50, "ms")
-                    .figure("p90_ms", "p90 (all windows)", all.percentileMs(90), "ms")
-                    .figure("p99_ms", "p99 commit -> broker ack (median of windows)", p99, "ms")
-                    .figure("max_ms", "max (all windows)", Stats.ms(worst), "ms")
-                    .figure(
-                            "wait_claim_p50_ms",
-                            "commit -> claim start p50",
-                            toClaimStart.percentileMs(50),
-                            "ms")
-                    .figure(
-                            "wait_claim_p99_ms",
-                            "commit -> claim start p99",
-                            toClaimStart.percentileMs(99),
-                            "ms")
-                    .figure("claim_p50_ms", "claim statement p50", claimCall.percentileMs(50), "ms")
-                    .figure("claim_p99_ms", "claim statement p99", claimCall.percentileMs(99), "ms")
-                    .figure(
-                            "claimed_to_publish_p99_ms",
-                            "claim returned -> publish call p99",
-                            toPublishStart.percentileMs(99),
-                            "ms")
-                    .figure(
-                            "publish_p50_ms",
-                            "publish call -> broker ack p50",
-                            publishCall.percentileMs(50),
-                            "ms")
-                    .figure(
-                            "publish_p99_ms",
-                            "publish call -> broker ack p99",
-                            publishCall.percentileMs(99),
-                            "ms")
-                    .figure(
-                            "complete_p50_ms",
-                            "complete() p50",
-                            timed.completes.percentileMs(50),
-                            "ms")
-                    .figure(
-                            "complete_p99_ms",
-                            "complete() p99",
-                            timed.completes.percentileMs(99),
-                            "ms")
-                    .figure(
-                            "batch_mean",
-                            "messages per claim (mean, empty claims included)",
-                            timed.claimedAt.size() / (double) Math.max(1, timed.claims.size()),
-                            "")
-                    .check("p99 latency (ms)", p99, "<=", 25);
-            r.config("p99_per_window_ms", p99s).config("p50_per_window_ms", p50s);
-            r.headline(
-                    "p50 "
-                            + Result.fmt(p50)
-                            + " / p99 "
-                            + Result.fmt(p99)
-                            + " / max "
-                            + Result.fmt(Stats.ms(worst))
-                            + " ms at "
-                            + rate
-                            + " msg/s",
-                    "—");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
         }
-        env.execute("DROP TABLE " + WriteScenario.ORDERS + ", " + Env.q(SUBJECT));
+        r.figure(
+                "pacer_p99_lag_ms",
+                "pacer: start delay p99 (the machine's own stalls)",
+                lags.percentileMs(99),
+                "ms");
+        r.figure("pacer_max_lag_ms", "pacer: worst start delay", Stats.ms(maxLag[0]), "ms");
+        double p50 = Stats.median(relaySide.p50s);
+        double p99 = Stats.median(relaySide.p99s);
+        double handP50 = Stats.median(pollerSide.p50s);
+        double handP99 = Stats.median(pollerSide.p99s);
+        double cpu = Stats.median(relaySide.cpuPerMessage);
+        double handCpu = Stats.median(pollerSide.cpuPerMessage);
+        r.figure("messages", "measured messages per side", (double) rate * seconds * rounds, "")
+                .figure(
+                        "p50_ms",
+                        "outbox4j: p50 commit -> broker ack (median of windows)",
+                        p50,
+                        "ms")
+                .figure(
+                        "p90_ms",
+                        "outbox4j: p90 (all windows)",
+                        relaySide.all.percentileMs(90),
+                        "ms")
+                .figure(
+                        "p99_ms",
+                        "outbox4j: p99 commit -> broker ack (median of windows)",
+                        p99,
+                        "ms")
+                .figure("max_ms", "outbox4j: max (all windows)", Stats.ms(relaySide.worst), "ms")
+                .figure("hand_p50_ms", "10 ms poller: p50 (median of windows)", handP50, "ms")
+                .figure("hand_p99_ms", "10 ms poller: p99 (median of windows)", handP99, "ms")
+                .figure(
+                        "hand_max_ms",
+                        "10 ms poller: max (all windows)",
+                        Stats.ms(pollerSide.worst),
+                        "ms")
+                .figure(
+                        "cpu_us_per_msg",
+                        "outbox4j: CPU per message, JVM + PostgreSQL (median of windows)",
+                        cpu,
+                        "µs")
+                .figure(
+                        "jvm_cpu_us_per_msg",
+                        "outbox4j: of which JVM",
+                        Stats.median(relaySide.jvmPerMessage),
+                        "µs")
+                .figure(
+                        "db_cpu_us_per_msg",
+                        "outbox4j: of which PostgreSQL backends",
+                        Stats.median(relaySide.dbPerMessage),
+                        "µs")
+                .figure(
+                        "hand_cpu_us_per_msg",
+                        "10 ms poller: CPU per message, JVM + PostgreSQL (median of windows)",
+                        handCpu,
+                        "µs")
+                .figure(
+                        "hand_jvm_cpu_us_per_msg",
+                        "10 ms poller: of which JVM",
+                        Stats.median(pollerSide.jvmPerMessage),
+                        "µs")
+                .figure(
+                        "hand_db_cpu_us_per_msg",
+                        "10 ms poller: of which PostgreSQL backends",
+                        Stats.median(pollerSide.dbPerMessage),
+                        "µs")
+                .figure(
+                        "wait_claim_p50_ms",
+                        "outbox4j: commit -> claim start p50",
+                        toClaimStart.percentileMs(50),
+                        "ms")
+                .figure(
+                        "wait_claim_p99_ms",
+                        "outbox4j: commit -> claim start p99",
+                        toClaimStart.percentileMs(99),
+                        "ms")
+                .figure(
+                        "claim_p50_ms",
+                        "outbox4j: claim statement p50",
+                        claimCall.percentileMs(50),
+                        "ms")
+                .figure(
+                        "claim_p99_ms",
+                        "outbox4j: claim statement p99",
+                        claimCall.percentileMs(99),
+                        "ms")
+                .figure(
+                        "claimed_to_publish_p99_ms",
+                        "outbox4j: claim returned -> publish call p99",
+                        toPublishStart.percentileMs(99),
+                        "ms")
+                .figure(
+                        "publish_p50_ms",
+                        "outbox4j: publish call -> broker ack p50",
+                        publishCall.percentileMs(50),
+                        "ms")
+                .figure(
+                        "publish_p99_ms",
+                        "outbox4j: publish call -> broker ack p99",
+                        publishCall.percentileMs(99),
+                        "ms")
+                .figure(
+                        "complete_p50_ms",
+                        "outbox4j: complete() p50",
+                        completes.percentileMs(50),
+                        "ms")
+                .figure(
+                        "complete_p99_ms",
+                        "outbox4j: complete() p99",
+                        completes.percentileMs(99),
+                        "ms")
+                .figure(
+                        "batch_mean",
+                        "outbox4j: messages per claim (mean, empty claims included)",
+                        claimsAndMessages[1] / (double) Math.max(1, claimsAndMessages[0]),
+                        "")
+                .check("outbox4j p99 latency (ms)", p99, "<=", 10)
+                .check("outbox4j p99 / 10 ms poller p99", p99 / Math.max(1e-9, handP99), "<=", 1.0)
+                .check(
+                        "outbox4j CPU per message / 10 ms poller's",
+                        cpu / Math.max(1e-9, handCpu),
+                        "<=",
+                        1.5);
+        for (Side s : List.of(relaySide, pollerSide)) {
+            String key = s == relaySide ? "relay" : "hand";
+            s.threadCpu.forEach(
+                    (group, nanos) ->
+                            r.figure(
+                                    key + "_cpu_" + Cpu.key(group) + "_us_per_msg",
+                                    s.label + ": JVM CPU per message in " + group,
+                                    nanos / 1e3 / Math.max(1, s.meteredMessages),
+                                    "µs"));
+        }
+        r.config("p99_per_window_ms", relaySide.p99s)
+                .config("p50_per_window_ms", relaySide.p50s)
+                .config("hand_p99_per_window_ms", pollerSide.p99s)
+                .config("hand_p50_per_window_ms", pollerSide.p50s)
+                .config("cpu_us_per_msg_per_window", relaySide.cpuPerMessage)
+                .config("hand_cpu_us_per_msg_per_window", pollerSide.cpuPerMessage);
+        r.headline(
+                "p50 "
+                        + Result.fmt(p50)
+                        + " / p99 "
+                        + Result.fmt(p99)
+                        + " ms, "
+                        + Result.fmt(cpu)
+                        + " µs CPU/msg at "
+                        + rate
+                        + " msg/s",
+                "10 ms poller: p50 "
+                        + Result.fmt(handP50)
+                        + " / p99 "
+                        + Result.fmt(handP99)
+                        + " ms, "
+                        + Result.fmt(handCpu)
+                        + " µs CPU/msg");
+        env.execute(
+                "DROP TABLE " + WriteScenario.ORDERS + ", " + Env.q(SUBJECT) + ", " + Env.q(HAND));
         return r;
     }
 
-    private static String id(int seq) {
-        return "lat-" + seq;
+    /** Commit time (nanoTime) per event id of the side being driven. */
+    private static final Map<String, Long> committedAt = new ConcurrentHashMap<>();
+
+    /**
+     * Commits {@code warm-up + window} transactions at {@code rate}, waits until each event is
+     * acknowledged, and adds the window's latencies and CPU to {@code side}.
+     *
+     * @return the ids of the measured window
+     */
+    private static String[] drive(
+            Env env,
+            int rate,
+            int warmupSeconds,
+            int seconds,
+            String prefix,
+            Commit commit,
+            Runnable afterCommit,
+            Map<String, Long> ackedAt,
+            Side side,
+            Timings lags,
+            long[] maxLag)
+            throws InterruptedException {
+        int warm = rate * warmupSeconds;
+        int window = rate * seconds;
+        int total = warm + window;
+        String[] ids = new String[total];
+        for (int i = 0; i < total; i++) {
+            ids[i] = prefix + i;
+        }
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        ExecutorService senders = Executors.newFixedThreadPool(SENDERS);
+        DataSource pool = env.pool();
+        Cpu.Meter cpu = null;
+        Cpu used = null;
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(total);
+        try {
+            long period = 1_000_000_000L / rate;
+            long start = System.nanoTime() + 50_000_000L;
+            for (int i = 0; i < total && failure.get() == null; i++) {
+                long due = start + i * period;
+                long wait;
+                while ((wait = due - System.nanoTime()) > 0) {
+                    LockSupport.parkNanos(wait);
+                }
+                if (i == warm) {
+                    cpu = Cpu.start(env);
+                }
+                long lag = System.nanoTime() - due;
+                maxLag[0] = Math.max(maxLag[0], lag);
+                lags.add(lag);
+                String id = ids[i];
+                senders.execute(
+                        () -> {
+                            try (Connection c = pool.getConnection()) {
+                                c.setAutoCommit(false);
+                                commit.commit(c, id);
+                                c.commit();
+                                committedAt.put(id, System.nanoTime());
+                                afterCommit.run();
+                            } catch (Exception | Error e) {
+                                failure.compareAndSet(null, e);
+                            } finally {
+                                done.countDown();
+                            }
+                        });
+            }
+            // The committing threads stay alive until the meter stops, so their CPU is counted as
+            // theirs (a finished thread's CPU would only show in the JVM total).
+            if (!done.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("senders did not finish");
+            }
+            if (failure.get() != null) {
+                throw new IllegalStateException(
+                        "a committed enqueue failed: " + failure.get(), failure.get());
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            for (int i = total - 1; i >= 0; i--) {
+                while (!ackedAt.containsKey(ids[i])) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException(
+                                side.label + ": message " + ids[i] + " was never acknowledged");
+                    }
+                    TimeUnit.MILLISECONDS.sleep(20);
+                }
+            }
+            used = cpu == null ? null : cpu.stop();
+        } finally {
+            senders.shutdownNow();
+        }
+        Timings w = new Timings();
+        String[] measured = new String[window];
+        for (int i = warm; i < total; i++) {
+            String id = ids[i];
+            measured[i - warm] = id;
+            Long acked = ackedAt.get(id);
+            Long committed = committedAt.get(id);
+            if (acked == null || committed == null) {
+                throw new IllegalStateException(
+                        side.label
+                                + ": message "
+                                + id
+                                + " has no "
+                                + (acked == null ? "ack" : "commit"));
+            }
+            long latency = Math.max(0, acked - committed);
+            w.add(latency);
+            side.all.add(latency);
+            side.worst = Math.max(side.worst, latency);
+        }
+        side.p50s.add(w.percentileMs(50));
+        side.p99s.add(w.percentileMs(99));
+        if (used != null) {
+            double jvm = used.jvmNanos() / 1e3 / window;
+            double db = used.dbNanos() < 0 ? 0 : used.dbNanos() / 1e3 / window;
+            side.jvmPerMessage.add(jvm);
+            side.dbPerMessage.add(db);
+            side.cpuPerMessage.add(jvm + db);
+            used.threads().forEach((group, nanos) -> side.threadCpu.merge(group, nanos, Long::sum));
+            side.meteredMessages += window;
+        }
+        env.log(
+                String.format(
+                        Locale.ROOT,
+                        "latency %-15s window: p50 %.1f ms, p99 %.1f ms, max %.1f ms, CPU %.0f µs/msg",
+                        side.label,
+                        w.percentileMs(50),
+                        w.percentileMs(99),
+                        w.percentileMs(100),
+                        side.cpuPerMessage.isEmpty()
+                                ? 0.0
+                                : side.cpuPerMessage.get(side.cpuPerMessage.size() - 1)));
+        return measured;
+    }
+
+    /**
+     * The hand-written baseline: every 10 ms, claims what is due in batches of {@value #POLL_BATCH}
+     * until a claim comes back short, sends each batch (flush, await the acks), notes the ack time
+     * of every message and deletes the batch.
+     */
+    private static final class Poller implements AutoCloseable {
+        private final Thread thread;
+        private volatile boolean stop;
+        private final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+        Poller(Env env, Drains.Send send, Map<String, Long> ackedAt) {
+            this.thread =
+                    new Thread(
+                            () -> {
+                                try (HandWritten.Loop loop =
+                                        new HandWritten.Loop(
+                                                env.pool(),
+                                                HAND,
+                                                "bench-poller",
+                                                Duration.ofMinutes(5),
+                                                POLL_BATCH)) {
+                                    long next = System.nanoTime();
+                                    while (!stop) {
+                                        List<HandWritten.Row> rows;
+                                        do {
+                                            rows = loop.claim();
+                                            if (!rows.isEmpty()) {
+                                                send.send(rows);
+                                                long now = System.nanoTime();
+                                                for (HandWritten.Row row : rows) {
+                                                    ackedAt.put(row.id(), now);
+                                                }
+                                                loop.delete(rows);
+                                            }
+                                        } while (rows.size() == POLL_BATCH && !stop);
+                                        next += POLL_NANOS;
+                                        long wait = next - System.nanoTime();
+                                        if (wait > 0) {
+                                            LockSupport.parkNanos(wait);
+                                        } else {
+                                            next = System.nanoTime();
+                                        }
+                                    }
+                                } catch (Exception | Error e) {
+                                    failure.compareAndSet(null, e);
+                                }
+                            },
+                            "bench-poller");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        @Override
+        public void close() {
+            stop = true;
+            try {
+                thread.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (failure.get() != null) {
+                throw new IllegalStateException(
+                        "the hand-written poller failed: " + failure.get(), failure.get());
+            }
+        }
     }
 }

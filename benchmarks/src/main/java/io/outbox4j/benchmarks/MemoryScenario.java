@@ -41,7 +41,7 @@ final class MemoryScenario {
         int small = o.size("memory-small");
         int large = o.size("memory-large");
         int payload = o.size("memory-payload");
-        int batch = o.size("memory-batch");
+        int batch = io.outbox4j.engine.Relay.DEFAULT_BATCH_SIZE;
         Result r =
                 new Result(
                                 "memory",
@@ -51,13 +51,11 @@ final class MemoryScenario {
                                         + small
                                         + " rows of "
                                         + payload
-                                        + " B, batch "
-                                        + batch)
+                                        + " B, relay defaults")
                         .config("small_rows", small)
                         .config("large_rows", large)
                         .config("payload_bytes", payload)
-                        .config("batch", batch)
-                        .config("relay_workers", 4)
+                        .config("relay", Drains.relaySettings())
                         .config("publisher", "no-op")
                         .config(
                                 "sampling",
@@ -66,8 +64,7 @@ final class MemoryScenario {
         JdbiOutboxStore store = env.store(SUBJECT);
         // warm-up: load the relay's and the driver's classes before the first idle reading
         env.load(SUBJECT, "w-", Math.min(small, 5 * batch), payload, false);
-        Drains.relay(
-                env, store, new Instruments.NoopPublisher(), batch, Math.min(small, 5 * batch));
+        Drains.relay(env, store, new Instruments.NoopPublisher(), Math.min(small, 5 * batch));
 
         Peak big = drain(env, store, "L", large, payload, batch);
         Peak little = drain(env, store, "S", small, payload, batch);
@@ -196,7 +193,7 @@ final class MemoryScenario {
         sampler.start();
         Drains.Run run;
         try {
-            run = Drains.relay(env, store, new Instruments.NoopPublisher(), batch, rows);
+            run = Drains.relay(env, store, new Instruments.NoopPublisher(), rows);
         } finally {
             running.set(false);
             try {

@@ -32,7 +32,8 @@ final class Options {
                 "batch",
                 "100",
                 "50",
-                "claim batch size of relay and hand-written loops (drain, backlog, e2e)");
+                "claim batch size of the hand-written loops (drain, e2e; the relay runs with the"
+                        + " engine's defaults)");
         size("payload", "200", "200", "payload bytes (drain, write, backlog, latency, e2e)");
         size("drain-messages", "200000", "2000", "messages preloaded for each drain run");
         size("write-threads", "8", "4", "business-transaction threads");
@@ -43,13 +44,8 @@ final class Options {
                 "latency-seconds",
                 "10",
                 "2",
-                "seconds per measured latency window (one window per round)");
-        size(
-                "latency-batch",
-                "16",
-                "16",
-                "relay batch size in the latency scenario (16 is the engine's default)");
-        size("latency-warmup-seconds", "3", "1", "warm-up seconds before the first latency window");
+                "seconds per measured latency window (one window per side and round)");
+        size("latency-warmup-seconds", "3", "1", "warm-up seconds before each latency window");
         size("backlog-small", "10000", "1000", "pending rows of the small backlog");
         size("backlog-large", "1000000", "10000", "pending rows of the large backlog");
         size("backlog-dead", "100000", "1000", "dead-lettered rows beside the large backlog");
@@ -58,7 +54,6 @@ final class Options {
         size("memory-small", "100000", "2000", "rows of the small memory drain");
         size("memory-large", "1000000", "20000", "rows of the large memory drain");
         size("memory-payload", "1024", "1024", "payload bytes of the memory drains");
-        size("memory-batch", "500", "500", "relay batch size of the memory drains");
         size(
                 "warmup-messages",
                 "20000",
