@@ -579,7 +579,16 @@ class SqsPublisherTest {
                                             .collect(Collectors.toList()),
                                     Duration.ofSeconds(20));
                 } finally {
-                    interrupter.join();
+                    // publish() keeps the interrupt it received set; join() would throw on it
+                    boolean joined = false;
+                    while (!joined) {
+                        try {
+                            interrupter.join();
+                            joined = true;
+                        } catch (InterruptedException expected) {
+                            // the interrupt this test sent to the caller
+                        }
+                    }
                     Thread.interrupted();
                 }
 
