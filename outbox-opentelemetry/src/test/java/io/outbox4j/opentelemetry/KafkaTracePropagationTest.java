@@ -42,7 +42,8 @@ class KafkaTracePropagationTest {
     private static final TextMapGetter<ConsumerRecord<byte[], byte[]>> RECORD_HEADERS =
             new TextMapGetter<>() {
                 @Override
-                @SuppressWarnings("deprecation") // still abstract in the API: a getter must implement it
+                @SuppressWarnings(
+                        "deprecation") // still abstract in the API: a getter must implement it
                 public Iterable<String> keys(ConsumerRecord<byte[], byte[]> record) {
                     return StreamSupport.stream(record.headers().spliterator(), false)
                             .map(Header::key)
