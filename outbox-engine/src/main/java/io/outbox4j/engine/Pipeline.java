@@ -201,6 +201,9 @@ final class Pipeline {
                     break;
                 }
                 continue;
+            } catch (Error e) {
+                claimed(null);
+                throw e;
             }
             storeErrors = 0;
             boolean full = claimed.size() >= limit;
