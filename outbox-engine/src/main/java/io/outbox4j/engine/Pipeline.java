@@ -3,6 +3,7 @@ package io.outbox4j.engine;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.Publisher;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -73,6 +74,13 @@ final class Pipeline {
     /** The first Error a publisher threw in a batch of the loop; it ends the loop. */
     private volatile @Nullable Error failure;
 
+    // What Relay.state() reads:
+    private volatile boolean loopStarted;
+    private volatile boolean loopEnded;
+    private volatile boolean closeFinished;
+    private volatile int claimFailuresInARow;
+    private volatile @Nullable Instant lastClaim;
+
     // Guarded by lock:
     private boolean loopWaitsForWakeUp;
     private boolean claiming;
@@ -133,6 +141,7 @@ final class Pipeline {
         INSIDE.set(this);
         try {
             List<Tracked> claimed = batch.claim(settings.batchSize());
+            lastClaim = settings.clock().instant();
             if (claimed.isEmpty()) {
                 return Relay.Result.EMPTY;
             }
@@ -177,6 +186,19 @@ final class Pipeline {
 
     /** The loop thread's body: claims until closed; rethrows a publisher's Error. */
     void loop() {
+        try {
+            claimLoop();
+        } finally {
+            loopEnded = true;
+        }
+    }
+
+    /** Marks the loop started (before its thread runs), for {@link #state()}. */
+    void loopStarting() {
+        loopStarted = true;
+    }
+
+    private void claimLoop() {
         int storeErrors = 0;
         boolean previousFull = false;
         boolean alone = false;
@@ -195,6 +217,7 @@ final class Pipeline {
                 claimed(null);
                 // Already reported to the observer; retry after a pause.
                 storeErrors++;
+                claimFailuresInARow = storeErrors;
                 Duration pause = errorPause(storeErrors);
                 log.claimFailed(storeErrors, pause, e);
                 if (!pause(pause)) {
@@ -206,6 +229,8 @@ final class Pipeline {
                 throw e;
             }
             storeErrors = 0;
+            claimFailuresInARow = 0;
+            lastClaim = settings.clock().instant();
             boolean full = claimed.size() >= limit;
             // A partial claim beside batches in flight, right after a full one, most likely met
             // the keys those batches hold (the store fences them, and may park their followers):
@@ -433,6 +458,31 @@ final class Pipeline {
     // close
     // ---------------------------------------------------------------------------------------------
 
+    /** The relay's state now; see {@link Relay.State}. */
+    Relay.State state() {
+        if (closeFinished) {
+            return Relay.State.STOPPED;
+        }
+        if (closed) {
+            // close() from inside a batch returns at once: stopped once the batches are done
+            return (loopEnded || !loopStarted) && busy().isEmpty()
+                    ? Relay.State.STOPPED
+                    : Relay.State.STOPPING;
+        }
+        if (loopEnded) {
+            return Relay.State.STOPPED;
+        }
+        if (!loopStarted) {
+            return Relay.State.NOT_STARTED;
+        }
+        return claimFailuresInARow > 0 ? Relay.State.FAILING : Relay.State.RUNNING;
+    }
+
+    /** When the last claim (of the loop or of runOnce) answered, or null before the first. */
+    @Nullable Instant lastClaim() {
+        return lastClaim;
+    }
+
     /**
      * Stops claiming, waits for the batches in flight (and a claim under way) up to the shutdown
      * timeout, then aborts them and waits for their outcome writes; shuts the pools down.
@@ -479,6 +529,7 @@ final class Pipeline {
             publishPool.shutdownNow();
             writePool.shutdown();
             batchPool.shutdown();
+            closeFinished = true;
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }

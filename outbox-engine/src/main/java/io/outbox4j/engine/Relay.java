@@ -8,6 +8,7 @@ import io.outbox4j.api.Publisher;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -272,6 +273,7 @@ public final class Relay implements AutoCloseable {
         Thread t = new Thread(pipeline::loop, "outbox4j-relay-" + settings.owner());
         t.setDaemon(true);
         loopThread = t;
+        pipeline.loopStarting();
         log.started(settings);
         t.start();
     }
@@ -322,6 +324,46 @@ public final class Relay implements AutoCloseable {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Returns what the relay is doing now, for health checks and metrics. Cheap (volatile reads).
+     *
+     * @return the state; {@link State#FAILING} as soon as a claim of the loop failed, until one
+     *     succeeds again
+     */
+    public State state() {
+        return pipeline.state();
+    }
+
+    /**
+     * Returns when the last claim answered (successfully, empty or not), by the loop or by {@link
+     * #runOnce()}, read from the relay's clock. A running relay claims at least once per poll
+     * interval, so a last claim much older than that while {@link #state()} is {@link
+     * State#RUNNING} means the loop is stuck (for example every batch waits on a publisher that
+     * does not answer).
+     *
+     * @return the time of the last successful claim, or empty before the first
+     */
+    public Optional<Instant> lastClaim() {
+        return Optional.ofNullable(pipeline.lastClaim());
+    }
+
+    /** What a relay is doing, as {@link #state()} reports it. */
+    public enum State {
+        /** Built; {@link #start()} not called yet ({@link #runOnce()} may still be used). */
+        NOT_STARTED,
+        /** The loop runs and its last claim succeeded. */
+        RUNNING,
+        /**
+         * The loop runs but its last claim failed (the store is unreachable or refuses); it retries
+         * after a growing pause and is {@link #RUNNING} again after a successful claim.
+         */
+        FAILING,
+        /** {@link #close()} was called and the batches in flight are finishing. */
+        STOPPING,
+        /** Closed, or the loop ended because the publisher threw an {@link Error}. */
+        STOPPED
     }
 
     /** For tests: the machinery. */
