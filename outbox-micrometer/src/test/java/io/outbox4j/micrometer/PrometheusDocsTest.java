@@ -6,6 +6,8 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.Observation;
+import io.outbox4j.api.Publisher;
+import io.outbox4j.engine.Relay;
 import io.outbox4j.tck.InMemoryOutboxStore;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -57,6 +59,11 @@ class PrometheusDocsTest {
                             Optional.empty(),
                             false));
             metrics.onStoreError(new IllegalStateException("down"));
+            Relay relay =
+                    Relay.builder(metrics.store(store), Publisher.perMessage(m -> {})).build();
+            metrics.relay(relay);
+            relay.runOnce();
+            relay.close();
             Set<String> exported = new TreeSet<>();
             registry.scrape()
                     .lines()

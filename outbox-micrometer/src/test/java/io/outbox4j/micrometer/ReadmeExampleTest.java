@@ -37,7 +37,11 @@ class ReadmeExampleTest {
                         .admin(store) // backlog gauges, read every 30 s on a daemon thread
                         .tags(Tags.of("outbox", "orders"))
                         .build();
-        Relay relay = Relay.builder(store, publisher).observer(metrics).build();
+        Relay relay =
+                Relay.builder(metrics.store(store), publisher) // times claims, completions…
+                        .observer(metrics)
+                        .build();
+        metrics.relay(relay); // relay state gauges
         relay.start();
         // end::micrometer[]
 

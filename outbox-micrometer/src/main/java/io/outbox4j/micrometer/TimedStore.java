@@ -1,0 +1,114 @@
+package io.outbox4j.micrometer;
+
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Timer;
+import io.outbox4j.api.Abandonment;
+import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.Completion;
+import io.outbox4j.api.DeadLetter;
+import io.outbox4j.api.Delivery;
+import io.outbox4j.api.Extension;
+import io.outbox4j.api.OutboxStore;
+import io.outbox4j.api.Release;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import java.util.function.ToIntFunction;
+
+/**
+ * An {@link OutboxStore} that times every port call of the store it wraps ({@value
+ * OutboxMetrics#STORE_CALLS}) and counts the messages each call carried ({@value
+ * OutboxMetrics#STORE_MESSAGES}); answers and exceptions pass through unchanged.
+ */
+final class TimedStore implements OutboxStore {
+
+    /** The port operations, in the order of their meters; the tag is the lower-case name. */
+    enum Operation {
+        CLAIM("claim"),
+        COMPLETE("complete"),
+        RELEASE("release"),
+        DEAD_LETTER("dead_letter"),
+        EXTEND("extend"),
+        ABANDON("abandon");
+
+        final String tag;
+
+        Operation(String tag) {
+            this.tag = tag;
+        }
+    }
+
+    /** The meters of one operation. */
+    record Meters(Timer ok, Timer error, DistributionSummary messages) {}
+
+    private final OutboxStore store;
+    private final Meters[] meters;
+
+    TimedStore(OutboxStore store, Meters[] meters) {
+        this.store = store;
+        this.meters = meters.clone();
+    }
+
+    /** The store this one times. */
+    OutboxStore delegate() {
+        return store;
+    }
+
+    @Override
+    public List<Delivery> claim(ClaimRequest request) {
+        return time(Operation.CLAIM, () -> store.claim(request), List::size);
+    }
+
+    @Override
+    public Set<String> complete(Completion completion) {
+        return time(
+                Operation.COMPLETE,
+                () -> store.complete(completion),
+                r -> completion.receipts().size());
+    }
+
+    @Override
+    public boolean release(Release release) {
+        return time(Operation.RELEASE, () -> store.release(release), r -> 1);
+    }
+
+    @Override
+    public boolean deadLetter(DeadLetter deadLetter) {
+        return time(Operation.DEAD_LETTER, () -> store.deadLetter(deadLetter), r -> 1);
+    }
+
+    @Override
+    public Set<String> extend(Extension extension) {
+        return time(
+                Operation.EXTEND, () -> store.extend(extension), r -> extension.receipts().size());
+    }
+
+    @Override
+    public Set<String> abandon(Abandonment abandonment) {
+        return time(
+                Operation.ABANDON,
+                () -> store.abandon(abandonment),
+                r -> abandonment.receipts().size());
+    }
+
+    @Override
+    public String toString() {
+        return "timed " + store;
+    }
+
+    private <T> T time(Operation operation, Supplier<T> call, ToIntFunction<T> messages) {
+        Meters m = meters[operation.ordinal()];
+        long start = System.nanoTime();
+        T result;
+        try {
+            result = call.get();
+        } catch (RuntimeException | Error e) {
+            m.error().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+            throw e;
+        }
+        m.ok().record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+        m.messages().record(messages.applyAsInt(result));
+        return result;
+    }
+}

@@ -1,0 +1,278 @@
+package io.outbox4j.micrometer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Measurement;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.TimeGauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.outbox4j.api.Abandonment;
+import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.Completion;
+import io.outbox4j.api.DeadLetter;
+import io.outbox4j.api.Delivery;
+import io.outbox4j.api.Extension;
+import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxStore;
+import io.outbox4j.api.PermanentFailureException;
+import io.outbox4j.api.Publisher;
+import io.outbox4j.api.Release;
+import io.outbox4j.api.RetryableFailureException;
+import io.outbox4j.engine.Relay;
+import io.outbox4j.store.jdbi.JdbiOutboxStore;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The store-call timers and the relay state gauges after a real relay run: a Jdbi store on H2, a
+ * publisher that publishes most messages, retries one and rejects one, and a store that fails its
+ * claims for a while. The whole meter list of the run is written to {@code target/meter-list.md}.
+ */
+class StoreAndRelayMetricsTest {
+    private final MeterRegistry registry = new SimpleMeterRegistry();
+
+    @Test
+    void timesEveryStoreCall_andFollowsTheRelayState() throws Exception {
+        Jdbi jdbi = Jdbi.create("jdbc:h2:mem:micrometer-store-calls;DB_CLOSE_DELAY=-1");
+        JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).build();
+        store.createSchemaIfAbsent();
+        FailingClaims failing = new FailingClaims(store);
+        AtomicBoolean retried = new AtomicBoolean();
+        Publisher publisher =
+                Publisher.perMessage(
+                        m -> {
+                            if (m.id().equals("reject")) {
+                                throw new PermanentFailureException("schema mismatch");
+                            }
+                            if (m.id().equals("retry") && retried.compareAndSet(false, true)) {
+                                throw new RetryableFailureException("broker busy");
+                            }
+                        });
+        OutboxMetrics metrics =
+                OutboxMetrics.builder(registry)
+                        .admin(store)
+                        .statisticsInterval(Duration.ZERO)
+                        .tags(Tags.of("outbox", "orders"))
+                        .build();
+        Relay relay =
+                Relay.builder(metrics.store(failing), publisher)
+                        .observer(metrics)
+                        .pollInterval(Duration.ofMillis(50))
+                        .backoff(attempt -> Duration.ofMillis(10))
+                        .build();
+        metrics.relay(relay);
+        assertThat(state("not_started")).isEqualTo(1);
+        assertThat(state("running")).isZero();
+
+        relay.start();
+        List<Message> messages = new ArrayList<>();
+        IntStream.range(0, 40).forEach(i -> messages.add(order("o-" + i, "k-" + (i % 4))));
+        messages.add(order("retry", null));
+        messages.add(order("reject", null));
+        jdbi.useTransaction(h -> store.enqueueAll(h, messages));
+        relay.wakeUp();
+        await("41 completions", () -> messagesOf("complete") >= 41);
+        await("one dead letter", () -> calls("dead_letter", "ok") >= 1);
+        assertThat(state("running")).isEqualTo(1);
+        assertThat(state("not_started")).isZero();
+
+        assertThat(calls("claim", "ok")).as("claims timed").isGreaterThanOrEqualTo(1);
+        assertThat(messagesOf("claim") - messagesOf("abandon"))
+                .as("42 tried once, the retried one twice (claims given back untried aside)")
+                .isEqualTo(43);
+        assertThat(messagesOf("complete")).isEqualTo(41);
+        assertThat(calls("release", "ok")).as("the retried message, released once").isEqualTo(1);
+        assertThat(calls("dead_letter", "ok")).as("the rejected message").isEqualTo(1);
+        assertThat(calls("claim", "error")).isZero();
+        Timer claims = timer("claim", "ok");
+        assertThat(claims.totalTime(TimeUnit.NANOSECONDS)).isPositive();
+        TimeGauge age = registry.get(OutboxMetrics.RELAY_LAST_CLAIM_AGE).timeGauge();
+        assertThat(age.value(TimeUnit.SECONDS))
+                .as("a running relay claimed within its poll interval (and the await)")
+                .isLessThan(5);
+
+        failing.down.set(true);
+        await("the state gauge says failing", () -> state("failing") == 1);
+        assertThat(state("running")).isZero();
+        await("failed claims timed as errors", () -> calls("claim", "error") >= 1);
+        failing.down.set(false);
+        await("running again", () -> state("running") == 1);
+
+        metrics.refresh();
+        writeMeterList(registry, Path.of("target", "meter-list.md"));
+
+        relay.close();
+        assertThat(state("stopped")).isEqualTo(1);
+        assertThat(state("running")).isZero();
+        metrics.close();
+        assertThat(registry.getMeters()).as("close removes every meter").isEmpty();
+    }
+
+    @Test
+    void oneRelayPerBinder_andNoNulls() {
+        OutboxMetrics metrics = OutboxMetrics.builder(registry).build();
+        JdbiOutboxStore store =
+                JdbiOutboxStore.builder(Jdbi.create("jdbc:h2:mem:micrometer-one-relay")).build();
+        Relay relay = Relay.builder(store, Publisher.perMessage(m -> {})).build();
+        metrics.relay(relay);
+        assertThatThrownBy(() -> metrics.relay(relay))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("already bound");
+        assertThatThrownBy(() -> metrics.store(null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("store must not be null");
+        assertThatThrownBy(() -> OutboxMetrics.builder(registry).tags(Tags.of("operation", "x")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'operation'");
+        OutboxStore timed = metrics.store(store);
+        assertThat(metrics.store(timed).toString())
+                .as("wrapping a wrapper times once")
+                .isEqualTo(timed.toString());
+        relay.close();
+        metrics.close();
+    }
+
+    private double state(String state) {
+        return registry.get(OutboxMetrics.RELAY_STATE).tags("state", state).gauge().value();
+    }
+
+    private Timer timer(String operation, String result) {
+        return registry.get(OutboxMetrics.STORE_CALLS)
+                .tags("operation", operation, "result", result)
+                .timer();
+    }
+
+    private long calls(String operation, String result) {
+        return timer(operation, result).count();
+    }
+
+    private double messagesOf(String operation) {
+        DistributionSummary s =
+                registry.get(OutboxMetrics.STORE_MESSAGES).tags("operation", operation).summary();
+        return s.totalAmount();
+    }
+
+    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    private static Message order(String id, String key) {
+        Message.Builder b = Message.builder().id(id).topic("orders").module("shop").payload("{}");
+        return key == null ? b.build() : b.key(key).build();
+    }
+
+    /** Every meter of the run: name, type, tags, measurements; sorted. */
+    static void writeMeterList(MeterRegistry registry, Path file) throws IOException {
+        List<String> rows =
+                registry.getMeters().stream()
+                        .sorted(
+                                Comparator.comparing((Meter m) -> m.getId().getName())
+                                        .thenComparing(m -> m.getId().getTags().toString()))
+                        .map(
+                                m ->
+                                        "| `"
+                                                + m.getId().getName()
+                                                + "` | "
+                                                + m.getId().getType().name().toLowerCase()
+                                                + " | "
+                                                + m.getId().getTags().stream()
+                                                        .map(Tag::toString)
+                                                        .map(
+                                                                t ->
+                                                                        t.replace("tag(", "")
+                                                                                .replace(")", ""))
+                                                        .collect(Collectors.joining(", "))
+                                                + " | "
+                                                + measurements(m)
+                                                + " |")
+                        .toList();
+        Files.createDirectories(file.getParent());
+        Files.writeString(
+                file,
+                "| meter | type | tags | value |\n|---|---|---|---|\n"
+                        + String.join("\n", rows)
+                        + "\n");
+    }
+
+    private static String measurements(Meter m) {
+        List<String> parts = new ArrayList<>();
+        for (Measurement x : m.measure()) {
+            double v = x.getValue();
+            parts.add(
+                    x.getStatistic().name().toLowerCase()
+                            + "="
+                            + (v == Math.rint(v)
+                                    ? String.valueOf((long) v)
+                                    : String.format("%.4f", v)));
+        }
+        return String.join(" ", parts);
+    }
+
+    /** Fails every claim while {@code down} is set, as an unreachable database would. */
+    private static final class FailingClaims implements OutboxStore {
+        final AtomicBoolean down = new AtomicBoolean();
+        private final OutboxStore store;
+
+        FailingClaims(OutboxStore store) {
+            this.store = store;
+        }
+
+        @Override
+        public List<Delivery> claim(ClaimRequest request) {
+            if (down.get()) {
+                throw new IllegalStateException("database unreachable");
+            }
+            return store.claim(request);
+        }
+
+        @Override
+        public Set<String> complete(Completion completion) {
+            return store.complete(completion);
+        }
+
+        @Override
+        public boolean release(Release release) {
+            return store.release(release);
+        }
+
+        @Override
+        public boolean deadLetter(DeadLetter deadLetter) {
+            return store.deadLetter(deadLetter);
+        }
+
+        @Override
+        public Set<String> extend(Extension extension) {
+            return store.extend(extension);
+        }
+
+        @Override
+        public Set<String> abandon(Abandonment abandonment) {
+            return store.abandon(abandonment);
+        }
+    }
+}
