@@ -29,6 +29,7 @@ class ReadmeTest {
     @ParameterizedTest(name = "README shows the {1} region of {0} verbatim")
     @CsvSource({
         "src/test/java/io/outbox4j/tck/example/MyStoreContractTest.java, store-example",
+        "src/test/java/io/outbox4j/tck/example/MyStorePropertiesTest.java, properties-example",
         "src/test/java/io/outbox4j/tck/example/MyAdminContractTest.java, admin-example",
         "src/test/java/io/outbox4j/tck/example/MyArchitectureTest.java, arch-example"
     })
