@@ -1,0 +1,20 @@
+package io.outbox4j.store.jdbi;
+
+import io.outbox4j.tck.OutboxStoreContract;
+import io.outbox4j.tck.OutboxStoreProperties;
+
+/**
+ * Random operation sequences against the model of the store contract (outbox-tck's {@link
+ * OutboxStoreProperties}) on H2, in a table of their own.
+ */
+class H2StorePropertiesTest extends OutboxStoreProperties {
+    @Override
+    protected OutboxStoreContract contract() {
+        return new H2StoreContractTest() {
+            @Override
+            String table() {
+                return "outbox_pbt";
+            }
+        };
+    }
+}
