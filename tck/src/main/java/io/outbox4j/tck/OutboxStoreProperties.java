@@ -45,7 +45,8 @@ import net.jqwik.api.lifecycle.PropertyLifecycleContext;
  * <p>Size: {@value #DEFAULT_TRIES} sequences of up to {@value #DEFAULT_STEPS} steps by default (a
  * few seconds on a local database); raise them with the system properties {@value #TRIES_PROPERTY}
  * and {@value #STEPS_PROPERTY} (e.g. {@code -Doutbox4j.properties.tries=1000}). A failure prints
- * the seed; jqwik re-runs the failing seed first on the next run.
+ * the seed; jqwik re-runs the failing seed first on the next run, and {@value #SEED_PROPERTY} runs
+ * the sequences of a given seed again anywhere.
  */
 public abstract class OutboxStoreProperties {
     /** System property: how many random sequences to try. */
@@ -53,6 +54,9 @@ public abstract class OutboxStoreProperties {
 
     /** System property: the longest sequence, in steps. */
     public static final String STEPS_PROPERTY = "outbox4j.properties.steps";
+
+    /** System property: the random seed (e.g. one printed by a failure); random when absent. */
+    public static final String SEED_PROPERTY = "outbox4j.properties.seed";
 
     /** Sequences tried unless {@value #TRIES_PROPERTY} says otherwise. */
     public static final int DEFAULT_TRIES = 30;
@@ -130,14 +134,17 @@ public abstract class OutboxStoreProperties {
                 net.jqwik.api.Tuple.of(6, claim),
                 net.jqwik.api.Tuple.of(4, complete),
                 net.jqwik.api.Tuple.of(2, release),
-                net.jqwik.api.Tuple.of(1, deadLetter),
+                net.jqwik.api.Tuple.of(2, deadLetter),
                 net.jqwik.api.Tuple.of(2, extend),
                 net.jqwik.api.Tuple.of(2, abandon),
                 net.jqwik.api.Tuple.of(1, admin),
                 net.jqwik.api.Tuple.of(3, advance));
     }
 
-    /** Sets the tries from {@value #TRIES_PROPERTY} (default {@value #DEFAULT_TRIES}). */
+    /**
+     * Sets the tries from {@value #TRIES_PROPERTY} (default {@value #DEFAULT_TRIES}) and the seed
+     * from {@value #SEED_PROPERTY} when it is set.
+     */
     public static final class TriesFromSystemProperty implements AroundPropertyHook {
         /** Created by jqwik. */
         public TriesFromSystemProperty() {}
@@ -158,6 +165,16 @@ public abstract class OutboxStoreProperties {
                         TRIES_PROPERTY + " must be at least 1, but was " + n);
             }
             context.attributes().setTries(n);
+            String seed = System.getProperty(SEED_PROPERTY);
+            if (seed != null && !seed.isBlank()) {
+                try {
+                    Long.parseLong(seed.trim());
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException(
+                            SEED_PROPERTY + " must be a whole number, but was '" + seed + "'", e);
+                }
+                context.attributes().setSeed(seed.trim());
+            }
             return property.execute();
         }
     }
