@@ -18,19 +18,84 @@ import java.util.regex.Pattern;
  * What the SQL server fixtures ({@link PostgresServer}, {@link MariaDbServer}) share: the address,
  * fresh databases per test class, and running the local server's commands.
  */
-abstract class DatabaseServer {
+public abstract class DatabaseServer {
     private static final Pattern DATABASE_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
 
     private final String jdbcUrl;
     private final String user;
     private final String password;
     private final String origin;
+    private final Control control;
+    private boolean running = true;
+
+    /** How a locally started server is killed and started again (null: not ours to restart). */
+    interface Control {
+        void kill();
+
+        void start();
+    }
 
     DatabaseServer(String jdbcUrl, String user, String password, String origin) {
+        this(jdbcUrl, user, password, origin, null);
+    }
+
+    DatabaseServer(String jdbcUrl, String user, String password, String origin, Control control) {
         this.jdbcUrl = jdbcUrl;
         this.user = user;
         this.password = password;
         this.origin = origin;
+        this.control = control;
+    }
+
+    /**
+     * Tells whether the fault tests can kill and start this server: only a server the fixture
+     * started itself from the local installation (not a container, not a server given by URL).
+     *
+     * @return whether {@link #kill()} and {@link #startAgain()} work
+     */
+    public boolean restartable() {
+        return control != null;
+    }
+
+    /**
+     * Kills the server as a crash would ({@code SIGKILL} of its processes, no shutdown): every
+     * connection breaks, and the next {@link #startAgain()} runs the database's crash recovery on
+     * the same data directory and port. Does nothing if it is not running.
+     *
+     * @throws IllegalStateException if the server is not {@link #restartable()}
+     */
+    public synchronized void kill() {
+        if (running) {
+            requireControl().kill();
+            running = false;
+        }
+    }
+
+    /**
+     * Starts a killed server again on the same port and data, and waits until it accepts
+     * connections. Does nothing if it is running.
+     *
+     * @throws IllegalStateException if the server is not {@link #restartable()}
+     */
+    public synchronized void startAgain() {
+        if (!running) {
+            requireControl().start();
+            running = true;
+        }
+    }
+
+    private Control requireControl() {
+        if (control == null) {
+            throw new IllegalStateException(
+                    product()
+                            + " at "
+                            + jdbcUrl
+                            + " was not started by the test fixture ("
+                            + origin
+                            + "), so it cannot be killed and restarted; unset the URL variable to"
+                            + " let the tests start a local one");
+        }
+        return control;
     }
 
     /** The statements that drop a database of this name if it exists and create it empty. */

@@ -123,6 +123,10 @@ public final class MariaDbServer extends DatabaseServer {
         return Optional.empty();
     }
 
+    private MariaDbServer(String jdbcUrl, String origin, Control control) {
+        super(jdbcUrl, "root", "", origin, control);
+    }
+
     private static MariaDbServer local(Path server, Path install) {
         boolean root = isRoot();
         Path dir = serverDir("mariadb");
@@ -159,36 +163,84 @@ public final class MariaDbServer extends DatabaseServer {
             serve.add("--user=root");
         }
         run(installDb, dir.resolve("install-db.log"), Duration.ofSeconds(60));
-        Process process;
-        try {
-            process =
-                    new ProcessBuilder(serve)
-                            .redirectErrorStream(true)
-                            .redirectOutput(
-                                    ProcessBuilder.Redirect.appendTo(
-                                            dir.resolve("mariadbd.out").toFile()))
-                            .start();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot start " + server, e);
-        }
+        String url = "jdbc:mariadb://127.0.0.1:" + port + "/";
+        LocalProcess process = new LocalProcess(serve, dir.resolve("mariadbd.out"));
         Runtime.getRuntime()
                 .addShutdownHook(
                         new Thread(
                                 () -> {
-                                    process.destroy();
-                                    try {
-                                        if (!process.waitFor(20, TimeUnit.SECONDS)) {
-                                            process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-                                        }
-                                    } catch (InterruptedException e) {
-                                        Thread.currentThread().interrupt();
-                                    }
+                                    process.stop();
                                     ServerSupport.deleteQuietly(dir);
                                 },
                                 "outbox4j-mariadb-stop"));
-        String url = "jdbc:mariadb://127.0.0.1:" + port + "/";
-        awaitConnection(url, process, errorLog, Duration.ofSeconds(60));
-        return new MariaDbServer(url, "root", "", "local " + server + ", data in " + dir);
+        process.start();
+        awaitConnection(url, process.current(), errorLog, Duration.ofSeconds(60));
+        Control control =
+                new Control() {
+                    @Override
+                    public void kill() {
+                        process.kill();
+                    }
+
+                    @Override
+                    public void start() {
+                        process.start();
+                        awaitConnection(url, process.current(), errorLog, Duration.ofSeconds(60));
+                    }
+                };
+        return new MariaDbServer(url, "local " + server + ", data in " + dir, control);
+    }
+
+    /** The mariadbd process of a local server; killed and started again by the fault tests. */
+    private static final class LocalProcess {
+        private final List<String> command;
+        private final Path out;
+        private Process process;
+
+        LocalProcess(List<String> command, Path out) {
+            this.command = command;
+            this.out = out;
+        }
+
+        synchronized void start() {
+            try {
+                process =
+                        new ProcessBuilder(command)
+                                .redirectErrorStream(true)
+                                .redirectOutput(ProcessBuilder.Redirect.appendTo(out.toFile()))
+                                .start();
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot start " + command.get(0), e);
+            }
+        }
+
+        synchronized Process current() {
+            return process;
+        }
+
+        /** SIGKILL, as a crash. */
+        synchronized void kill() {
+            try {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        /** SIGTERM (a clean shutdown), then SIGKILL after 20 s. */
+        synchronized void stop() {
+            if (process == null) {
+                return;
+            }
+            process.destroy();
+            try {
+                if (!process.waitFor(20, TimeUnit.SECONDS)) {
+                    process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     private static void awaitConnection(

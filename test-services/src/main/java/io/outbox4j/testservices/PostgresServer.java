@@ -37,6 +37,10 @@ public final class PostgresServer extends DatabaseServer {
         super(jdbcUrl, user, password, origin);
     }
 
+    private PostgresServer(String jdbcUrl, String origin, Control control) {
+        super(jdbcUrl, "postgres", "", origin, control);
+    }
+
     /**
      * Returns the server of this JVM, starting it on first use.
      *
@@ -179,7 +183,7 @@ public final class PostgresServer extends DatabaseServer {
                         + dir
                         + " -c listen_addresses=127.0.0.1 -c fsync=off"
                         + " -c synchronous_commit=off -c full_page_writes=off -c max_connections=300";
-        run(
+        List<String> start =
                 asPostgres(
                         root,
                         bin.resolve("pg_ctl").toString(),
@@ -192,9 +196,8 @@ public final class PostgresServer extends DatabaseServer {
                         "-w",
                         "-t",
                         "60",
-                        "start"),
-                log,
-                Duration.ofSeconds(70));
+                        "start");
+        run(start, log, Duration.ofSeconds(70));
         Runtime.getRuntime()
                 .addShutdownHook(
                         new Thread(
@@ -218,11 +221,34 @@ public final class PostgresServer extends DatabaseServer {
                                     ServerSupport.deleteQuietly(dir);
                                 },
                                 "outbox4j-postgres-stop"));
+        Control control =
+                new Control() {
+                    @Override
+                    public void kill() {
+                        // immediate: no checkpoint, connections cut; the start runs crash recovery
+                        run(
+                                asPostgres(
+                                        root,
+                                        bin.resolve("pg_ctl").toString(),
+                                        "-D",
+                                        data.toString(),
+                                        "-m",
+                                        "immediate",
+                                        "-w",
+                                        "stop"),
+                                log,
+                                Duration.ofSeconds(30));
+                    }
+
+                    @Override
+                    public void start() {
+                        run(start, log, Duration.ofSeconds(70));
+                    }
+                };
         return new PostgresServer(
                 "jdbc:postgresql://127.0.0.1:" + port + "/postgres",
-                "postgres",
-                "",
-                "local " + bin + ", data in " + dir);
+                "local " + bin + ", data in " + dir,
+                control);
     }
 
     private static List<String> asPostgres(boolean root, String... command) {
