@@ -4,14 +4,16 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox4j.api.Message;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
+import io.outbox4j.testservices.DatabaseServer;
 import io.outbox4j.testservices.PostgresServer;
 import java.util.List;
 import org.jdbi.v3.core.Jdbi;
 
 /**
- * A fresh PostgreSQL database (on the shared test server) holding one outbox table, behind a small
- * connection pool, with the {@link JdbiOutboxStore} over it. Relays in child JVMs open their own
- * pools to the same database ({@link #jdbcUrl()}, {@link #user()}, {@link #password()}).
+ * A fresh database (on the shared PostgreSQL test server unless another server is given) holding
+ * one outbox table, behind a small connection pool, with the {@link JdbiOutboxStore} over it.
+ * Relays in child JVMs open their own pools to the same database ({@link #jdbcUrl()}, {@link
+ * #user()}, {@link #password()}).
  */
 public final class OutboxDatabase implements AutoCloseable {
     private final String jdbcUrl;
@@ -39,9 +41,22 @@ public final class OutboxDatabase implements AutoCloseable {
      * @return the database; close it to close the pool
      */
     public static OutboxDatabase create(String name, int poolSize) {
-        PostgresServer pg = PostgresServer.shared();
+        return create(PostgresServer.shared(), name, poolSize);
+    }
+
+    /**
+     * Creates (or re-creates, empty) a database on a test server (PostgreSQL or MariaDB) with the
+     * outbox table in it.
+     *
+     * @param server the server
+     * @param name the database name: lower-case letters, digits, underscores
+     * @param poolSize the connections of this JVM's pool
+     * @return the database; close it to close the pool
+     */
+    public static OutboxDatabase create(DatabaseServer server, String name, int poolSize) {
         OutboxDatabase db =
-                new OutboxDatabase(pg.createDatabase(name), pg.user(), pg.password(), poolSize);
+                new OutboxDatabase(
+                        server.createDatabase(name), server.user(), server.password(), poolSize);
         db.store.createSchemaIfAbsent();
         return db;
     }
@@ -131,11 +146,11 @@ public final class OutboxDatabase implements AutoCloseable {
         return jdbi.withHandle(
                 h ->
                         h.createQuery(
-                                        "SELECT id || ': ' || coalesce(dead_reason, '') FROM "
+                                        "SELECT id, dead_reason FROM "
                                                 + store.tableName()
                                                 + " WHERE dead_at IS NOT NULL ORDER BY id LIMIT "
                                                 + limit)
-                                .mapTo(String.class)
+                                .map((rs, ctx) -> rs.getString(1) + ": " + rs.getString(2))
                                 .list());
     }
 

@@ -3,9 +3,11 @@ package io.outbox4j.faulttests;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.api.Observer;
+import io.outbox4j.api.Publisher;
 import io.outbox4j.engine.Relay;
-import io.outbox4j.publisher.kafka.KafkaPublisher;
+import io.outbox4j.testservices.DatabaseServer;
 import io.outbox4j.testservices.KafkaServer;
+import io.outbox4j.testservices.PostgresServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,7 +32,7 @@ final class Drill implements AutoCloseable {
     final OutboxDatabase db;
     final DeliveryLedger ledger;
     final RelaySettings settings;
-    private final KafkaTally tally;
+    private final Sink sink;
     private final List<AutoCloseable> resources = new ArrayList<>();
     private final List<Fault> faults = new ArrayList<>();
     private final long createdAtNanos = System.nanoTime();
@@ -66,31 +68,55 @@ final class Drill implements AutoCloseable {
         throw last;
     }
 
-    private Drill(String scenario, int messages, int keys, RelaySettings settings) {
+    private Drill(
+            String scenario,
+            int messages,
+            int keys,
+            RelaySettings settings,
+            DatabaseServer server,
+            Sink.Factory sinks) {
         this.scenario = scenario;
         this.settings = settings;
         String topic = "fault-" + scenario.replace('_', '-') + "-" + suffix();
-        broker().createTopic(topic, 4, Map.of("message.timestamp.type", "LogAppendTime"));
         this.load = new KeyedLoad("m" + suffix(), topic, messages, keys);
-        this.db = OutboxDatabase.create("fault_" + scenario, 8);
+        this.db = OutboxDatabase.create(server, "fault_" + scenario, 8);
         resources.add(db);
         this.ledger = new DeliveryLedger(messages);
         try {
-            this.tally = KafkaTally.start(broker().bootstrapServers(), topic, ledger);
+            this.sink = sinks.open(topic, load, ledger);
         } catch (RuntimeException e) {
             db.close();
             throw e;
         }
-        resources.add(tally);
+        resources.add(sink);
     }
 
     private static String suffix() {
         return UUID.randomUUID().toString().substring(0, 8);
     }
 
-    /** Starts a drill and enqueues its whole load (the relays then work through a backlog). */
+    /**
+     * Starts a drill on PostgreSQL and Kafka and enqueues its whole load (the relays then work
+     * through a backlog).
+     */
     static Drill start(String scenario, int messages, int keys, RelaySettings settings) {
-        Drill d = new Drill(scenario, messages, keys, settings);
+        return start(scenario, messages, keys, settings, PostgresServer.shared(), KafkaSink::open);
+    }
+
+    /**
+     * Starts a drill on the given database server and sink and enqueues its whole load.
+     *
+     * @param server the database server of the outbox
+     * @param sinks where the relays publish and the consumer counts
+     */
+    static Drill start(
+            String scenario,
+            int messages,
+            int keys,
+            RelaySettings settings,
+            DatabaseServer server,
+            Sink.Factory sinks) {
+        Drill d = new Drill(scenario, messages, keys, settings, server, sinks);
         try {
             d.db.enqueue(d.load.all());
         } catch (RuntimeException e) {
@@ -105,7 +131,7 @@ final class Drill implements AutoCloseable {
     }
 
     /** A relay in this JVM, its leases journaled, its records stamped with its name. */
-    record LocalRelay(String name, Relay relay, LeaseJournal journal, KafkaPublisher publisher)
+    record LocalRelay(String name, Relay relay, LeaseJournal journal, Publisher publisher)
             implements AutoCloseable {
         @Override
         public void close() {
@@ -119,8 +145,7 @@ final class Drill implements AutoCloseable {
     }
 
     LocalRelay localRelay(String name, Observer observer) {
-        KafkaPublisher publisher =
-                FaultRelays.kafkaPublisher(broker().bootstrapServers(), name, settings);
+        Publisher publisher = sink.publisher(name, settings);
         LeaseJournal journal = LeaseJournal.inMemory(db.store());
         Relay relay =
                 FaultRelays.relay(
@@ -134,12 +159,21 @@ final class Drill implements AutoCloseable {
         return local;
     }
 
+    /** Where this drill's relays publish. */
+    Sink sink() {
+        return sink;
+    }
+
+    /** A relay in a child JVM (Kafka drills only: the child builds its own Kafka publisher). */
     ChildRelay childRelay(String name) {
+        if (!(sink instanceof KafkaSink kafka)) {
+            throw new IllegalStateException("child relays publish to Kafka only, not to " + sink);
+        }
         ChildRelay child =
                 ChildRelay.start(
                         name,
                         db,
-                        broker().bootstrapServers(),
+                        kafka.bootstrapServers(),
                         settings,
                         Path.of(
                                 System.getProperty("basedir", "."),
@@ -238,7 +272,7 @@ final class Drill implements AutoCloseable {
 
     /** Computes the figures and writes them to {@code target/fault-figures.json}. */
     void report(Map<String, Object> extra) {
-        tally.checkHealthy();
+        sink.checkHealthy();
         List<Long> recoveries = new ArrayList<>();
         List<Long> resumptions = new ArrayList<>();
         List<Map<String, Object>> faultFigures = new ArrayList<>();
