@@ -116,7 +116,7 @@ final class Drill implements AutoCloseable {
             RelaySettings settings,
             DatabaseServer server,
             Sink.Factory sinks) {
-        Drill d = new Drill(scenario, messages, keys, settings, server, sinks);
+        Drill d = open(scenario, messages, keys, settings, server, sinks);
         try {
             d.db.enqueue(d.load.all());
         } catch (RuntimeException e) {
@@ -128,6 +128,17 @@ final class Drill implements AutoCloseable {
             throw e;
         }
         return d;
+    }
+
+    /** Opens a drill without enqueueing anything: the test writes its load itself. */
+    static Drill open(
+            String scenario,
+            int messages,
+            int keys,
+            RelaySettings settings,
+            DatabaseServer server,
+            Sink.Factory sinks) {
+        return new Drill(scenario, messages, keys, settings, server, sinks);
     }
 
     /** A relay in this JVM, its leases journaled, its records stamped with its name. */
