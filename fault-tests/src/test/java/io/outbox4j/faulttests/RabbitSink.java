@@ -96,10 +96,7 @@ final class RabbitSink implements Sink {
 
     @Override
     public void checkHealthy() {
-        Throwable t = failure.get();
-        if (t != null) {
-            throw new IllegalStateException("the counting consumer failed: " + t, t);
-        }
+        Sink.throwIfFailed(failure.get());
     }
 
     @Override

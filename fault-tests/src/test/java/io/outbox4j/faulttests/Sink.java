@@ -1,6 +1,7 @@
 package io.outbox4j.faulttests;
 
 import io.outbox4j.api.Publisher;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where a drill's relays publish, and the counting consumer that reads it back into the drill's
@@ -33,6 +34,13 @@ interface Sink extends AutoCloseable {
 
     /** Throws what ended the counting consumer, if anything did. */
     void checkHealthy();
+
+    /** Throws {@code failure} of a counting consumer wrapped, if there is one. */
+    static void throwIfFailed(@Nullable Throwable failure) {
+        if (failure != null) {
+            throw new IllegalStateException("the counting consumer failed: " + failure, failure);
+        }
+    }
 
     /** Stops the consumer. */
     @Override
