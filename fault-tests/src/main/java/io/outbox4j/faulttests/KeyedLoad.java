@@ -75,6 +75,26 @@ public record KeyedLoad(String run, String topic, int messages, int keys) {
     }
 
     /**
+     * Returns the sequence number in a payload of {@link #message(int)} ({@code {"seq":N}}).
+     *
+     * @param payload the payload as the consumer read it
+     * @return the sequence number, or -1 if it is not such a payload
+     */
+    public static int seqOfPayload(byte[] payload) {
+        String s = new String(payload, java.nio.charset.StandardCharsets.UTF_8);
+        int colon = s.indexOf(':');
+        int end = s.indexOf('}');
+        if (!s.startsWith("{\"seq\":") || colon < 0 || end < colon) {
+            return -1;
+        }
+        try {
+            return Integer.parseInt(s.substring(colon + 1, end).trim());
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /**
      * Returns the sequence number of one of this load's ids.
      *
      * @param id a message id of this run

@@ -141,7 +141,7 @@ final class Drill implements AutoCloseable {
         return new Drill(scenario, messages, keys, settings, server, sinks);
     }
 
-    /** A relay in this JVM, its leases journaled, its records stamped with its name. */
+    /** A relay in this JVM, its leases journaled, its Kafka records stamped with its name. */
     record LocalRelay(String name, Relay relay, LeaseJournal journal, Publisher publisher)
             implements AutoCloseable {
         @Override

@@ -92,11 +92,9 @@ class HeldTransactionTest {
                     chunk.forEach(m -> committedAt[d.load.seqOf(m.id())] = now);
                     Thread.sleep(50);
                 }
+                // every other message is published while the transaction is still open (this
+                // throws naming the count when they are not, e.g. when claims wait for its rows)
                 Drill.awaitPublished(d, others.size(), Duration.ofSeconds(60));
-                long othersDoneAt = System.currentTimeMillis();
-                assertThat(othersDoneAt - openedAt)
-                        .as("the others were all published while the transaction was held")
-                        .isLessThan(HOLD.toMillis() + 60_000);
                 assertThat(d.ledger.countWithRecord(heldSeqs, (at, by) -> true))
                         .as("messages of the open transaction published")
                         .isZero();

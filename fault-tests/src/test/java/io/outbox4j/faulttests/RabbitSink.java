@@ -9,7 +9,6 @@ import io.outbox4j.api.Publisher;
 import io.outbox4j.publisher.rabbitmq.RabbitMqPublisher;
 import io.outbox4j.testservices.RabbitMqServer;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -53,7 +52,7 @@ final class RabbitSink implements Sink {
                                 byte[] body)
                                 throws IOException {
                             try {
-                                int seq = seqOf(body);
+                                int seq = KeyedLoad.seqOfPayload(body);
                                 ledger.record(
                                         seq < 0 ? "" : load.key(seq),
                                         seq,
@@ -68,21 +67,6 @@ final class RabbitSink implements Sink {
             return sink;
         } catch (Exception e) {
             throw new IllegalStateException("could not start counting queue " + queue, e);
-        }
-    }
-
-    /** The sequence number in a drill payload ({@code {"seq":N}}), or -1. */
-    static int seqOf(byte[] body) {
-        String s = new String(body, StandardCharsets.UTF_8);
-        int colon = s.indexOf(':');
-        int end = s.indexOf('}');
-        if (!s.startsWith("{\"seq\":") || colon < 0 || end < colon) {
-            return -1;
-        }
-        try {
-            return Integer.parseInt(s.substring(colon + 1, end).trim());
-        } catch (NumberFormatException e) {
-            return -1;
         }
     }
 

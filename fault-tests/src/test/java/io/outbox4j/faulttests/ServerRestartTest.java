@@ -40,36 +40,12 @@ class ServerRestartTest {
 
     @Test
     void postgresqlKilledAndRestartedMidRun_losesNothing_andKeepsEveryKeysOrder() throws Exception {
-        PostgresServer pg = PostgresServer.shared();
-        try (Drill d =
-                Drill.start(
-                        "postgresql_restart",
-                        3000,
-                        50,
-                        RelaySettings.drill(),
-                        pg,
-                        KafkaSink::open)) {
-            drill(d, "database-killed", database(pg));
-        } finally {
-            ensureUp(pg);
-        }
+        databaseKilled("postgresql_restart", PostgresServer.shared());
     }
 
     @Test
     void mariadbKilledAndRestartedMidRun_losesNothing_andKeepsEveryKeysOrder() throws Exception {
-        MariaDbServer maria = MariaDbServer.shared();
-        try (Drill d =
-                Drill.start(
-                        "mariadb_restart",
-                        3000,
-                        50,
-                        RelaySettings.drill(),
-                        maria,
-                        KafkaSink::open)) {
-            drill(d, "database-killed", database(maria));
-        } finally {
-            ensureUp(maria);
-        }
+        databaseKilled("mariadb_restart", MariaDbServer.shared());
     }
 
     @Test
@@ -162,23 +138,27 @@ class ServerRestartTest {
         }
     }
 
-    private static Outage database(DatabaseServer server) {
-        return new Outage() {
-            @Override
-            public void stop() {
-                server.kill();
-            }
+    /** The outbox database is killed mid-run and started again; publishing goes to Kafka. */
+    private static void databaseKilled(String scenario, DatabaseServer server) throws Exception {
+        Outage outage =
+                new Outage() {
+                    @Override
+                    public void stop() {
+                        server.kill();
+                    }
 
-            @Override
-            public void start() {
-                server.startAgain();
+                    @Override
+                    public void start() {
+                        server.startAgain();
+                    }
+                };
+        try (Drill d =
+                Drill.start(scenario, 3000, 50, RelaySettings.drill(), server, KafkaSink::open)) {
+            drill(d, "database-killed", outage);
+        } finally {
+            if (server.restartable()) {
+                server.startAgain(); // a no-op when it runs
             }
-        };
-    }
-
-    private static void ensureUp(DatabaseServer server) {
-        if (server.restartable()) {
-            server.startAgain(); // a no-op when it runs
         }
     }
 

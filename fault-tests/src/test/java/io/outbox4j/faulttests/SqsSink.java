@@ -8,6 +8,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
@@ -34,8 +36,7 @@ final class SqsSink implements Sink {
     private final List<SqsAsyncClient> publisherClients = new ArrayList<>();
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
     private final AtomicLong failedCalls = new AtomicLong();
-    private final java.util.Map<Integer, Long> acceptedAt =
-            new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<Integer, Long> acceptedAt = new ConcurrentHashMap<>();
     private final Thread thread;
     private volatile boolean running = true;
 
@@ -76,8 +77,7 @@ final class SqsSink implements Sink {
         client.createQueue(
                 b ->
                         b.queueName(queue + ".fifo")
-                                .attributes(
-                                        java.util.Map.of(QueueAttributeName.FIFO_QUEUE, "true")));
+                                .attributes(Map.of(QueueAttributeName.FIFO_QUEUE, "true")));
     }
 
     /** The consumer's calls that failed (while the server was down or the queue missing). */
@@ -106,7 +106,7 @@ final class SqsSink implements Sink {
                 }
                 List<DeleteMessageBatchRequestEntry> delete = new ArrayList<>();
                 for (Message m : got) {
-                    int seq = RabbitSink.seqOf(m.body().getBytes(StandardCharsets.UTF_8));
+                    int seq = KeyedLoad.seqOfPayload(m.body().getBytes(StandardCharsets.UTF_8));
                     ledger.record(
                             seq < 0 ? "" : load.key(seq), seq, "?", System.currentTimeMillis());
                     delete.add(

@@ -58,9 +58,10 @@ public abstract class DatabaseServer {
     }
 
     /**
-     * Kills the server as a crash would ({@code SIGKILL} of its processes, no shutdown): every
-     * connection breaks, and the next {@link #startAgain()} runs the database's crash recovery on
-     * the same data directory and port. Does nothing if it is not running.
+     * Kills the server as a crash would (PostgreSQL: an immediate shutdown, no checkpoint; MariaDB:
+     * {@code SIGKILL} of mariadbd): every connection breaks, and the next {@link #startAgain()}
+     * runs the database's crash recovery on the same data directory and port. Does nothing if it is
+     * not running.
      *
      * @throws IllegalStateException if the server is not {@link #restartable()}
      */

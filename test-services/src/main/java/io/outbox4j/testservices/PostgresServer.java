@@ -198,23 +198,23 @@ public final class PostgresServer extends DatabaseServer {
                         "60",
                         "start");
         run(start, log, Duration.ofSeconds(70));
+        // immediate: no checkpoint, connections cut; a later start runs crash recovery
+        List<String> stopNow =
+                asPostgres(
+                        root,
+                        bin.resolve("pg_ctl").toString(),
+                        "-D",
+                        data.toString(),
+                        "-m",
+                        "immediate",
+                        "-w",
+                        "stop");
         Runtime.getRuntime()
                 .addShutdownHook(
                         new Thread(
                                 () -> {
                                     try {
-                                        run(
-                                                asPostgres(
-                                                        root,
-                                                        bin.resolve("pg_ctl").toString(),
-                                                        "-D",
-                                                        data.toString(),
-                                                        "-m",
-                                                        "immediate",
-                                                        "-w",
-                                                        "stop"),
-                                                log,
-                                                Duration.ofSeconds(30));
+                                        run(stopNow, log, Duration.ofSeconds(30));
                                     } catch (RuntimeException ignored) {
                                         // the JVM is going away; nothing more to do
                                     }
@@ -225,19 +225,7 @@ public final class PostgresServer extends DatabaseServer {
                 new Control() {
                     @Override
                     public void kill() {
-                        // immediate: no checkpoint, connections cut; the start runs crash recovery
-                        run(
-                                asPostgres(
-                                        root,
-                                        bin.resolve("pg_ctl").toString(),
-                                        "-D",
-                                        data.toString(),
-                                        "-m",
-                                        "immediate",
-                                        "-w",
-                                        "stop"),
-                                log,
-                                Duration.ofSeconds(30));
+                        run(stopNow, log, Duration.ofSeconds(30));
                     }
 
                     @Override
