@@ -67,7 +67,8 @@ public final class Benchmarks {
                             + machine.get("load_average_at_start"));
             if (options.quick
                     && (options.scenarios.contains("latency")
-                            || options.scenarios.contains("e2e"))) {
+                            || options.scenarios.contains("e2e")
+                            || options.scenarios.contains("scale"))) {
                 env.startKafkaInBackground();
             }
             Statements statements = Statements.probe(env);
@@ -135,6 +136,8 @@ public final class Benchmarks {
                 return LatencyScenario.run(env);
             case "e2e":
                 return EndToEndScenario.run(env);
+            case "scale":
+                return ScaleScenario.run(env);
             default:
                 throw new IllegalArgumentException("unknown scenario " + name);
         }

@@ -46,6 +46,7 @@ final class Env implements AutoCloseable {
     final PrintStream out;
     private PostgresServer postgres;
     private String databaseName;
+    private String databaseUrl;
     private HikariDataSource pool;
     private Jdbi jdbi;
 
@@ -77,6 +78,7 @@ final class Env implements AutoCloseable {
                             + Long.toHexString(
                                     ThreadLocalRandom.current().nextLong() & 0xffffffffL);
             String url = postgres.createDatabase(databaseName);
+            databaseUrl = url;
             HikariConfig config = new HikariConfig();
             config.setJdbcUrl(url);
             config.setUsername(postgres.user());
@@ -90,6 +92,19 @@ final class Env implements AutoCloseable {
         }
         return pool;
     }
+
+    /**
+     * Returns how other processes reach the benchmark database (creating it on first use).
+     *
+     * @return JDBC URL, user and password
+     */
+    synchronized Database database() {
+        pool();
+        return new Database(databaseUrl, postgres.user(), postgres.password());
+    }
+
+    /** How to connect to the benchmark database. */
+    record Database(String url, String user, String password) {}
 
     synchronized Jdbi jdbi() {
         pool();

@@ -21,7 +21,7 @@ final class Options {
      * starts.
      */
     static final List<String> SCENARIOS =
-            List.of("drain", "write", "backlog", "memory", "latency", "e2e");
+            List.of("drain", "write", "backlog", "memory", "latency", "e2e", "scale");
 
     /** name → {full default, quick default, description}. */
     private static final Map<String, String[]> SIZES = new LinkedHashMap<>();
@@ -54,6 +54,17 @@ final class Options {
         size("memory-small", "100000", "2000", "rows of the small memory drain");
         size("memory-large", "1000000", "20000", "rows of the large memory drain");
         size("memory-payload", "1024", "1024", "payload bytes of the memory drains");
+        size("scale-messages", "50000", "2000", "messages of each timed scale-out drain");
+        size(
+                "scale-relays",
+                "4",
+                "2",
+                "most relay processes of the scale-out drains (1, 2, 4, ... up to it)");
+        size(
+                "scale-tasks",
+                "3",
+                "2",
+                "connector tasks of the second scale-out connector drain (the first has 1)");
         size(
                 "warmup-messages",
                 "20000",
@@ -198,7 +209,7 @@ final class Options {
     static String usage() {
         StringBuilder b =
                 new StringBuilder(
-                        "usage: Benchmarks [--scenario drain|write|latency|backlog|e2e|memory|all[,...]]"
+                        "usage: Benchmarks [--scenario drain|write|latency|backlog|e2e|memory|scale|all[,...]]"
                                 + " [--quick] [--out results/results.jsonl] [--docs ../docs/benchmarks.md] [--<size> N]...\n"
                                 + "A run without --quick refreshes results/latest/<scenario>.md and the results table in --docs.\n"
                                 + "sizes (full / quick default):\n");

@@ -55,7 +55,8 @@ class BenchmarksSmokeTest {
                                 "--backlog-drain=500",
                                 "--e2e-messages=300",
                                 "--memory-small=500",
-                                "--memory-large=3000"
+                                "--memory-large=3000",
+                                "--scale-messages=300"
                             },
                             ps);
         }

@@ -1,0 +1,679 @@
+package io.outbox4j.benchmarks;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * Scale-out: one PostgreSQL outbox drained by 1, 2 and 4 standalone relays ({@code outbox4j relay},
+ * each a JVM of its own, engine defaults) and by the Kafka Connect source connector with 1 and 3
+ * tasks (one standalone Connect worker JVM), all publishing to the same Kafka broker. Each
+ * configuration is started on an empty outbox and warmed up with a small drain; then a backlog is
+ * committed at once and timed until the outbox is empty. Besides the rate, the scenario meters
+ * where the CPU went (the relay or worker processes, the PostgreSQL backends of the benchmark
+ * database, this JVM, which hosts the in-JVM Kafka broker when no external one is given, and the
+ * whole machine) and samples how many of the database's sessions were running or waiting for a
+ * lock: the evidence for where the curve flattens.
+ */
+final class ScaleScenario {
+    static final String SUBJECT = "scale_outbox";
+
+    /** Partitions of the Kafka topic the messages go to (keys spread over them). */
+    static final int PARTITIONS = 4;
+
+    private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final com.sun.management.OperatingSystemMXBean OS =
+            (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+
+    private ScaleScenario() {}
+
+    /**
+     * One configuration: {@code count} relay processes, or one connector with {@code count} tasks.
+     */
+    record Setup(boolean connector, int count) {
+        String name() {
+            return connector
+                    ? "connector, " + count + (count == 1 ? " task" : " tasks")
+                    : count + (count == 1 ? " relay" : " relays");
+        }
+
+        String key() {
+            return (connector ? "connector_" + count + "_tasks" : "relays_" + count);
+        }
+    }
+
+    /**
+     * What one timed drain measured.
+     *
+     * @param messages messages committed as the backlog
+     * @param nanos from the commit to the outbox found empty
+     * @param published records the topic gained meanwhile (more than {@code messages}: duplicates)
+     * @param processCpu CPU of the relay or worker processes
+     * @param dbCpu CPU of the benchmark database's backends, or -1
+     * @param jvmCpu CPU of this JVM (the in-JVM broker, the samplers)
+     * @param machineBusy the share of all cores busy (0..1), or -1
+     * @param sessionsActive mean database sessions running a statement (samples every 50 ms)
+     * @param sessionsWaiting mean of those waiting for a lock
+     */
+    record Drain(
+            long messages,
+            long nanos,
+            long published,
+            long processCpu,
+            long dbCpu,
+            long jvmCpu,
+            double machineBusy,
+            double sessionsActive,
+            double sessionsWaiting) {
+        double rate() {
+            return Stats.perSecond(messages, nanos);
+        }
+    }
+
+    static Result run(Env env) {
+        Options o = env.options;
+        int n = o.size("scale-messages");
+        int payload = o.size("payload");
+        int rounds = o.size("rounds");
+        List<Setup> setups = new ArrayList<>();
+        for (int k = 1; k <= o.size("scale-relays"); k *= 2) {
+            setups.add(new Setup(false, k));
+        }
+        setups.add(new Setup(true, 1));
+        if (o.size("scale-tasks") > 1) {
+            setups.add(new Setup(true, o.size("scale-tasks")));
+        }
+        int warm = Math.max(100, n / 10);
+        Result r =
+                new Result(
+                                "scale",
+                                "Scale-out: 1/2/4 relay processes and the Kafka Connect connector with 1/3"
+                                        + " tasks draining one PostgreSQL outbox to Kafka")
+                        .config("messages", n)
+                        .config("warmup_messages_per_setup", warm)
+                        .config("payload_bytes", payload)
+                        .config("keys", 1000)
+                        .config("rounds", rounds)
+                        .config("kafka_topic_partitions", PARTITIONS)
+                        .config(
+                                "relay",
+                                "outbox4j relay in its own JVM (-Xmx512m), engine defaults,"
+                                        + " relay.poll-interval=100ms (default 1s: the idle wait"
+                                        + " before a backlog is seen)")
+                        .config(
+                                "connector",
+                                "one standalone Connect worker JVM (-Xmx1g), connector defaults,"
+                                        + " poll.interval.ms=100, producer acks=all + idempotence")
+                        .config("cores", Runtime.getRuntime().availableProcessors());
+        env.store(SUBJECT);
+        env.kafka().createTopic(Env.TOPIC, PARTITIONS, Map.of());
+        Path logs = Path.of("target", "scale-logs");
+        Map<Setup, List<Drain>> drains = new LinkedHashMap<>();
+        setups.forEach(s -> drains.put(s, new ArrayList<>()));
+        try (ConnectWorker worker = ConnectWorker.start(env, logs)) {
+            for (int round = 1; round <= rounds; round++) {
+                // rotate the order so no setup always runs first (or right after the load)
+                for (int i = 0; i < setups.size(); i++) {
+                    Setup s = setups.get((i + round - 1) % setups.size());
+                    Drain d = drain(env, worker, s, "r" + round + "-", n, warm, payload, logs);
+                    drains.get(s).add(d);
+                    env.log(
+                            String.format(
+                                    Locale.ROOT,
+                                    "scale round %d: %-20s %,9.0f msg/s  db %.2f cores, lock waits %.1f of %.1f sessions",
+                                    round,
+                                    s.name(),
+                                    d.rate(),
+                                    d.dbCpu() / (double) d.nanos(),
+                                    d.sessionsWaiting(),
+                                    d.sessionsActive()));
+                }
+            }
+        }
+        report(r, drains, n);
+        env.execute("DROP TABLE " + Env.q(SUBJECT));
+        return r;
+    }
+
+    private static void report(Result r, Map<Setup, List<Drain>> drains, int n) {
+        double one = Stats.median(rates(drains.get(new Setup(false, 1))));
+        long lost = 0;
+        long duplicates = 0;
+        StringBuilder curve = new StringBuilder();
+        for (Map.Entry<Setup, List<Drain>> e : drains.entrySet()) {
+            Setup s = e.getKey();
+            List<Drain> runs = e.getValue();
+            double rate = Stats.median(rates(runs));
+            String k = s.key();
+            String name = s.name();
+            long msgs = runs.stream().mapToLong(Drain::messages).sum();
+            long nanos = runs.stream().mapToLong(Drain::nanos).sum();
+            r.figure(k + "_msgs_per_s", name + ": drain rate (median)", rate, "msg/s")
+                    .figure(k + "_speedup", name + ": rate / 1 relay's (medians)", rate / one, "x")
+                    .figure(
+                            k + "_process_cpu_us_per_msg",
+                            name + ": relay/worker process CPU per message",
+                            perMessage(runs, Drain::processCpu),
+                            "µs");
+            if (runs.stream().allMatch(d -> d.dbCpu() >= 0)) {
+                r.figure(
+                                k + "_db_cpu_us_per_msg",
+                                name + ": PostgreSQL backend CPU per message",
+                                perMessage(runs, Drain::dbCpu),
+                                "µs")
+                        .figure(
+                                k + "_db_cores",
+                                name + ": PostgreSQL cores busy (CPU time / wall time)",
+                                runs.stream().mapToLong(Drain::dbCpu).sum() / (double) nanos,
+                                "cores");
+            }
+            r.figure(
+                            k + "_jvm_cpu_us_per_msg",
+                            name + ": benchmark JVM CPU per message (in-JVM broker, samplers)",
+                            perMessage(runs, Drain::jvmCpu),
+                            "µs")
+                    .figure(
+                            k + "_machine_busy_pct",
+                            name + ": all cores busy (mean over drains)",
+                            100
+                                    * runs.stream()
+                                            .mapToDouble(Drain::machineBusy)
+                                            .average()
+                                            .orElse(-1),
+                            "%")
+                    .figure(
+                            k + "_sessions_active",
+                            name + ": database sessions running a statement (mean of samples)",
+                            runs.stream().mapToDouble(Drain::sessionsActive).average().orElse(0),
+                            "")
+                    .figure(
+                            k + "_sessions_lock_waiting",
+                            name + ": of which waiting for a lock",
+                            runs.stream().mapToDouble(Drain::sessionsWaiting).average().orElse(0),
+                            "");
+            for (Drain d : runs) {
+                lost += Math.max(0, d.messages() - d.published());
+                duplicates += Math.max(0, d.published() - d.messages());
+            }
+            r.config(k + "_rates", DrainScenario.rounded(rates(runs)));
+            curve.append(curve.length() == 0 ? "" : ", ")
+                    .append(name)
+                    .append(' ')
+                    .append(Result.fmt(rate));
+            if (msgs != (long) runs.size() * n) {
+                throw new IllegalStateException(name + " drained " + msgs + " messages");
+            }
+        }
+        r.figure("duplicates", "records published twice (all drains)", duplicates, "")
+                .check("messages committed but not published (all drains)", lost, "<=", 0);
+        r.headline(curve + " msg/s", "1 relay: " + Result.fmt(one) + " msg/s");
+    }
+
+    private static List<Double> rates(List<Drain> runs) {
+        return runs.stream().map(Drain::rate).collect(Collectors.toList());
+    }
+
+    private static double perMessage(
+            List<Drain> runs, java.util.function.ToLongFunction<Drain> nanos) {
+        long msgs = runs.stream().mapToLong(Drain::messages).sum();
+        return runs.stream().mapToLong(nanos).sum() / 1e3 / Math.max(1, msgs);
+    }
+
+    /**
+     * Starts the setup (relay processes, or the connector on the worker), warms it up with a small
+     * drain, times the drain of a backlog of {@code n} and stops it again.
+     */
+    private static Drain drain(
+            Env env,
+            ConnectWorker worker,
+            Setup s,
+            String prefix,
+            int n,
+            int warm,
+            int payload,
+            Path logs) {
+        List<Relay> relays = new ArrayList<>();
+        String connector = s.key().replace('_', '-') + "-" + prefix.replace("-", "");
+        try {
+            List<Long> pids = new ArrayList<>();
+            if (s.connector()) {
+                worker.create(connector, s.count(), env.database());
+                pids.add(worker.process.pid());
+            } else {
+                for (int i = 0; i < s.count(); i++) {
+                    relays.add(Relay.start(env, prefix + "relay-" + (i + 1), logs));
+                }
+                for (Relay relay : relays) {
+                    relay.awaitReady();
+                    pids.add(relay.process.pid());
+                }
+            }
+            timed(env, prefix + "w-", warm, payload, pids);
+            return timed(env, prefix, n, payload, pids);
+        } finally {
+            if (s.connector()) {
+                worker.delete(connector);
+            }
+            relays.forEach(Relay::stop);
+        }
+    }
+
+    /** Commits {@code n} messages at once and waits until the running relays drained them. */
+    private static Drain timed(Env env, String prefix, int n, int payload, List<Long> pids) {
+        long offsets0 = endOffsets(env);
+        env.load(SUBJECT, prefix, n, payload, false); // one statement: committed at once
+        long t0 = System.nanoTime();
+        long process0 = processCpu(pids);
+        long db0 = env.databaseCpuNanos();
+        long jvm0 = OS.getProcessCpuTime();
+        long[] machine0 = machineTicks();
+        long deadline = t0 + Drains.timeout(n).toNanos();
+        double active = 0;
+        double waiting = 0;
+        int samples = 0;
+        long published;
+        // first wait for the topic to have them all (cheap to ask), then for the outbox to be
+        // empty (a count over the deleted rows, asked often only at the end)
+        while (true) {
+            double[] sessions = sessions(env);
+            active += sessions[0];
+            waiting += sessions[1];
+            samples++;
+            published = endOffsets(env) - offsets0;
+            if (published >= n) {
+                break;
+            }
+            pause(deadline, 50, () -> "only " + (endOffsets(env) - offsets0) + " of " + n);
+        }
+        while (env.count(SUBJECT) > 0) {
+            pause(deadline, 10, () -> env.count(SUBJECT) + " rows left in the outbox");
+        }
+        long t1 = System.nanoTime();
+        long db1 = db0 < 0 ? -1 : env.databaseCpuNanos();
+        long[] machine1 = machineTicks();
+        return new Drain(
+                n,
+                t1 - t0,
+                endOffsets(env) - offsets0,
+                processCpu(pids) - process0,
+                db1 < 0 ? -1 : db1 - db0,
+                OS.getProcessCpuTime() - jvm0,
+                busy(machine0, machine1),
+                active / samples,
+                waiting / samples);
+    }
+
+    private static void pause(long deadline, long millis, java.util.function.Supplier<String> why) {
+        if (System.nanoTime() > deadline) {
+            throw new IllegalStateException("scale: drain did not finish in time: " + why.get());
+        }
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
+    /** Database sessions of other clients: {running a statement, of which waiting for a lock}. */
+    private static double[] sessions(Env env) {
+        try (Connection c = env.pool().getConnection();
+                Statement st = c.createStatement();
+                ResultSet rs =
+                        st.executeQuery(
+                                "SELECT count(*) FILTER (WHERE state = 'active'),"
+                                        + " count(*) FILTER (WHERE state = 'active'"
+                                        + " AND wait_event_type = 'Lock')"
+                                        + " FROM pg_stat_activity WHERE datname = current_database()"
+                                        + " AND backend_type = 'client backend'"
+                                        + " AND pid <> pg_backend_pid()")) {
+            rs.next();
+            return new double[] {rs.getLong(1), rs.getLong(2)};
+        } catch (SQLException e) {
+            throw new IllegalStateException("reading pg_stat_activity failed: " + e, e);
+        }
+    }
+
+    /** Records in the topic so far (sum of its partitions' end offsets). */
+    private static long endOffsets(Env env) {
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        for (int p = 0; p < PARTITIONS; p++) {
+            latest.put(new TopicPartition(Env.TOPIC, p), OffsetSpec.latest());
+        }
+        try {
+            return env
+                    .kafka()
+                    .admin()
+                    .listOffsets(latest)
+                    .all()
+                    .get(30, TimeUnit.SECONDS)
+                    .values()
+                    .stream()
+                    .mapToLong(i -> i.offset())
+                    .sum();
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IllegalStateException(
+                    "reading the end offsets of " + Env.TOPIC + ": " + e, e);
+        }
+    }
+
+    /** CPU time of processes of this machine (user + system), from /proc; 0 when unreadable. */
+    private static long processCpu(List<Long> pids) {
+        long ticks = 0;
+        for (long pid : pids) {
+            try {
+                String text = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+                String[] f = text.substring(text.lastIndexOf(')') + 2).split(" ");
+                ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+            } catch (IOException | RuntimeException e) {
+                // gone or not Linux: counted as nothing
+            }
+        }
+        return ticks * 10_000_000L;
+    }
+
+    /** {busy, total} clock ticks of all cores, from /proc/stat; {-1, -1} when unreadable. */
+    private static long[] machineTicks() {
+        try {
+            String cpu = Files.readAllLines(Path.of("/proc/stat")).get(0);
+            String[] f = cpu.trim().split("\\s+");
+            long total = 0;
+            for (int i = 1; i < f.length && i <= 8; i++) {
+                total += Long.parseLong(f[i]);
+            }
+            long idle = Long.parseLong(f[4]) + Long.parseLong(f[5]);
+            return new long[] {total - idle, total};
+        } catch (IOException | RuntimeException e) {
+            return new long[] {-1, -1};
+        }
+    }
+
+    private static double busy(long[] t0, long[] t1) {
+        if (t0[1] < 0 || t1[1] <= t0[1]) {
+            return -1;
+        }
+        return (t1[0] - t0[0]) / (double) (t1[1] - t0[1]);
+    }
+
+    private static int freePort() {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new IllegalStateException("no free port: " + e, e);
+        }
+    }
+
+    /**
+     * Starts a JVM on this JVM's class path, its output to a log file.
+     *
+     * @param name the log file's name
+     * @param heap the maximum heap, e.g. {@code 512m}
+     * @param environment extra environment variables (the parent's {@code OUTBOX4J_*} ones are
+     *     removed)
+     * @param command the main class and its arguments
+     */
+    private static Process java(
+            String name,
+            String heap,
+            Map<String, String> environment,
+            Path logs,
+            String... command) {
+        List<String> line = new ArrayList<>();
+        line.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        line.add("-Xmx" + heap);
+        line.add("-XX:+UseG1GC");
+        line.add("-cp");
+        line.add(System.getProperty("java.class.path"));
+        line.addAll(List.of(command));
+        try {
+            Files.createDirectories(logs);
+            ProcessBuilder pb =
+                    new ProcessBuilder(line)
+                            .redirectErrorStream(true)
+                            .redirectOutput(logs.resolve(name + ".log").toFile());
+            pb.environment().keySet().removeIf(k -> k.startsWith("OUTBOX4J_"));
+            pb.environment().putAll(environment);
+            return pb.start();
+        } catch (IOException e) {
+            throw new IllegalStateException("could not start " + name + ": " + e, e);
+        }
+    }
+
+    private static String tail(Path log) {
+        try {
+            List<String> lines = Files.readAllLines(log);
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
+        } catch (IOException e) {
+            return "(no log: " + e + ")";
+        }
+    }
+
+    private static int get(String url) {
+        try {
+            return HTTP.send(
+                            HttpRequest.newBuilder(URI.create(url))
+                                    .timeout(Duration.ofSeconds(10))
+                                    .build(),
+                            HttpResponse.BodyHandlers.discarding())
+                    .statusCode();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
+    /** Waits until a process answers {@code url} with 200, failing with its log when it dies. */
+    private static void await(Process p, String url, Path log, String what) {
+        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+        while (get(url) != 200) {
+            if (!p.isAlive()) {
+                throw new IllegalStateException(
+                        what
+                                + " exited with "
+                                + p.exitValue()
+                                + " before it was ready:\n"
+                                + tail(log));
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(
+                        what + " not ready in " + START_TIMEOUT + ":\n" + tail(log));
+            }
+            pause(Long.MAX_VALUE, 100, () -> "");
+        }
+    }
+
+    /** Stops a process with SIGTERM, then SIGKILL if it lingers. */
+    private static void stop(Process p) {
+        p.destroy();
+        try {
+            if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** A standalone relay process ({@code outbox4j relay}) over the scale outbox. */
+    private record Relay(Process process, String url, Path log, String name) {
+        static Relay start(Env env, String name, Path logs) {
+            Env.Database db = env.database();
+            int port = freePort();
+            Map<String, String> e = new HashMap<>();
+            e.put("OUTBOX4J_STORE_URL", db.url());
+            e.put("OUTBOX4J_STORE_USER", db.user());
+            e.put("OUTBOX4J_STORE_PASSWORD", db.password());
+            e.put("OUTBOX4J_STORE_TABLE", SUBJECT);
+            e.put("OUTBOX4J_PUBLISHER_URI", "kafka://" + env.kafka().bootstrapServers());
+            e.put("OUTBOX4J_RELAY_OWNER", "bench-" + name);
+            e.put("OUTBOX4J_RELAY_POLL_INTERVAL", "100ms");
+            e.put("OUTBOX4J_HTTP_HOST", "127.0.0.1");
+            e.put("OUTBOX4J_HTTP_PORT", Integer.toString(port));
+            e.put("OUTBOX4J_METRICS_STORE_STATISTICS", "false");
+            Process p =
+                    java("scale-" + name, "512m", e, logs, "io.outbox4j.relay.Outbox4j", "relay");
+            return new Relay(
+                    p,
+                    "http://127.0.0.1:" + port + "/health/ready",
+                    logs.resolve("scale-" + name + ".log"),
+                    name);
+        }
+
+        void awaitReady() {
+            await(process, url, log, "relay " + name);
+        }
+
+        void stop() {
+            ScaleScenario.stop(process);
+        }
+    }
+
+    /** One standalone Kafka Connect worker, the outbox connector on its class path. */
+    private static final class ConnectWorker implements AutoCloseable {
+        final Process process;
+        final String rest;
+
+        private ConnectWorker(Process process, String rest) {
+            this.process = process;
+            this.rest = rest;
+        }
+
+        static ConnectWorker start(Env env, Path logs) {
+            int port = freePort();
+            try {
+                Files.createDirectories(logs);
+                Path props = logs.resolve("connect-worker.properties");
+                Path offsets = logs.resolve("connect.offsets");
+                Files.deleteIfExists(offsets);
+                Files.writeString(
+                        props,
+                        String.join(
+                                "\n",
+                                "bootstrap.servers=" + env.kafka().bootstrapServers(),
+                                "listeners=http://127.0.0.1:" + port,
+                                "rest.advertised.host.name=127.0.0.1",
+                                "plugin.discovery=service_load",
+                                "key.converter=org.apache.kafka.connect.storage.StringConverter",
+                                "value.converter=org.apache.kafka.connect.converters.ByteArrayConverter",
+                                "offset.storage.file.filename=" + offsets.toAbsolutePath(),
+                                "offset.flush.interval.ms=1000",
+                                ""));
+                Path log = logs.resolve("scale-connect-worker.log");
+                Process p =
+                        java(
+                                "scale-connect-worker",
+                                "1g",
+                                Map.of(),
+                                logs,
+                                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                                "org.apache.kafka.connect.cli.ConnectStandalone",
+                                props.toAbsolutePath().toString());
+                ConnectWorker w = new ConnectWorker(p, "http://127.0.0.1:" + port);
+                await(p, w.rest + "/connectors", log, "Connect worker");
+                return w;
+            } catch (IOException e) {
+                throw new IllegalStateException("could not write the worker's settings: " + e, e);
+            }
+        }
+
+        /** Creates the connector and waits until it and all its tasks run. */
+        void create(String name, int tasks, Env.Database db) {
+            Map<String, String> c = new LinkedHashMap<>();
+            c.put("connector.class", "io.outbox4j.kafka.connect.OutboxSourceConnector");
+            c.put("tasks.max", Integer.toString(tasks));
+            c.put("key.converter", "org.apache.kafka.connect.storage.StringConverter");
+            c.put("value.converter", "org.apache.kafka.connect.converters.ByteArrayConverter");
+            c.put("header.converter", "org.apache.kafka.connect.storage.SimpleHeaderConverter");
+            c.put("producer.override.enable.idempotence", "true");
+            c.put("producer.override.acks", "all");
+            c.put("outbox.jdbc.url", db.url());
+            c.put("outbox.jdbc.user", db.user());
+            c.put("outbox.jdbc.password", db.password());
+            c.put("outbox.table", SUBJECT);
+            c.put("poll.interval.ms", "100");
+            send("PUT", "/connectors/" + name + "/config", Json.write(c), 201, 200);
+            long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+            while (true) {
+                String status = send("GET", "/connectors/" + name + "/status", null, 200, 404);
+                if (status.contains("\"FAILED\"")) {
+                    throw new IllegalStateException("connector " + name + " failed: " + status);
+                }
+                int running = status.split("\"RUNNING\"", -1).length - 1;
+                if (running == tasks + 1) {
+                    return;
+                }
+                pause(deadline, 100, () -> "connector " + name + " not running: " + status);
+            }
+        }
+
+        /** Deletes the connector and waits until it is gone (its tasks stopped). */
+        void delete(String name) {
+            send("DELETE", "/connectors/" + name, null, 204, 404);
+            long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+            while (send("GET", "/connectors", null, 200).contains(Json.write(name))) {
+                pause(deadline, 100, () -> "connector " + name + " still listed");
+            }
+        }
+
+        private String send(String method, String path, String body, int... ok) {
+            HttpRequest.Builder b =
+                    HttpRequest.newBuilder(URI.create(rest + path))
+                            .timeout(Duration.ofSeconds(60))
+                            .header("Content-Type", "application/json")
+                            .method(
+                                    method,
+                                    body == null
+                                            ? HttpRequest.BodyPublishers.noBody()
+                                            : HttpRequest.BodyPublishers.ofString(body));
+            try {
+                HttpResponse<String> res =
+                        HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+                for (int code : ok) {
+                    if (res.statusCode() == code) {
+                        return res.body();
+                    }
+                }
+                throw new IllegalStateException(
+                        method + " " + path + " answered " + res.statusCode() + ": " + res.body());
+            } catch (IOException e) {
+                throw new IllegalStateException(method + " " + path + " failed: " + e, e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+        }
+
+        @Override
+        public void close() {
+            stop(process);
+        }
+    }
+}
