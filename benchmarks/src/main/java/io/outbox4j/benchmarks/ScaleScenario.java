@@ -1,5 +1,6 @@
 package io.outbox4j.benchmarks;
 
+import java.io.File;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.ServerSocket;
@@ -15,6 +16,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -47,6 +49,15 @@ final class ScaleScenario {
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private static final com.sun.management.OperatingSystemMXBean OS =
             (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+
+    /** Repository folders of jars the child JVMs are started without (see childClassPath). */
+    private static final List<String> PEER_ONLY =
+            List.of(
+                    "/com/gruelbox/",
+                    "/org/hibernate/validator/",
+                    "/jakarta/validation/jakarta.validation-api/2.",
+                    "/javax/el/",
+                    "/org/glassfish/javax.el/");
 
     private ScaleScenario() {}
 
@@ -449,7 +460,7 @@ final class ScaleScenario {
         line.add("-Xmx" + heap);
         line.add("-XX:+UseG1GC");
         line.add("-cp");
-        line.add(System.getProperty("java.class.path"));
+        line.add(childClassPath());
         line.addAll(List.of(command));
         try {
             Files.createDirectories(logs);
@@ -463,6 +474,22 @@ final class ScaleScenario {
         } catch (IOException e) {
             throw new IllegalStateException("could not start " + name + ": " + e, e);
         }
+    }
+
+    /**
+     * This JVM's class path without the gruelbox peer and its javax validation jars: they are for
+     * the e2e and latency scenarios, and the Connect worker's Jersey fails to start beside them.
+     */
+    private static String childClassPath() {
+        return Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+                .filter(
+                        entry ->
+                                PEER_ONLY.stream()
+                                        .noneMatch(
+                                                dir ->
+                                                        entry.replace(File.separatorChar, '/')
+                                                                .contains(dir)))
+                .collect(Collectors.joining(File.pathSeparator));
     }
 
     private static String tail(Path log) {
