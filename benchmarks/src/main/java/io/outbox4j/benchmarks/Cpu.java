@@ -8,10 +8,10 @@ import java.util.Map;
 
 /**
  * CPU used during a run: by this JVM, split by thread group (the relay's loop thread, its publish
- * and store pools, the benchmark's main thread, other Java threads, and the JVM's own GC/JIT
- * threads as the rest), and by the PostgreSQL backends serving the benchmark database (read from
- * /proc, so only for a server on this machine; -1 otherwise). CPU time is far less sensitive than
- * wall time to other load on a shared machine.
+ * and store pools, gruelbox's submitter and flush threads, the benchmark's main thread, other Java
+ * threads, and the JVM's own GC/JIT threads as the rest), and by the PostgreSQL backends serving
+ * the benchmark database (read from /proc, so only for a server on this machine; -1 otherwise). CPU
+ * time is far less sensitive than wall time to other load on a shared machine.
  *
  * @param jvmNanos process CPU time of this JVM
  * @param dbNanos CPU time of the database's client backends, or -1
@@ -120,6 +120,10 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
                 return "load_generator";
             case "hand-written poller thread":
                 return "poller";
+            case "gruelbox submitter pool":
+                return "gruelbox_submitter";
+            case "gruelbox flush thread":
+                return "gruelbox_flush";
             case "GC, JIT and VM threads":
                 return "gc_jit_vm";
             default:
@@ -158,6 +162,12 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
         }
         if (name.equals("bench-poller")) {
             return "hand-written poller thread";
+        }
+        if (name.startsWith("gruelbox-submit-")) {
+            return "gruelbox submitter pool";
+        }
+        if (name.equals("gruelbox-flush")) {
+            return "gruelbox flush thread";
         }
         return "other Java threads (an in-JVM Kafka broker's among them)";
     }

@@ -86,12 +86,24 @@ final class Drains {
                             key + "_batch_other_ms",
                             label + ": of which elsewhere (mean)",
                             Math.max(0, all - claim - complete),
-                            "ms")
-                    .figure(
-                            key + "_jvm_cpu_us_per_msg",
-                            label + ": JVM CPU per message",
-                            jvmCpu / 1e3 / Math.max(1, messages),
-                            "µs");
+                            "ms");
+            reportCpu(r, key, label);
+        }
+
+        /**
+         * Adds the CPU and allocation figures of one side to a result (for a side whose statements
+         * are not timed one by one, the only breakdown).
+         *
+         * @param r the result
+         * @param key the figure key prefix, e.g. {@code gruelbox}
+         * @param label the side's label
+         */
+        void reportCpu(Result r, String key, String label) {
+            r.figure(
+                    key + "_jvm_cpu_us_per_msg",
+                    label + ": JVM CPU per message",
+                    jvmCpu / 1e3 / Math.max(1, messages),
+                    "µs");
             threadCpu.forEach(
                     (group, nanos) ->
                             r.figure(
@@ -282,13 +294,52 @@ final class Drains {
     }
 
     /**
+     * A third side drained in the same rounds as the relay and the hand-written loop, from a table
+     * of its own (e2e: gruelbox transaction-outbox). It may drain fewer messages per round than the
+     * other sides (rates are per second).
+     */
+    interface Peer {
+        /**
+         * Names the side in the log.
+         *
+         * @return a short label
+         */
+        String label();
+
+        /**
+         * Names its table, truncated, reloaded and settled with the other sides' tables.
+         *
+         * @return the table
+         */
+        String table();
+
+        /**
+         * Loads its table with {@code count} messages.
+         *
+         * @param prefix the id prefix, unique per call
+         * @param count how many
+         */
+        void load(String prefix, int count);
+
+        /**
+         * Drains {@code count} loaded messages, timed like the relay (start to last completion).
+         *
+         * @param count how many
+         * @return the run
+         */
+        Run drain(int count);
+    }
+
+    /**
      * What a side-by-side comparison measured: each side's rate per round and where its time went.
      */
     static final class Comparison {
         final List<Double> relayRates = new java.util.ArrayList<>();
         final List<Double> handRates = new java.util.ArrayList<>();
+        final List<Double> peerRates = new java.util.ArrayList<>();
         final Breakdown relaySide = new Breakdown();
         final Breakdown handSide = new Breakdown();
+        final Breakdown peerSide = new Breakdown();
     }
 
     /**
@@ -323,20 +374,101 @@ final class Drains {
             int batch,
             int payload,
             int rounds) {
+        return sideBySide(
+                env, name, store, subject, hand, publisher, send, n, warm, batch, payload, rounds,
+                null, 0, 0);
+    }
+
+    /**
+     * As {@link #sideBySide(Env, String, OutboxStore, String, String, Publisher, Send, int, int,
+     * int, int, int)}, with a third side (when {@code peer} is not null) warmed up, reloaded and
+     * drained in the same rounds; the order of the sides rotates from round to round, so each goes
+     * first as often as the others.
+     *
+     * @param env the environment
+     * @param name the scenario name, for the log
+     * @param store the store over the subject table
+     * @param subject the outbox4j table
+     * @param hand the hand-written loop's table
+     * @param publisher the relay's publisher
+     * @param send what the hand-written loop does with each batch
+     * @param n messages per round and side
+     * @param warm messages per side in the warm-up
+     * @param batch the batch size of the hand-written loop (the relay runs with its defaults)
+     * @param payload payload bytes
+     * @param rounds how many rounds
+     * @param peer the third side, or null
+     * @param peerN messages per round of the third side
+     * @param peerWarm messages of the third side in the warm-up
+     * @return the rates and breakdowns
+     */
+    static Comparison sideBySide(
+            Env env,
+            String name,
+            OutboxStore store,
+            String subject,
+            String hand,
+            Publisher publisher,
+            Send send,
+            int n,
+            int warm,
+            int batch,
+            int payload,
+            int rounds,
+            Peer peer,
+            int peerN,
+            int peerWarm) {
         env.log(name + ": warm-up with " + warm + " messages each side");
         env.load(subject, "w-", warm, payload, false);
         env.load(hand, "w-", warm, payload, false);
         relay(env, store, publisher, warm);
         hand(env, hand, batch, send);
+        if (peer != null) {
+            env.log(name + ": warm-up of " + peer.label() + " with " + peerWarm + " messages");
+            peer.load("w-", peerWarm);
+            peer.drain(peerWarm);
+        }
+        int sides = peer == null ? 2 : 3;
         Comparison c = new Comparison();
         for (int round = 1; round <= rounds; round++) {
-            env.execute("TRUNCATE " + Env.q(subject) + ", " + Env.q(hand));
+            env.execute(
+                    "TRUNCATE "
+                            + Env.q(subject)
+                            + ", "
+                            + Env.q(hand)
+                            + (peer == null ? "" : ", " + Env.q(peer.table())));
             env.load(subject, "r" + round + "-", n, payload, false);
             env.load(hand, "r" + round + "-", n, payload, false);
-            env.settle(subject, hand);
-            boolean relayFirst = round % 2 == 0;
-            for (int side = 0; side < 2; side++) {
-                if ((side == 0) == relayFirst) {
+            if (peer != null) {
+                peer.load("r" + round + "-", peerN);
+                env.settle(subject, hand, peer.table());
+            } else {
+                env.settle(subject, hand);
+            }
+            for (int slot = 0; slot < sides; slot++) {
+                // 0 = relay, 1 = hand-written, 2 = peer; round 1 starts with the hand-written loop
+                int which = (slot + round) % sides;
+                if (which == 2) {
+                    Run run = peer.drain(peerN);
+                    c.peerRates.add(run.rate());
+                    c.peerSide.add(run);
+                    env.log(
+                            String.format(
+                                    java.util.Locale.ROOT,
+                                    "%s round %d: %-12s %,10.0f msg/s",
+                                    name,
+                                    round,
+                                    peer.label(),
+                                    run.rate()));
+                    if (env.count(peer.table()) != 0) {
+                        throw new IllegalStateException(
+                                peer.label()
+                                        + " left "
+                                        + env.count(peer.table())
+                                        + " rows in "
+                                        + peer.table());
+                    }
+                } else if (which == 0) {
                     Run run = relay(env, store, publisher, n);
                     c.relayRates.add(run.rate());
                     c.relaySide.add(run);

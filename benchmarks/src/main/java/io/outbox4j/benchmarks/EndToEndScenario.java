@@ -21,12 +21,21 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * same work on a table of the same shape with a producer of the same durability settings (acks=all,
  * idempotence): claim a batch, send every record (same key and the same
  * id/topic/module/content-type/occurred-at headers), flush, await every acknowledgement, delete the
- * batch.
+ * batch. In the same rounds, the peer: gruelbox transaction-outbox 4.2.268 ({@link Gruelbox})
+ * drains a backlog loaded through it from its own table, one scheduled call (one record sent and
+ * awaited) per message, {@code 1/}{@value #GRUELBOX_SHARE} of the others' count per round.
  */
 final class EndToEndScenario {
     static final String SUBJECT = "e2e_outbox";
     static final String HAND = "e2e_hand";
     static final String KAFKA_TOPIC = "bench-e2e";
+
+    /**
+     * gruelbox drains this fraction of the others' messages per round (and of the warm-up): one
+     * record sent and awaited per message makes it an order of magnitude slower, and its rate is
+     * per second like theirs.
+     */
+    static final int GRUELBOX_SHARE = 5;
 
     private EndToEndScenario() {}
 
@@ -39,7 +48,9 @@ final class EndToEndScenario {
         Result r =
                 new Result(
                                 "e2e",
-                                "End to end: PostgreSQL -> relay -> Kafka vs hand-written claim/send/flush/await/delete")
+                                "End to end: PostgreSQL -> relay -> Kafka vs hand-written"
+                                        + " claim/send/flush/await/delete and gruelbox"
+                                        + " transaction-outbox")
                         .config("messages", n)
                         .config("hand_batch", batch)
                         .config("payload_bytes", payload)
@@ -49,8 +60,20 @@ final class EndToEndScenario {
                         .config(
                                 "producer",
                                 "acks=all, enable.idempotence=true, other settings Kafka defaults (both sides)");
+        int warm = Math.min(o.size("warmup-messages") / 4, n);
+        int gruelboxN = Math.max(1, n / GRUELBOX_SHARE);
+        int gruelboxWarm = Math.max(1, warm / GRUELBOX_SHARE);
+        r.config("gruelbox", Gruelbox.settings())
+                .config("gruelbox_messages", gruelboxN)
+                .config(
+                        "gruelbox_loaded",
+                        "through gruelbox: schedule() in transactions of "
+                                + Gruelbox.LOAD_CHUNK
+                                + " with the post-commit submission discarded and a clock a day"
+                                + " behind (so every call is due), then drained by flush()");
         JdbiOutboxStore store = env.store(SUBJECT);
         env.handTable(HAND, SUBJECT);
+        Gruelbox.dropTables(env);
         env.kafka().createTopic(KAFKA_TOPIC, 1, Map.of());
         Drains.Comparison c;
         try (KafkaPublisher publisher =
@@ -59,37 +82,107 @@ final class EndToEndScenario {
                                 .topicMapper(m -> KAFKA_TOPIC)
                                 .build();
                 KafkaProducer<byte[], byte[]> producer =
-                        new KafkaProducer<>(producerProperties(env))) {
+                        new KafkaProducer<>(producerProperties(env));
+                KafkaProducer<byte[], byte[]> gruelboxProducer =
+                        new KafkaProducer<>(Gruelbox.producerProperties(env))) {
             Drains.Send send = kafkaSend(producer, KAFKA_TOPIC);
-            int warm = Math.min(o.size("warmup-messages") / 4, n);
+            Gruelbox.KafkaSender sender =
+                    new Gruelbox.KafkaSender(gruelboxProducer, KAFKA_TOPIC, null);
+            Drains.Peer peer =
+                    new Drains.Peer() {
+                        @Override
+                        public String label() {
+                            return "gruelbox";
+                        }
+
+                        @Override
+                        public String table() {
+                            return Gruelbox.TABLE;
+                        }
+
+                        @Override
+                        public void load(String prefix, int count) {
+                            Gruelbox.load(env, prefix, count, payload);
+                        }
+
+                        @Override
+                        public Drains.Run drain(int count) {
+                            return Gruelbox.drain(env, sender, count);
+                        }
+                    };
             c =
                     Drains.sideBySide(
-                            env, "e2e", store, SUBJECT, HAND, publisher, send, n, warm, batch,
-                            payload, rounds);
+                            env,
+                            "e2e",
+                            store,
+                            SUBJECT,
+                            HAND,
+                            publisher,
+                            send,
+                            n,
+                            warm,
+                            batch,
+                            payload,
+                            rounds,
+                            peer,
+                            gruelboxN,
+                            gruelboxWarm);
         }
         List<Double> relayRates = c.relayRates;
         List<Double> handRates = c.handRates;
+        List<Double> gruelboxRates = c.peerRates;
         Drains.Breakdown relaySide = c.relaySide;
         Drains.Breakdown handSide = c.handSide;
         double relay = Stats.median(relayRates);
         double hand = Stats.median(handRates);
+        double gruelbox = Stats.median(gruelboxRates);
         r.figure("relay_msgs_per_s", "outbox4j relay + KafkaPublisher (median)", relay, "msg/s")
                 .figure(
                         "hand_msgs_per_s",
                         "hand-written loop + KafkaProducer (median)",
                         hand,
+                        "msg/s")
+                .figure(
+                        "gruelbox_msgs_per_s",
+                        "gruelbox transaction-outbox 4.2.268 (median; 1/"
+                                + GRUELBOX_SHARE
+                                + " of the messages per round)",
+                        gruelbox,
                         "msg/s");
         relaySide.report(r, "relay", "relay", "complete()");
         handSide.report(r, "hand", "hand-written", "delete");
+        c.peerSide.reportCpu(r, "gruelbox", "gruelbox");
         r.check(
-                "relay / hand-written (median of rounds)",
-                Stats.medianRatio(relayRates, handRates),
-                ">=",
-                1.0);
+                        "relay / hand-written (median of rounds)",
+                        Stats.medianRatio(relayRates, handRates),
+                        ">=",
+                        1.0)
+                .check(
+                        "relay / gruelbox (median of rounds)",
+                        Stats.medianRatio(relayRates, gruelboxRates),
+                        ">=",
+                        10.0);
         r.config("relay_rates", DrainScenario.rounded(relayRates))
-                .config("hand_rates", DrainScenario.rounded(handRates));
-        r.headline(Result.fmt(relay) + " msg/s", Result.fmt(hand) + " msg/s (hand-written loop)");
+                .config("hand_rates", DrainScenario.rounded(handRates))
+                .config("gruelbox_rates", DrainScenario.rounded(gruelboxRates));
+        r.note(
+                "gruelbox drains "
+                        + gruelboxN
+                        + " messages per round (1/"
+                        + GRUELBOX_SHARE
+                        + " of the others' "
+                        + n
+                        + ") in the same rounds, order rotating; its rate is per second like"
+                        + " theirs. Its CPU figures cover its flush thread, submitter pool, Kafka"
+                        + " producer and PostgreSQL backends alike.");
+        r.headline(
+                Result.fmt(relay) + " msg/s",
+                Result.fmt(hand)
+                        + " msg/s (hand-written loop); "
+                        + Result.fmt(gruelbox)
+                        + " msg/s (gruelbox transaction-outbox)");
         env.execute("DROP TABLE " + Env.q(SUBJECT) + ", " + Env.q(HAND));
+        Gruelbox.dropTables(env);
         return r;
     }
 

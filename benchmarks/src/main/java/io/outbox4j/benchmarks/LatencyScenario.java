@@ -3,9 +3,11 @@ package io.outbox4j.benchmarks;
 import io.outbox4j.engine.Relay;
 import io.outbox4j.publisher.kafka.KafkaPublisher;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -30,21 +32,26 @@ import org.apache.kafka.clients.producer.KafkaProducer;
  *   <li><b>a hand-written poller</b>: a thread that every 10 ms claims what is due (batch 100, the
  *       same claim statement as the other baselines, until a claim comes back short), sends it with
  *       a {@code KafkaProducer} of the same durability settings, flushes, awaits the acks and
- *       deletes it.
+ *       deletes it;
+ *   <li><b>the peer, gruelbox transaction-outbox 4.2.268</b> ({@link Gruelbox}): the business
+ *       transaction inserts the order and schedules one call in the same JDBC transaction (its
+ *       {@code TransactionManager.fromDataSource}); after the commit gruelbox submits the call to
+ *       its executor (its normal path), which sends the record and waits for its ack.
  * </ul>
  *
  * Latency is from the commit returning to the broker's acknowledgement being seen by the publisher.
- * A first round warms both sides up and is not reported; then each round runs both sides in turn
- * (which goes first alternates), each with a short warm-up and one measured window; CPU (this JVM:
- * relay, load generator, Kafka client and an in-JVM broker alike; plus the PostgreSQL backends) is
- * metered from the window's first commit to its last acknowledgement. Figures are medians over the
- * windows.
+ * A first round warms every side up and is not reported; then each round runs the three sides in
+ * turn (which goes first rotates), each with a short warm-up and one measured window; CPU (this
+ * JVM: relay, load generator, Kafka client and an in-JVM broker alike; plus the PostgreSQL
+ * backends) is metered from the window's first commit to its last acknowledgement. Figures are
+ * medians over the windows.
  */
 final class LatencyScenario {
     static final String SUBJECT = "latency_outbox";
     static final String HAND = "latency_hand";
     static final String KAFKA_TOPIC = "bench-latency";
     static final String HAND_TOPIC = "bench-latency-hand";
+    static final String GRUELBOX_TOPIC = "bench-latency-gruelbox";
     private static final int SENDERS = 4;
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final int POLL_BATCH = 100;
@@ -69,10 +76,37 @@ final class LatencyScenario {
         }
     }
 
-    /** Commits one business transaction with its event. */
+    /** Does the work of one business transaction with its event, on the caller's connection. */
     @FunctionalInterface
     private interface Commit {
         void commit(Connection c, String id) throws Exception;
+    }
+
+    /**
+     * Runs one whole business transaction with its event and calls {@code committed} as soon as its
+     * commit returned (before anything else happens on that thread).
+     */
+    @FunctionalInterface
+    private interface BusinessTransaction {
+        void run(String id, Runnable committed) throws Exception;
+    }
+
+    /**
+     * A business transaction on a pooled connection: the work, then the commit.
+     *
+     * @param pool the pool
+     * @param work the work
+     * @return the transaction
+     */
+    private static BusinessTransaction jdbc(DataSource pool, Commit work) {
+        return (id, committed) -> {
+            try (Connection c = pool.getConnection()) {
+                c.setAutoCommit(false);
+                work.commit(c, id);
+                c.commit();
+                committed.run();
+            }
+        };
     }
 
     static Result run(Env env) {
@@ -86,7 +120,8 @@ final class LatencyScenario {
                 new Result(
                                 "latency",
                                 "Commit-to-publish latency and CPU at a fixed rate: relay with wakeUp()"
-                                        + " after commit vs a hand-written 10 ms poller, Kafka")
+                                        + " after commit vs a hand-written 10 ms poller and gruelbox"
+                                        + " transaction-outbox, Kafka")
                         .config("rate_per_s", rate)
                         .config("seconds_per_window", seconds)
                         .config("windows_per_side", rounds)
@@ -98,15 +133,25 @@ final class LatencyScenario {
                                 "every 10 ms: claim batch "
                                         + POLL_BATCH
                                         + " until short, send, flush, await acks, delete")
+                        .config("gruelbox", Gruelbox.settings())
+                        .config(
+                                "gruelbox_transaction",
+                                "insert the order and schedule(KafkaEvents.class).send(...) in one"
+                                        + " transactionManager.inTransaction; submitted after the"
+                                        + " commit")
                         .config("kafka_topic_partitions", 1);
         WriteScenario.createOrders(env);
         JdbiOutboxStore store = env.store(SUBJECT);
         env.handTable(HAND, SUBJECT);
+        Gruelbox.dropTables(env);
         env.kafka().createTopic(KAFKA_TOPIC, 1, Map.of());
         env.kafka().createTopic(HAND_TOPIC, 1, Map.of());
+        env.kafka().createTopic(GRUELBOX_TOPIC, 1, Map.of());
+        String textPayload = new String(payload, StandardCharsets.UTF_8);
 
         Side relaySide = new Side("outbox4j relay");
         Side pollerSide = new Side("10 ms poller");
+        Side gruelboxSide = new Side("gruelbox");
         Timings toClaimStart = new Timings();
         Timings claimCall = new Timings();
         Timings toPublishStart = new Timings();
@@ -121,16 +166,21 @@ final class LatencyScenario {
                                 .topicMapper(m -> KAFKA_TOPIC)
                                 .build();
                 KafkaProducer<byte[], byte[]> producer =
-                        new KafkaProducer<>(EndToEndScenario.producerProperties(env))) {
+                        new KafkaProducer<>(EndToEndScenario.producerProperties(env));
+                KafkaProducer<byte[], byte[]> gruelboxProducer =
+                        new KafkaProducer<>(Gruelbox.producerProperties(env))) {
             Drains.Send send = EndToEndScenario.kafkaSend(producer, HAND_TOPIC);
-            // Round 0 warms both sides up (JIT, connections, producers) and is not reported.
+            DataSource pool = env.pool();
+            // Round 0 warms every side up (JIT, connections, producers) and is not reported.
             for (int round = 0; round <= rounds; round++) {
-                boolean relayFirst = round % 2 == 1;
                 Side relayTarget = round == 0 ? new Side("outbox4j warm-up") : relaySide;
                 Side pollerTarget = round == 0 ? new Side("poller warm-up") : pollerSide;
-                for (int side = 0; side < 2; side++) {
-                    String prefix = "r" + round + (side == 0) + "-";
-                    if ((side == 0) == relayFirst) {
+                Side gruelboxTarget = round == 0 ? new Side("gruelbox warm-up") : gruelboxSide;
+                for (int slot = 0; slot < 3; slot++) {
+                    // 0 = relay, 1 = poller, 2 = gruelbox; round 1 starts with the relay
+                    int which = Math.floorMod(slot + round - 1, 3);
+                    String prefix = "r" + round + "s" + which + "-";
+                    if (which == 0) {
                         Instruments.AckClock acks = new Instruments.AckClock(kafka);
                         Instruments.TimedStore timed = new Instruments.TimedStore(store, true);
                         Instruments.Counter counter = new Instruments.Counter();
@@ -145,14 +195,16 @@ final class LatencyScenario {
                                             warmupSeconds,
                                             seconds,
                                             "lat-" + prefix,
-                                            (c, id) -> {
-                                                String key = WriteScenario.insertOrder(c);
-                                                store.jdbc()
-                                                        .enqueue(
-                                                                c,
-                                                                WriteScenario.message(
-                                                                        id, key, payload));
-                                            },
+                                            jdbc(
+                                                    pool,
+                                                    (c, id) -> {
+                                                        String key = WriteScenario.insertOrder(c);
+                                                        store.jdbc()
+                                                                .enqueue(
+                                                                        c,
+                                                                        WriteScenario.message(
+                                                                                id, key, payload));
+                                                    }),
                                             relay::wakeUp,
                                             acks.ackedAt,
                                             relayTarget,
@@ -181,7 +233,7 @@ final class LatencyScenario {
                         } finally {
                             relay.close();
                         }
-                    } else {
+                    } else if (which == 1) {
                         Map<String, Long> ackedAt = new ConcurrentHashMap<>();
                         Poller poller = new Poller(env, send, ackedAt);
                         try {
@@ -191,14 +243,17 @@ final class LatencyScenario {
                                     warmupSeconds,
                                     seconds,
                                     "hand-" + prefix,
-                                    (c, id) -> {
-                                        String key = WriteScenario.insertOrder(c);
-                                        try (PreparedStatement st =
-                                                c.prepareStatement(HandWritten.insertSql(HAND))) {
-                                            HandWritten.bindInsert(st, id, key, payload);
-                                            st.executeUpdate();
-                                        }
-                                    },
+                                    jdbc(
+                                            pool,
+                                            (c, id) -> {
+                                                String key = WriteScenario.insertOrder(c);
+                                                try (PreparedStatement st =
+                                                        c.prepareStatement(
+                                                                HandWritten.insertSql(HAND))) {
+                                                    HandWritten.bindInsert(st, id, key, payload);
+                                                    st.executeUpdate();
+                                                }
+                                            }),
                                     () -> {},
                                     ackedAt,
                                     pollerTarget,
@@ -206,6 +261,63 @@ final class LatencyScenario {
                                     maxLag);
                         } finally {
                             poller.close();
+                        }
+                    } else {
+                        Map<String, Long> ackedAt = new ConcurrentHashMap<>();
+                        Gruelbox.KafkaSender sender =
+                                new Gruelbox.KafkaSender(gruelboxProducer, GRUELBOX_TOPIC, ackedAt);
+                        Gruelbox gruelbox = new Gruelbox(pool, sender, Duration.ofSeconds(1));
+                        try {
+                            gruelbox.start();
+                            drive(
+                                    env,
+                                    rate,
+                                    warmupSeconds,
+                                    seconds,
+                                    "gruelbox-" + prefix,
+                                    (id, committed) ->
+                                            gruelbox.transactionManager()
+                                                    .inTransactionThrows(
+                                                            tx -> {
+                                                                // runs first after the commit,
+                                                                // before gruelbox's own hook
+                                                                // submits the call
+                                                                tx.addPostCommitHook(committed);
+                                                                String key =
+                                                                        WriteScenario.insertOrder(
+                                                                                tx.connection());
+                                                                gruelbox.outbox()
+                                                                        .schedule(
+                                                                                Gruelbox.KafkaEvents
+                                                                                        .class)
+                                                                        .send(
+                                                                                id,
+                                                                                Env.TOPIC,
+                                                                                key,
+                                                                                Env.MODULE,
+                                                                                "application/json",
+                                                                                Instant.now(),
+                                                                                textPayload);
+                                                            }),
+                                    () -> {},
+                                    ackedAt,
+                                    gruelboxTarget,
+                                    lags,
+                                    maxLag);
+                        } finally {
+                            gruelbox.close();
+                        }
+                        if (gruelbox.problems() != null) {
+                            throw new IllegalStateException(
+                                    "gruelbox did not run every call cleanly: "
+                                            + gruelbox.problems());
+                        }
+                        if (env.count(Gruelbox.TABLE) != 0) {
+                            throw new IllegalStateException(
+                                    "gruelbox left "
+                                            + env.count(Gruelbox.TABLE)
+                                            + " calls in "
+                                            + Gruelbox.TABLE);
                         }
                     }
                     committedAt.clear();
@@ -225,8 +337,11 @@ final class LatencyScenario {
         double p99 = Stats.median(relaySide.p99s);
         double handP50 = Stats.median(pollerSide.p50s);
         double handP99 = Stats.median(pollerSide.p99s);
+        double gruelboxP50 = Stats.median(gruelboxSide.p50s);
+        double gruelboxP99 = Stats.median(gruelboxSide.p99s);
         double cpu = Stats.median(relaySide.cpuPerMessage);
         double handCpu = Stats.median(pollerSide.cpuPerMessage);
+        double gruelboxCpu = Stats.median(gruelboxSide.cpuPerMessage);
         r.figure("messages", "measured messages per side", (double) rate * seconds * rounds, "")
                 .figure(
                         "p50_ms",
@@ -250,6 +365,13 @@ final class LatencyScenario {
                         "hand_max_ms",
                         "10 ms poller: max (all windows)",
                         Stats.ms(pollerSide.worst),
+                        "ms")
+                .figure("gruelbox_p50_ms", "gruelbox: p50 (median of windows)", gruelboxP50, "ms")
+                .figure("gruelbox_p99_ms", "gruelbox: p99 (median of windows)", gruelboxP99, "ms")
+                .figure(
+                        "gruelbox_max_ms",
+                        "gruelbox: max (all windows)",
+                        Stats.ms(gruelboxSide.worst),
                         "ms")
                 .figure(
                         "cpu_us_per_msg",
@@ -280,6 +402,21 @@ final class LatencyScenario {
                         "hand_db_cpu_us_per_msg",
                         "10 ms poller: of which PostgreSQL backends",
                         Stats.median(pollerSide.dbPerMessage),
+                        "µs")
+                .figure(
+                        "gruelbox_cpu_us_per_msg",
+                        "gruelbox: CPU per message, JVM + PostgreSQL (median of windows)",
+                        gruelboxCpu,
+                        "µs")
+                .figure(
+                        "gruelbox_jvm_cpu_us_per_msg",
+                        "gruelbox: of which JVM",
+                        Stats.median(gruelboxSide.jvmPerMessage),
+                        "µs")
+                .figure(
+                        "gruelbox_db_cpu_us_per_msg",
+                        "gruelbox: of which PostgreSQL backends",
+                        Stats.median(gruelboxSide.dbPerMessage),
                         "µs")
                 .figure(
                         "wait_claim_p50_ms",
@@ -337,9 +474,10 @@ final class LatencyScenario {
                         "outbox4j CPU per message / 10 ms poller's",
                         cpu / Math.max(1e-9, handCpu),
                         "<=",
-                        1.5);
-        for (Side s : List.of(relaySide, pollerSide)) {
-            String key = s == relaySide ? "relay" : "hand";
+                        1.5)
+                .check("outbox4j p99 / gruelbox p99", p99 / Math.max(1e-9, gruelboxP99), "<=", 1.0);
+        for (Side s : List.of(relaySide, pollerSide, gruelboxSide)) {
+            String key = s == relaySide ? "relay" : s == pollerSide ? "hand" : "gruelbox";
             s.threadCpu.forEach(
                     (group, nanos) ->
                             r.figure(
@@ -353,7 +491,10 @@ final class LatencyScenario {
                 .config("hand_p99_per_window_ms", pollerSide.p99s)
                 .config("hand_p50_per_window_ms", pollerSide.p50s)
                 .config("cpu_us_per_msg_per_window", relaySide.cpuPerMessage)
-                .config("hand_cpu_us_per_msg_per_window", pollerSide.cpuPerMessage);
+                .config("hand_cpu_us_per_msg_per_window", pollerSide.cpuPerMessage)
+                .config("gruelbox_p99_per_window_ms", gruelboxSide.p99s)
+                .config("gruelbox_p50_per_window_ms", gruelboxSide.p50s)
+                .config("gruelbox_cpu_us_per_msg_per_window", gruelboxSide.cpuPerMessage);
         r.headline(
                 "p50 "
                         + Result.fmt(p50)
@@ -370,9 +511,16 @@ final class LatencyScenario {
                         + Result.fmt(handP99)
                         + " ms, "
                         + Result.fmt(handCpu)
+                        + " µs CPU/msg; gruelbox: p50 "
+                        + Result.fmt(gruelboxP50)
+                        + " / p99 "
+                        + Result.fmt(gruelboxP99)
+                        + " ms, "
+                        + Result.fmt(gruelboxCpu)
                         + " µs CPU/msg");
         env.execute(
                 "DROP TABLE " + WriteScenario.ORDERS + ", " + Env.q(SUBJECT) + ", " + Env.q(HAND));
+        Gruelbox.dropTables(env);
         return r;
     }
 
@@ -391,7 +539,7 @@ final class LatencyScenario {
             int warmupSeconds,
             int seconds,
             String prefix,
-            Commit commit,
+            BusinessTransaction transaction,
             Runnable afterCommit,
             Map<String, Long> ackedAt,
             Side side,
@@ -407,7 +555,6 @@ final class LatencyScenario {
         }
         AtomicReference<Throwable> failure = new AtomicReference<>();
         ExecutorService senders = Executors.newFixedThreadPool(SENDERS);
-        DataSource pool = env.pool();
         Cpu.Meter cpu = null;
         Cpu used = null;
         java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(total);
@@ -429,12 +576,13 @@ final class LatencyScenario {
                 String id = ids[i];
                 senders.execute(
                         () -> {
-                            try (Connection c = pool.getConnection()) {
-                                c.setAutoCommit(false);
-                                commit.commit(c, id);
-                                c.commit();
-                                committedAt.put(id, System.nanoTime());
-                                afterCommit.run();
+                            try {
+                                transaction.run(
+                                        id,
+                                        () -> {
+                                            committedAt.put(id, System.nanoTime());
+                                            afterCommit.run();
+                                        });
                             } catch (Exception | Error e) {
                                 failure.compareAndSet(null, e);
                             } finally {

@@ -75,6 +75,16 @@ class BenchmarksSmokeTest {
             assertFalse(r.checks.isEmpty(), r.scenario + " has no target check");
             assertTrue(
                     text.contains("== " + r.title + " =="), "no table printed for " + r.scenario);
+            if (r.scenario.equals("e2e") || r.scenario.equals("latency")) {
+                // the peer ran as a side of its own in the same rounds
+                String peer = r.scenario.equals("e2e") ? "gruelbox_msgs_per_s" : "gruelbox_p99_ms";
+                assertTrue(
+                        figures.containsKey(peer),
+                        r.scenario + " has no gruelbox side: " + figures.keySet());
+                assertTrue(
+                        r.checks.stream().anyMatch(c -> c.name().contains("gruelbox")),
+                        r.scenario + " has no gruelbox check");
+            }
         }
         List<String> lines = Files.readAllLines(out);
         assertEquals(Options.SCENARIOS.size(), lines.size(), String.join("\n", lines));
