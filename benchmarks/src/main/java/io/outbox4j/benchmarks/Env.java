@@ -192,13 +192,28 @@ final class Env implements AutoCloseable {
      * @param dead whether the rows are dead letters
      */
     void load(String table, String prefix, long count, int payloadBytes, boolean dead) {
+        load(table, prefix, count, payloadBytes, dead, 1000);
+    }
+
+    /**
+     * Inserts rows in bulk as {@link #load(String, String, long, int, boolean)} does, over {@code
+     * keys} keys ({@code k-<n mod keys>}).
+     *
+     * @param table the outbox (or baseline) table
+     * @param prefix the id prefix, unique per call on one table
+     * @param count how many rows
+     * @param payloadBytes the payload size
+     * @param dead whether the rows are dead letters
+     * @param keys how many distinct keys
+     */
+    void load(String table, String prefix, long count, int payloadBytes, boolean dead, int keys) {
         Instant base = Instant.now().minusSeconds(dead ? 172_800 : 86_400);
         String sql =
                 "INSERT INTO "
                         + q(table)
                         + " (id, topic, msg_key, module, content_type, payload, headers,"
                         + " occurred_at, enqueued_at, available_at, attempts, dead_at, dead_reason)"
-                        + " SELECT ? || g, ?, 'k-' || (g % 1000), ?, 'application/octet-stream',"
+                        + " SELECT ? || g, ?, 'k-' || (g % ?), ?, 'application/octet-stream',"
                         + " convert_to(repeat('x', ?), 'UTF8'), '', ts, ts, ts, ?, "
                         + (dead ? "ts, 'bench: gave up'" : "NULL, NULL")
                         + " FROM generate_series(?::bigint, ?::bigint) AS g,"
@@ -209,12 +224,13 @@ final class Env implements AutoCloseable {
             for (long from = 1; from <= count; from += chunk) {
                 st.setString(1, prefix);
                 st.setString(2, TOPIC);
-                st.setString(3, MODULE);
-                st.setInt(4, payloadBytes);
-                st.setInt(5, dead ? 8 : 0);
-                st.setLong(6, from);
-                st.setLong(7, Math.min(count, from + chunk - 1));
-                st.setObject(8, OffsetDateTime.ofInstant(base, ZoneOffset.UTC));
+                st.setInt(3, keys);
+                st.setString(4, MODULE);
+                st.setInt(5, payloadBytes);
+                st.setInt(6, dead ? 8 : 0);
+                st.setLong(7, from);
+                st.setLong(8, Math.min(count, from + chunk - 1));
+                st.setObject(9, OffsetDateTime.ofInstant(base, ZoneOffset.UTC));
                 st.executeUpdate();
             }
         } catch (SQLException e) {

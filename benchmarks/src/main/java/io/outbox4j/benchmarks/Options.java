@@ -54,7 +54,17 @@ final class Options {
         size("memory-small", "100000", "2000", "rows of the small memory drain");
         size("memory-large", "1000000", "20000", "rows of the large memory drain");
         size("memory-payload", "1024", "1024", "payload bytes of the memory drains");
-        size("scale-messages", "50000", "2000", "messages of each timed scale-out drain");
+        size("scale-messages", "20000", "2000", "messages of each timed scale-out drain");
+        size(
+                "scale-keys",
+                "1000",
+                "100",
+                "keys of the first scale-out series (the second has one message per key)");
+        size(
+                "scale-rounds",
+                "2",
+                "1",
+                "rounds of the scale-out scenario (each starts every setup)");
         size(
                 "scale-relays",
                 "4",
