@@ -34,6 +34,12 @@ import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
  * in the table; only when some candidate has one (a key with several messages due, or a blocked
  * key) does the claim go on in a transaction of its own that walks, leases and parks. A completion
  * of keyed messages deletes them and unparks their keys in that one statement.
+ *
+ * <p>Rows chosen inside a statement are updated through {@code id = ANY(ARRAY(subquery))}, never a
+ * join or {@code IN (subquery)}: an outbox is often analysed while (nearly) empty, and with those
+ * statistics the planner joined a claim's page to the whole table as a nested loop (1.4 s to lease
+ * 500 rows of 20 000; unparking after a completion 5.4 s) until the next auto-analyze. The array
+ * form is an index lookup by primary key whatever the statistics (22 and 38 ms).
  */
 final class PostgresDialect extends SqlDialect {
     /** The first key of the advisory lock: "obx4". */
@@ -119,10 +125,10 @@ final class PostgresDialect extends SqlDialect {
         this.unpark =
                 "UPDATE "
                         + table
-                        + " SET parked = FALSE WHERE id IN (SELECT w.id FROM"
+                        + " SET parked = FALSE WHERE id = ANY(ARRAY(SELECT w.id FROM"
                         + " unnest(CAST(:keys AS varchar[]), CAST(:counts AS integer[])) AS k(msg_key, n)"
                         + firstParked
-                        + ")";
+                        + "))";
         this.deleteDead =
                 "DELETE FROM "
                         + table
@@ -152,8 +158,8 @@ final class PostgresDialect extends SqlDialect {
                         + table
                         + " AS t"
                         + leaseSet
-                        + " FROM page WHERE t.id = page.id"
-                        + " AND (page.msg_key IS NULL OR page.prev_seq IS NULL)"
+                        + " WHERE t.id = ANY(ARRAY(SELECT page.id FROM page"
+                        + " WHERE page.msg_key IS NULL OR page.prev_seq IS NULL))"
                         + returning
                         + ") SELECT page.id AS c_id, page.seq AS c_seq, page.msg_key AS c_key,"
                         + " page.prev_seq, leased.* FROM page LEFT JOIN leased ON leased.id = page.id"
@@ -167,12 +173,12 @@ final class PostgresDialect extends SqlDialect {
                         + " RETURNING id, receipt, msg_key),"
                         + " u AS (UPDATE "
                         + table
-                        + " SET parked = FALSE WHERE id IN (SELECT w.id FROM"
+                        + " SET parked = FALSE WHERE id = ANY(ARRAY(SELECT w.id FROM"
                         + " (SELECT msg_key, LEAST(2 * COUNT(*), "
                         + UNPARK_LIMIT
                         + ") AS n FROM d WHERE msg_key IS NOT NULL GROUP BY msg_key) k"
                         + firstParked
-                        + " WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.id = w.id)))"
+                        + " WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.id = w.id))))"
                         + " SELECT id, receipt, msg_key FROM d";
         this.lockAndClaimFree = lock + "; " + claimFree;
         this.lockAndCompleteKeyed = lock + "; " + completeKeyed;
