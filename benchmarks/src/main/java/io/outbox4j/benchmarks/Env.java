@@ -182,8 +182,10 @@ final class Env implements AutoCloseable {
     /**
      * Inserts rows in bulk, server side: ids {@code <prefix><n>}, keys {@code k-<n mod 1000>}, one
      * payload of {@code payloadBytes}, in enqueue order. Pending rows are available since about a
-     * day ago; dead rows are older (history accumulates in front of the claim path) and
-     * dead-lettered after 8 attempts.
+     * day ago; dead rows are older (history accumulates in front of the claim path), dead-lettered
+     * after 8 attempts, and keyed {@code dead-k-<n mod 1000>}: a dead letter blocks the later
+     * messages of its key, and this history is meant to be in the claim's way, not to block the
+     * pending rows.
      *
      * @param table the outbox (or baseline) table
      * @param prefix the id prefix, unique per call on one table
@@ -213,7 +215,7 @@ final class Env implements AutoCloseable {
                         + q(table)
                         + " (id, topic, msg_key, module, content_type, payload, headers,"
                         + " occurred_at, enqueued_at, available_at, attempts, dead_at, dead_reason)"
-                        + " SELECT ? || g, ?, 'k-' || (g % ?), ?, 'application/octet-stream',"
+                        + " SELECT ? || g, ?, ? || (g % ?), ?, 'application/octet-stream',"
                         + " convert_to(repeat('x', ?), 'UTF8'), '', ts, ts, ts, ?, "
                         + (dead ? "ts, 'bench: gave up'" : "NULL, NULL")
                         + " FROM generate_series(?::bigint, ?::bigint) AS g,"
@@ -224,13 +226,14 @@ final class Env implements AutoCloseable {
             for (long from = 1; from <= count; from += chunk) {
                 st.setString(1, prefix);
                 st.setString(2, TOPIC);
-                st.setInt(3, keys);
-                st.setString(4, MODULE);
-                st.setInt(5, payloadBytes);
-                st.setInt(6, dead ? 8 : 0);
-                st.setLong(7, from);
-                st.setLong(8, Math.min(count, from + chunk - 1));
-                st.setObject(9, OffsetDateTime.ofInstant(base, ZoneOffset.UTC));
+                st.setString(3, dead ? "dead-k-" : "k-");
+                st.setInt(4, keys);
+                st.setString(5, MODULE);
+                st.setInt(6, payloadBytes);
+                st.setInt(7, dead ? 8 : 0);
+                st.setLong(8, from);
+                st.setLong(9, Math.min(count, from + chunk - 1));
+                st.setObject(10, OffsetDateTime.ofInstant(base, ZoneOffset.UTC));
                 st.executeUpdate();
             }
         } catch (SQLException e) {
