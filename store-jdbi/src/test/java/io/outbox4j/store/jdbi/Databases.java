@@ -7,8 +7,10 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.function.UnaryOperator;
 import org.jdbi.v3.core.ConnectionFactory;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.Query;
 
 /**
  * The databases of the tests: one H2 in-memory database per name, and one fresh database per JVM on
@@ -35,6 +37,27 @@ final class Databases {
             postgresUrl = PostgresServer.shared().createDatabase("store_jdbi_test");
         }
         return postgresUrl;
+    }
+
+    /**
+     * Runs {@code EXPLAIN (<options>) <statement>} on PostgreSQL in a transaction it rolls back (so
+     * {@code ANALYZE} changes nothing) and returns the plan's lines.
+     */
+    static String explainPostgres(
+            Jdbi jdbi, String options, String statement, UnaryOperator<Query> bind) {
+        return jdbi.withHandle(
+                h -> {
+                    h.begin();
+                    try {
+                        return String.join(
+                                "\n",
+                                bind.apply(h.createQuery("EXPLAIN (" + options + ") " + statement))
+                                        .mapTo(String.class)
+                                        .list());
+                    } finally {
+                        h.rollback();
+                    }
+                });
     }
 
     static Jdbi mariaDb() {

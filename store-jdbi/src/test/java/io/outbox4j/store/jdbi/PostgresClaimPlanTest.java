@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.IntStream;
@@ -101,24 +102,8 @@ class PostgresClaimPlanTest {
         jdbi.useHandle(h -> h.execute("ANALYZE " + sql.table));
     }
 
-    /** Runs {@code EXPLAIN (ANALYZE, BUFFERS)} of a statement in a transaction it rolls back. */
-    private static String explain(String statement, java.util.function.UnaryOperator<Query> bind) {
-        return jdbi.withHandle(
-                h -> {
-                    h.begin();
-                    try {
-                        return String.join(
-                                "\n",
-                                bind.apply(
-                                                h.createQuery(
-                                                        "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "
-                                                                + statement))
-                                        .mapTo(String.class)
-                                        .list());
-                    } finally {
-                        h.rollback();
-                    }
-                });
+    private static String explain(String statement, UnaryOperator<Query> bind) {
+        return Databases.explainPostgres(jdbi, "ANALYZE, BUFFERS, COSTS OFF", statement, bind);
     }
 
     private static Query claimArguments(Query q) {

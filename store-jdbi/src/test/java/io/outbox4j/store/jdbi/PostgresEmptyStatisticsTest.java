@@ -87,22 +87,7 @@ class PostgresEmptyStatisticsTest {
     }
 
     private static String explain(String statement, UnaryOperator<Query> bind) {
-        return jdbi.withHandle(
-                h -> {
-                    h.begin();
-                    try {
-                        return String.join(
-                                "\n",
-                                bind.apply(
-                                                h.createQuery(
-                                                        "EXPLAIN (ANALYZE, COSTS OFF) "
-                                                                + statement))
-                                        .mapTo(String.class)
-                                        .list());
-                    } finally {
-                        h.rollback();
-                    }
-                });
+        return Databases.explainPostgres(jdbi, "ANALYZE, COSTS OFF", statement, bind);
     }
 
     /** Every primary-key scan of the plan returned at most {@code most} rows in all its loops. */
