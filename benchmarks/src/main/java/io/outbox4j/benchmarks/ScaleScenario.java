@@ -176,12 +176,12 @@ final class ScaleScenario {
                 }
             }
         }
-        report(r, drains, n);
+        report(r, drains);
         env.execute("DROP TABLE " + Env.q(SUBJECT));
         return r;
     }
 
-    private static void report(Result r, Map<Setup, List<Drain>> drains, int n) {
+    private static void report(Result r, Map<Setup, List<Drain>> drains) {
         long lost = 0;
         long duplicates = 0;
         StringBuilder curve = new StringBuilder();
@@ -192,7 +192,6 @@ final class ScaleScenario {
             double rate = Stats.median(rates(runs));
             String k = s.key();
             String name = s.name();
-            long msgs = runs.stream().mapToLong(Drain::messages).sum();
             long nanos = runs.stream().mapToLong(Drain::nanos).sum();
             r.figure(k + "_msgs_per_s", name + ": drain rate (median)", rate, "msg/s")
                     .figure(k + "_speedup", name + ": rate / 1 relay's (medians)", rate / one, "x")
@@ -246,9 +245,6 @@ final class ScaleScenario {
                     .append(name)
                     .append(' ')
                     .append(Result.fmt(rate));
-            if (msgs != (long) runs.size() * n) {
-                throw new IllegalStateException(name + " drained " + msgs + " messages");
-            }
         }
         r.figure("duplicates", "records published twice (all drains)", duplicates, "")
                 .check("messages committed but not published (all drains)", lost, "<=", 0);
