@@ -1,7 +1,10 @@
 package io.outbox4j.benchmarks;
 
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -24,6 +27,21 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
             (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     private static final com.sun.management.ThreadMXBean THREADS =
             (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+
+    /**
+     * Returns the CPU time a process of this machine has used so far (user + system), read from
+     * {@code /proc/<pid>/stat} in clock ticks of 10 ms.
+     *
+     * @param pid the process
+     * @return nanoseconds
+     * @throws IOException if the process is gone or /proc cannot be read (not Linux)
+     */
+    static long processNanos(long pid) throws IOException {
+        String text = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+        // fields after the parenthesised command: state is field 3, utime 14, stime 15
+        String[] f = text.substring(text.lastIndexOf(')') + 2).split(" ");
+        return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L;
+    }
 
     /**
      * Starts measuring.

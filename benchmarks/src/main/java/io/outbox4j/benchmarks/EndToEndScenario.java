@@ -4,6 +4,7 @@ import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.publisher.kafka.KafkaPublisher;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -214,13 +215,13 @@ final class EndToEndScenario {
         return rows -> {
             List<Future<RecordMetadata>> acks = new ArrayList<>(rows.size());
             for (HandWritten.Row row : rows) {
-                RecordHeaders headers = new RecordHeaders();
-                headers.add(OutboxHeaders.ID, utf8(row.id()));
-                headers.add(OutboxHeaders.TOPIC, utf8(row.topic()));
-                headers.add(OutboxHeaders.MODULE, utf8(row.module()));
-                headers.add(OutboxHeaders.CONTENT_TYPE, utf8(row.contentType()));
-                headers.add(
-                        OutboxHeaders.OCCURRED_AT, utf8(row.occurredAt().toInstant().toString()));
+                RecordHeaders headers =
+                        outboxHeaders(
+                                row.id(),
+                                row.topic(),
+                                row.module(),
+                                row.contentType(),
+                                row.occurredAt().toInstant());
                 byte[] key = utf8(row.key() != null ? row.key() : row.id());
                 acks.add(
                         producer.send(
@@ -231,6 +232,27 @@ final class EndToEndScenario {
                 ack.get(30, TimeUnit.SECONDS);
             }
         };
+    }
+
+    /**
+     * The five outbox headers the publisher puts on every record, as the other sides send them.
+     *
+     * @param id the message id
+     * @param topic the message topic
+     * @param module the producing module
+     * @param contentType the payload's content type
+     * @param occurredAt when the event occurred
+     * @return the headers
+     */
+    static RecordHeaders outboxHeaders(
+            String id, String topic, String module, String contentType, Instant occurredAt) {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(OutboxHeaders.ID, utf8(id));
+        headers.add(OutboxHeaders.TOPIC, utf8(topic));
+        headers.add(OutboxHeaders.MODULE, utf8(module));
+        headers.add(OutboxHeaders.CONTENT_TYPE, utf8(contentType));
+        headers.add(OutboxHeaders.OCCURRED_AT, utf8(occurredAt.toString()));
+        return headers;
     }
 
     private static byte[] utf8(String s) {

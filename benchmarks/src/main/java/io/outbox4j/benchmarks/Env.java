@@ -308,7 +308,7 @@ final class Env implements AutoCloseable {
         if (!cpuReadable) {
             return -1;
         }
-        long ticks = 0;
+        long nanos = 0;
         try (Connection c = pool().getConnection();
                 Statement st = c.createStatement();
                 ResultSet rs =
@@ -316,23 +316,18 @@ final class Env implements AutoCloseable {
                                 "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
                                         + " AND backend_type = 'client backend'")) {
             while (rs.next()) {
-                Path stat = Path.of("/proc", String.valueOf(rs.getInt(1)), "stat");
-                String text;
                 try {
-                    text = Files.readString(stat);
+                    nanos += Cpu.processNanos(rs.getInt(1));
                 } catch (IOException e) {
                     cpuReadable = false;
                     return -1;
                 }
-                // fields after the parenthesised command: state is field 3, utime 14, stime 15
-                String[] f = text.substring(text.lastIndexOf(')') + 2).split(" ");
-                ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
             }
         } catch (SQLException | RuntimeException e) {
             cpuReadable = false;
             return -1;
         }
-        return ticks * 10_000_000L;
+        return nanos;
     }
 
     static String q(String identifier) {

@@ -9,7 +9,6 @@ import com.gruelbox.transactionoutbox.TransactionManager;
 import com.gruelbox.transactionoutbox.TransactionOutbox;
 import com.gruelbox.transactionoutbox.TransactionOutboxEntry;
 import com.gruelbox.transactionoutbox.TransactionOutboxListener;
-import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.engine.Relay;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -132,12 +131,8 @@ final class Gruelbox implements AutoCloseable {
                 String contentType,
                 Instant occurredAt,
                 String payload) {
-            RecordHeaders headers = new RecordHeaders();
-            headers.add(OutboxHeaders.ID, utf8(id));
-            headers.add(OutboxHeaders.TOPIC, utf8(topic));
-            headers.add(OutboxHeaders.MODULE, utf8(module));
-            headers.add(OutboxHeaders.CONTENT_TYPE, utf8(contentType));
-            headers.add(OutboxHeaders.OCCURRED_AT, utf8(occurredAt.toString()));
+            RecordHeaders headers =
+                    EndToEndScenario.outboxHeaders(id, topic, module, contentType, occurredAt);
             try {
                 producer.send(
                                 new ProducerRecord<>(

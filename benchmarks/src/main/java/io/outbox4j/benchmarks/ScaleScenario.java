@@ -1,9 +1,9 @@
 package io.outbox4j.benchmarks;
 
+import io.outbox4j.testservices.ServerSupport;
 import java.io.File;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -407,17 +407,15 @@ final class ScaleScenario {
 
     /** CPU time of processes of this machine (user + system), from /proc; 0 when unreadable. */
     private static long processCpu(List<Long> pids) {
-        long ticks = 0;
+        long nanos = 0;
         for (long pid : pids) {
             try {
-                String text = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-                String[] f = text.substring(text.lastIndexOf(')') + 2).split(" ");
-                ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                nanos += Cpu.processNanos(pid);
             } catch (IOException | RuntimeException e) {
                 // gone or not Linux: counted as nothing
             }
         }
-        return ticks * 10_000_000L;
+        return nanos;
     }
 
     /** {busy, total} clock ticks of all cores, from /proc/stat; {-1, -1} when unreadable. */
@@ -441,14 +439,6 @@ final class ScaleScenario {
             return -1;
         }
         return (t1[0] - t0[0]) / (double) (t1[1] - t0[1]);
-    }
-
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new IllegalStateException("no free port: " + e, e);
-        }
     }
 
     /**
@@ -564,7 +554,7 @@ final class ScaleScenario {
     private record Relay(Process process, String url, Path log, String name) {
         static Relay start(Env env, String name, Path logs) {
             Env.Database db = env.database();
-            int port = freePort();
+            int port = ServerSupport.freePort();
             Map<String, String> e = new HashMap<>();
             e.put("OUTBOX4J_STORE_URL", db.url());
             e.put("OUTBOX4J_STORE_USER", db.user());
@@ -605,7 +595,7 @@ final class ScaleScenario {
         }
 
         static ConnectWorker start(Env env, Path logs) {
-            int port = freePort();
+            int port = ServerSupport.freePort();
             try {
                 Files.createDirectories(logs);
                 Path props = logs.resolve("connect-worker.properties");
