@@ -154,10 +154,13 @@ final class Dispatch {
             log.leaseUnprovable(leases.provenUntil(), unprovable);
         }
         // Safety net: nothing may leave the batch undecided (it would wait for its lease to end).
-        OutboxException notPublished =
-                new OutboxException("not published in this batch; given back untried");
+        OutboxException notPublished = null;
         for (Tracked t : tracked) {
             if (!t.decided()) {
+                if (notPublished == null) {
+                    notPublished =
+                            new OutboxException("not published in this batch; given back untried");
+                }
                 if (t.handed) {
                     t.release(settings.clock().instant(), notPublished);
                 } else {

@@ -108,7 +108,7 @@ import org.jspecify.annotations.Nullable;
  *       keys those batches hold: the loop then claims again, at the same size, as soon as no batch
  *       is in flight (a backlog on few keys is not claimed over and over beside its own batches).
  *   <li><b>Coalesced wake-ups</b>: a wake-up is remembered, never lost; it claims at once unless a
- *       claim started within the {@code wakeUpWindow} (default 10 ms), else at the end of it, once
+ *       claim started within the {@code wakeUpWindow} (default 4 ms), else at the end of it, once
  *       for all wake-ups that came meanwhile. A batch that completes keyed messages wakes the loop
  *       if another claim ran while it was in flight (the next messages of those keys were not
  *       claimable then).
@@ -151,10 +151,13 @@ public final class Relay implements AutoCloseable {
     public static final int DEFAULT_IN_FLIGHT_BATCHES = 2;
 
     /**
-     * The default {@link Builder#wakeUpWindow(Duration) wake-up window}: 10 ms. Wake-ups that come
-     * within it after a claim started are served by one claim at its end.
+     * The default {@link Builder#wakeUpWindow(Duration) wake-up window}: 4 ms. Wake-ups that come
+     * within it after a claim started are served by one claim at its end. Chosen from the latency
+     * benchmark (500 commits a second, PostgreSQL to Kafka): 4 ms kept commit-to-ack p99 near 7 ms
+     * for 10 to 20 % more CPU per message than 10 ms (p99 about 14 ms); 0 reached p99 near 6 ms at
+     * twice the CPU of 10 ms.
      */
-    public static final Duration DEFAULT_WAKE_UP_WINDOW = Duration.ofMillis(10);
+    public static final Duration DEFAULT_WAKE_UP_WINDOW = Duration.ofMillis(4);
 
     /** The longest {@link Builder#wakeUpWindow(Duration) wake-up window}: 1 s. */
     public static final Duration MAX_WAKE_UP_WINDOW = Duration.ofSeconds(1);
@@ -482,10 +485,11 @@ public final class Relay implements AutoCloseable {
         /**
          * Sets how {@link Relay#wakeUp()} calls are coalesced: a wake-up claims at once if no claim
          * started within this window, otherwise once at the end of the window for all wake-ups that
-         * came meanwhile. It bounds the claims that wake-ups cause to one per window (100 a second
+         * came meanwhile. It bounds the claims that wake-ups cause to one per window (250 a second
          * by default, however often the application commits), at the price of at most one window of
          * added latency under a steady stream of commits. Default {@link #DEFAULT_WAKE_UP_WINDOW}
-         * (10 ms); zero claims on every wake-up.
+         * (4 ms); 10 ms costs less CPU under a steady stream of commits, zero claims on every
+         * wake-up.
          *
          * @param wakeUpWindow zero to {@link #MAX_WAKE_UP_WINDOW} (1 s)
          * @return this builder

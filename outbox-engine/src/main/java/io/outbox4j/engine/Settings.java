@@ -41,7 +41,7 @@ record Settings(
 
     /** Renewals are due every third of the lease. */
     Duration renewEvery() {
-        return lease.dividedBy(3);
+        return thirdOfLease();
     }
 
     /**
@@ -49,12 +49,17 @@ record Settings(
      * tolerated, a second one stops the hand-over of further messages.
      */
     Duration renewalMargin() {
-        return lease.dividedBy(3);
+        return thirdOfLease();
+    }
+
+    /** A third of the lease (in nanoseconds: Duration.dividedBy goes through BigDecimal). */
+    private Duration thirdOfLease() {
+        return Duration.ofNanos(lease.toNanos() / 3);
     }
 
     /** After a failed renewal, the next try comes this much later. */
     Duration renewalRetry() {
-        return lease.dividedBy(15);
+        return Duration.ofNanos(lease.toNanos() / 15);
     }
 
     /**

@@ -152,7 +152,7 @@ class RelayBuilderTest {
                 .isEqualTo(500);
         assertThat(Relay.DEFAULT_MIN_BATCH_SIZE).isEqualTo(16);
         assertThat(Relay.DEFAULT_IN_FLIGHT_BATCHES).isEqualTo(2);
-        assertThat(Relay.DEFAULT_WAKE_UP_WINDOW).isEqualTo(Duration.ofMillis(10));
+        assertThat(Relay.DEFAULT_WAKE_UP_WINDOW).isEqualTo(Duration.ofMillis(4));
         assertThat(request.lease()).isEqualTo(Relay.DEFAULT_LEASE);
         assertThat(Relay.DEFAULT_WORKERS).isEqualTo(4);
         assertThat(Relay.DEFAULT_DELIVERY_TIMEOUT).isEqualTo(Duration.ofSeconds(30));

@@ -62,7 +62,7 @@ class RelayLoggingTest {
                                 "relay 'log-lifecycle' started: batch 16 to 50, in flight up"
                                         + " to 100, workers 2, lease 15s (renewed every 5s),"
                                         + " delivery timeout 30s, poll interval 1s, wake-up window"
-                                        + " 10ms, max attempts 8"),
+                                        + " 4ms, max attempts 8"),
                         org.assertj.core.groups.Tuple.tuple(
                                 Level.INFO,
                                 "relay 'log-lifecycle' stopped: batch 50, workers 2, lease 15s;"

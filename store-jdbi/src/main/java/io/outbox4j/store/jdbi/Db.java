@@ -55,7 +55,7 @@ final class Db {
         for (int attempt = 1; ; attempt++) {
             try {
                 return work.get();
-            } catch (JdbiException e) {
+            } catch (JdbiException | Sql.Failure e) {
                 if (attempt < TRIES && SqlErrors.transientConflict(e)) {
                     continue;
                 }

@@ -16,8 +16,6 @@ import java.util.Map;
 import java.util.Set;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.HandleCallback;
-import org.jdbi.v3.core.mapper.RowMapper;
-import org.jdbi.v3.core.result.ResultProducer;
 import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
 
@@ -80,6 +78,13 @@ final class PostgresDialect extends SqlDialect {
 
     /** {@link #lock}, then {@link #completeKeyed}, in one round trip. */
     final String lockAndCompleteKeyed;
+
+    // The hot paths, prepared on the connection without Jdbi's statement machinery (see Sql):
+    private final Sql lockAndClaimFreeSql;
+    private final Sql lockAndCompleteKeyedSql;
+    private final Sql deleteUnkeyedSql;
+    private final Sql deleteKeyedSql;
+    private final Sql extendSql;
 
     /**
      * Set once a transaction found itself not at READ COMMITTED (the server's or the pool's
@@ -182,6 +187,11 @@ final class PostgresDialect extends SqlDialect {
                         + " SELECT id, receipt, msg_key FROM d";
         this.lockAndClaimFree = lock + "; " + claimFree;
         this.lockAndCompleteKeyed = lock + "; " + completeKeyed;
+        this.lockAndClaimFreeSql = Sql.named(lockAndClaimFree);
+        this.lockAndCompleteKeyedSql = Sql.named(lockAndCompleteKeyed);
+        this.deleteUnkeyedSql = Sql.named(deleteUnkeyed);
+        this.deleteKeyedSql = Sql.named(deleteKeyed);
+        this.extendSql = Sql.named(extend);
     }
 
     @Override
@@ -249,14 +259,14 @@ final class PostgresDialect extends SqlDialect {
                 underLock(
                         db,
                         "claim",
-                        h ->
-                                h.createQuery(lockAndClaimFree)
-                                        .bind("now", time(now))
-                                        .bind("limit", limit)
-                                        .bind("until", time(terms.until()))
-                                        .bind("owner", terms.owner())
-                                        .bind("token", terms.token()),
-                        (rs, ctx) ->
+                        lockAndClaimFreeSql,
+                        b ->
+                                b.time("now", now, this)
+                                        .set("limit", limit)
+                                        .time("until", terms.until(), this)
+                                        .set("owner", terms.owner())
+                                        .set("token", terms.token()),
+                        rs ->
                                 new FirstPageRow(
                                         rs.getLong("c_seq"),
                                         rs.getString("id") == null
@@ -328,12 +338,12 @@ final class PostgresDialect extends SqlDialect {
                     underLock(
                             db,
                             "complete",
-                            h ->
-                                    h.createQuery(lockAndCompleteKeyed)
-                                            .bind("owner", owner)
-                                            .bind("token", claim.getKey())
-                                            .bindArray("ids", String.class, claim.getValue()),
-                            (rs, ctx) -> lease(rs));
+                            lockAndCompleteKeyedSql,
+                            b ->
+                                    b.set("owner", owner)
+                                            .set("token", claim.getKey())
+                                            .array("ids", "varchar", claim.getValue()),
+                            SqlDialect::lease);
             if (removed == null) { // not at READ COMMITTED: nothing was deleted
                 List<Receipt> ofClaim = new ArrayList<>();
                 for (String id : claim.getValue()) {
@@ -356,13 +366,13 @@ final class PostgresDialect extends SqlDialect {
     @Override
     Set<Receipt.Lease> completeUnkeyed(Db db, String owner, List<Receipt> receipts) {
         return db.statement(
-                "complete", h -> deleteByToken(h, deleteUnkeyed, owner, receipts).removed());
+                "complete", h -> deleteByToken(h, deleteUnkeyedSql, owner, receipts).removed());
     }
 
     @Override
     Removed<Receipt.Lease> deleteLeases(
             Handle h, String owner, List<Receipt> receipts, boolean keyed) {
-        return deleteByToken(h, keyed ? deleteKeyed : deleteUnkeyed, owner, receipts);
+        return deleteByToken(h, keyed ? deleteKeyedSql : deleteUnkeyedSql, owner, receipts);
     }
 
     @Override
@@ -373,12 +383,31 @@ final class PostgresDialect extends SqlDialect {
 
     @Override
     Set<Receipt.Lease> extend(Db db, String owner, List<Receipt> receipts, Instant until) {
+        List<String> ids = new ArrayList<>(receipts.size());
+        List<String> tokens = new ArrayList<>(receipts.size());
+        for (Receipt r : receipts) {
+            ids.add(r.id());
+            tokens.add(r.token());
+        }
         return db.statement(
                 "extend",
                 h ->
-                        leases(
-                                bindPairs(h.createQuery(extend), owner, receipts)
-                                        .bind("until", time(until))));
+                        Sql.jdbc(
+                                () -> {
+                                    try (Sql.Bound b = extendSql.prepare(h)) {
+                                        b.set("owner", owner)
+                                                .array("ids", "varchar", ids)
+                                                .array("tokens", "varchar", tokens)
+                                                .time("until", until, this);
+                                        Set<Receipt.Lease> extended = new HashSet<>();
+                                        try (ResultSet rs = b.statement.executeQuery()) {
+                                            while (rs.next()) {
+                                                extended.add(lease(rs));
+                                            }
+                                        }
+                                        return extended;
+                                    }
+                                }));
     }
 
     @Override
@@ -412,42 +441,37 @@ final class PostgresDialect extends SqlDialect {
      * then guarded to change nothing, and from now on every transaction asks for that level).
      */
     private <T> List<T> underLock(
-            Db db,
-            String operation,
-            HandleCallback<Query, RuntimeException> query,
-            RowMapper<T> rows) {
+            Db db, String operation, Sql sql, Binder binder, RowReader<T> rows) {
         if (askForReadCommitted) {
             return null;
         }
         HandleCallback<List<T>, RuntimeException> work =
                 h ->
-                        query.withHandle(h)
-                                .bind("class", LOCK_CLASS)
-                                .bind("key", lockKey)
-                                .execute(
-                                        (ResultProducer<List<T>>)
-                                                (statement, ctx) -> {
-                                                    PreparedStatement st = statement.get();
-                                                    String level;
-                                                    try (ResultSet rs = st.getResultSet()) {
-                                                        rs.next();
-                                                        level = rs.getString(1);
-                                                    }
-                                                    if (!st.getMoreResults()) {
-                                                        throw new SQLException(
-                                                                "the statement after the claim"
-                                                                        + " lock returned no rows");
-                                                    }
-                                                    List<T> out = new ArrayList<>();
-                                                    try (ResultSet rs = st.getResultSet()) {
-                                                        while (rs.next()) {
-                                                            out.add(rows.map(rs, ctx));
-                                                        }
-                                                    }
-                                                    return READ_COMMITTED.equals(level)
-                                                            ? out
-                                                            : null;
-                                                });
+                        Sql.jdbc(
+                                () -> {
+                                    try (Sql.Bound b = sql.prepare(h)) {
+                                        binder.bind(b.set("class", LOCK_CLASS).set("key", lockKey));
+                                        PreparedStatement st = b.statement;
+                                        st.execute();
+                                        String level;
+                                        try (ResultSet rs = st.getResultSet()) {
+                                            rs.next();
+                                            level = rs.getString(1);
+                                        }
+                                        if (!st.getMoreResults()) {
+                                            throw new SQLException(
+                                                    "the statement after the claim lock returned"
+                                                            + " no rows");
+                                        }
+                                        List<T> out = new ArrayList<>();
+                                        try (ResultSet rs = st.getResultSet()) {
+                                            while (rs.next()) {
+                                                out.add(rows.read(rs));
+                                            }
+                                        }
+                                        return READ_COMMITTED.equals(level) ? out : null;
+                                    }
+                                });
         List<T> result = db.statement(operation, work);
         if (result == null) {
             askForReadCommitted = true;
@@ -455,20 +479,43 @@ final class PostgresDialect extends SqlDialect {
         return result;
     }
 
+    /** Sets a statement's parameters. */
+    @FunctionalInterface
+    private interface Binder {
+        void bind(Sql.Bound b) throws SQLException;
+    }
+
+    /** Reads the current row of a result. */
+    @FunctionalInterface
+    private interface RowReader<T> {
+        T read(ResultSet rs) throws SQLException;
+    }
+
     /** Runs a deletion once per claim token (a relay's batch is one claim: one statement). */
     private static Removed<Receipt.Lease> deleteByToken(
-            Handle h, String sql, String owner, List<Receipt> receipts) {
+            Handle h, Sql sql, String owner, List<Receipt> receipts) {
         Set<Receipt.Lease> leases = new HashSet<>();
         Map<String, Integer> keys = new HashMap<>();
         for (Map.Entry<String, List<String>> claim : byToken(receipts, null).entrySet()) {
-            Removed<Receipt.Lease> r =
-                    removedLeases(
-                            h.createQuery(sql)
-                                    .bind("owner", owner)
-                                    .bind("token", claim.getKey())
-                                    .bindArray("ids", String.class, claim.getValue()));
-            leases.addAll(r.removed());
-            r.keys().forEach((key, n) -> keys.merge(key, n, Integer::sum));
+            Sql.jdbc(
+                    () -> {
+                        try (Sql.Bound b = sql.prepare(h);
+                                ResultSet rs =
+                                        b.set("owner", owner)
+                                                .set("token", claim.getKey())
+                                                .array("ids", "varchar", claim.getValue())
+                                                .statement
+                                                .executeQuery()) {
+                            while (rs.next()) {
+                                leases.add(lease(rs));
+                                String key = rs.getString("msg_key");
+                                if (key != null) {
+                                    keys.merge(key, 1, Integer::sum);
+                                }
+                            }
+                        }
+                        return null;
+                    });
         }
         return new Removed<>(leases, keys);
     }
