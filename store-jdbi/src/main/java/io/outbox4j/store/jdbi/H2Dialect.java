@@ -94,7 +94,7 @@ final class H2Dialect extends SqlDialect {
     }
 
     @Override
-    Instant getTime(ResultSet rs, String column) throws SQLException {
+    Instant getTime(ResultSet rs, int column) throws SQLException {
         LocalDateTime t = rs.getObject(column, LocalDateTime.class);
         return t == null ? null : t.toInstant(ZoneOffset.UTC);
     }

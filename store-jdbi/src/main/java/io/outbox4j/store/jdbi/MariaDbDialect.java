@@ -105,7 +105,7 @@ class MariaDbDialect extends SqlDialect {
     }
 
     @Override
-    Instant getTime(ResultSet rs, String column) throws SQLException {
+    Instant getTime(ResultSet rs, int column) throws SQLException {
         LocalDateTime t = rs.getObject(column, LocalDateTime.class);
         return t == null ? null : t.toInstant(ZoneOffset.UTC);
     }

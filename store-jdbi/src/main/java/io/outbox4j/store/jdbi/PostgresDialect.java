@@ -40,6 +40,11 @@ import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
  * form is an index lookup by primary key whatever the statistics (22 and 38 ms).
  */
 final class PostgresDialect extends SqlDialect {
+    /**
+     * Where {@link #claimFree}'s rows have the leased message: after c_id, c_seq, c_key, prev_seq.
+     */
+    private static final int LEASED_COLUMNS = 5;
+
     /** The first key of the advisory lock: "obx4". */
     private static final int LOCK_CLASS = 0x6f627834;
 
@@ -205,7 +210,7 @@ final class PostgresDialect extends SqlDialect {
     }
 
     @Override
-    Instant getTime(ResultSet rs, String column) throws SQLException {
+    Instant getTime(ResultSet rs, int column) throws SQLException {
         OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
         return t == null ? null : t.toInstant();
     }
@@ -268,10 +273,10 @@ final class PostgresDialect extends SqlDialect {
                                         .set("token", terms.token()),
                         rs ->
                                 new FirstPageRow(
-                                        rs.getLong("c_seq"),
-                                        rs.getString("id") == null
+                                        rs.getLong(2),
+                                        rs.getString(LEASED_COLUMNS) == null
                                                 ? null
-                                                : StoredRow.read(rs, this)));
+                                                : StoredRow.read(rs, this, LEASED_COLUMNS)));
         if (page == null) {
             return claimPages(db, now, terms, walk); // not at READ COMMITTED: nothing was leased
         }

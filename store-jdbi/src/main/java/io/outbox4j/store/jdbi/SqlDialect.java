@@ -37,7 +37,7 @@ abstract class SqlDialect {
      */
     static final Pattern TABLE_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
 
-    /** The columns {@link StoredRow#read} reads. */
+    /** The columns {@link StoredRow#read} reads, by position and in this order. */
     static final String MESSAGE_COLUMNS =
             "id, seq, topic, msg_key, module, content_type, payload, headers, occurred_at,"
                     + " not_before, enqueued_at, attempts";
@@ -228,7 +228,12 @@ abstract class SqlDialect {
     abstract Object timeValue(Instant value);
 
     /** Reads a UTC timestamp written through {@link #timeValue}. */
-    abstract Instant getTime(ResultSet rs, String column) throws SQLException;
+    abstract Instant getTime(ResultSet rs, int column) throws SQLException;
+
+    /** Reads a timestamp column by name. */
+    final Instant getTime(ResultSet rs, String column) throws SQLException {
+        return getTime(rs, rs.findColumn(column));
+    }
 
     /**
      * Takes this outbox's claim lock until the end of the transaction: claims, and removals of

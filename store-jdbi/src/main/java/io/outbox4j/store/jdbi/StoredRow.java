@@ -53,10 +53,18 @@ final class StoredRow {
         this.unreadable = unreadable;
     }
 
-    /** Reads the {@link SqlDialect#MESSAGE_COLUMNS} of the current row. */
+    /** Reads the {@link SqlDialect#MESSAGE_COLUMNS}, the first columns of the current row. */
     static StoredRow read(ResultSet rs, SqlDialect dialect) throws SQLException {
-        String id = rs.getString("id");
-        String key = rs.getString("msg_key");
+        return read(rs, dialect, 1);
+    }
+
+    /**
+     * Reads the {@link SqlDialect#MESSAGE_COLUMNS} of the current row by position, starting at
+     * column {@code first} (1 for a row that begins with them).
+     */
+    static StoredRow read(ResultSet rs, SqlDialect dialect, int first) throws SQLException {
+        String id = rs.getString(first);
+        String key = rs.getString(first + 3);
         Message message = null;
         String unreadable = null;
         try {
@@ -64,24 +72,24 @@ final class StoredRow {
                     Message.builder()
                             .limits(READ_LIMITS)
                             .id(id)
-                            .topic(rs.getString("topic"))
+                            .topic(rs.getString(first + 2))
                             .key(key)
-                            .module(rs.getString("module"))
-                            .contentType(rs.getString("content_type"))
-                            .payload(rs.getBytes("payload"))
-                            .headers(HeaderCodec.decode(rs.getString("headers")))
-                            .occurredAt(dialect.getTime(rs, "occurred_at"))
-                            .notBefore(dialect.getTime(rs, "not_before"))
+                            .module(rs.getString(first + 4))
+                            .contentType(rs.getString(first + 5))
+                            .payload(rs.getBytes(first + 6))
+                            .headers(HeaderCodec.decode(rs.getString(first + 7)))
+                            .occurredAt(dialect.getTime(rs, first + 8))
+                            .notBefore(dialect.getTime(rs, first + 9))
                             .build();
         } catch (IllegalArgumentException | IllegalStateException e) {
             unreadable = e.getMessage();
         }
         return new StoredRow(
                 id,
-                rs.getLong("seq"),
+                rs.getLong(first + 1),
                 key,
-                rs.getInt("attempts"),
-                dialect.getTime(rs, "enqueued_at"),
+                rs.getInt(first + 11),
+                dialect.getTime(rs, first + 10),
                 message,
                 unreadable);
     }
