@@ -16,7 +16,6 @@ import java.util.Map;
 import java.util.Set;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.HandleCallback;
-import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
 
 /**
@@ -63,7 +62,14 @@ final class PostgresDialect extends SqlDialect {
      */
     static final String INDEX_PLANS =
             "set_config('enable_seqscan', 'off', true) AS no_seqscan,"
-                    + " set_config('enable_nestloop', 'off', true)";
+                    + " set_config('enable_nestloop', 'off', true) AS no_nestloop";
+
+    /**
+     * What the statements a relay runs outside the claim lock take along (in the same round trip):
+     * no sequential scans. (Nested loops stay: the renewal joins its (id, receipt) pairs to the
+     * table through the primary key.)
+     */
+    static final String NO_SEQSCAN = "set_config('enable_seqscan', 'off', true)";
 
     /**
      * Makes a statement sent together with the lock do nothing unless it runs at READ COMMITTED (at
@@ -105,6 +111,7 @@ final class PostgresDialect extends SqlDialect {
     private final Sql deleteUnkeyedSql;
     private final Sql deleteKeyedSql;
     private final Sql extendSql;
+    private final Sql abandonSql;
 
     /**
      * Set once a transaction found itself not at READ COMMITTED (the server's or the pool's
@@ -118,7 +125,7 @@ final class PostgresDialect extends SqlDialect {
         this.lock =
                 "SELECT current_setting('transaction_isolation') AS level, "
                         + INDEX_PLANS
-                        + " AS plans FROM pg_advisory_xact_lock(:class, :key)";
+                        + " FROM pg_advisory_xact_lock(:class, :key)";
         // The rows are locked first, the predecessors probed for those rows only: a probe in the
         // list of the locking select would run for every claimable row when the planner sorts
         // them (20 000 probes, each a scan of the table, with statistics that say it is empty).
@@ -174,7 +181,8 @@ final class PostgresDialect extends SqlDialect {
                         + " WHERE id = ANY(:ids) AND dead_at IS NOT NULL RETURNING id, msg_key";
         String leases =
                 " FROM unnest(CAST(:ids AS varchar[]), CAST(:tokens AS varchar[])) AS r(id, receipt)"
-                        + " WHERE t.id = r.id AND t.receipt = r.receipt AND t.lease_owner = :owner"
+                        + " WHERE t.id = ANY(CAST(:ids AS varchar[])) AND t.id = r.id"
+                        + " AND t.receipt = r.receipt AND t.lease_owner = :owner"
                         + " AND t.dead_at IS NULL RETURNING r.id, r.receipt";
         this.extend = "UPDATE " + table + " AS t SET available_at = :until" + leases;
         this.abandon =
@@ -217,9 +225,13 @@ final class PostgresDialect extends SqlDialect {
         this.lockAndCompleteKeyed = lock + "; " + completeKeyed;
         this.lockAndClaimFreeSql = Sql.named(lockAndClaimFree);
         this.lockAndCompleteKeyedSql = Sql.named(lockAndCompleteKeyed);
-        this.deleteUnkeyedSql = Sql.named(deleteUnkeyed);
-        this.deleteKeyedSql = Sql.named(deleteKeyed);
-        this.extendSql = Sql.named(extend);
+        // The statements a relay runs outside the claim lock take the planner settings along
+        // (one round trip): planned while the table was empty they would scan it whole.
+        String withPlans = "SELECT " + NO_SEQSCAN + "; ";
+        this.deleteUnkeyedSql = Sql.named(withPlans + deleteUnkeyed);
+        this.deleteKeyedSql = Sql.named(withPlans + deleteKeyed);
+        this.extendSql = Sql.named(withPlans + extend);
+        this.abandonSql = Sql.named(withPlans + abandon);
     }
 
     @Override
@@ -411,6 +423,17 @@ final class PostgresDialect extends SqlDialect {
 
     @Override
     Set<Receipt.Lease> extend(Db db, String owner, List<Receipt> receipts, Instant until) {
+        return leasePairs(db, "extend", extendSql, owner, receipts, until);
+    }
+
+    @Override
+    Set<Receipt.Lease> abandon(Db db, String owner, List<Receipt> receipts) {
+        return leasePairs(db, "abandon", abandonSql, owner, receipts, null);
+    }
+
+    /** Runs a statement over (id, receipt) pairs of one owner; returns the leases it changed. */
+    private Set<Receipt.Lease> leasePairs(
+            Db db, String operation, Sql sql, String owner, List<Receipt> receipts, Instant until) {
         List<String> ids = new ArrayList<>(receipts.size());
         List<String> tokens = new ArrayList<>(receipts.size());
         for (Receipt r : receipts) {
@@ -418,30 +441,35 @@ final class PostgresDialect extends SqlDialect {
             tokens.add(r.token());
         }
         return db.statement(
-                "extend",
+                operation,
                 h ->
                         Sql.jdbc(
                                 () -> {
-                                    try (Sql.Bound b = extendSql.prepare(h)) {
+                                    try (Sql.Bound b = sql.prepare(h)) {
                                         b.set("owner", owner)
                                                 .array("ids", "varchar", ids)
-                                                .array("tokens", "varchar", tokens)
-                                                .time("until", until, this);
-                                        Set<Receipt.Lease> extended = new HashSet<>();
-                                        try (ResultSet rs = b.statement.executeQuery()) {
+                                                .array("tokens", "varchar", tokens);
+                                        if (until != null) {
+                                            b.time("until", until, this);
+                                        }
+                                        Set<Receipt.Lease> changed = new HashSet<>();
+                                        try (ResultSet rs = afterPlans(b.statement)) {
                                             while (rs.next()) {
-                                                extended.add(lease(rs));
+                                                changed.add(lease(rs));
                                             }
                                         }
-                                        return extended;
+                                        return changed;
                                     }
                                 }));
     }
 
-    @Override
-    Set<Receipt.Lease> abandon(Db db, String owner, List<Receipt> receipts) {
-        return db.statement(
-                "abandon", h -> leases(bindPairs(h.createQuery(abandon), owner, receipts)));
+    /** Executes "the planner settings; a statement" and returns the statement's rows. */
+    private static ResultSet afterPlans(PreparedStatement st) throws SQLException {
+        st.execute();
+        if (!st.getMoreResults()) {
+            throw new SQLException("the statement after the planner settings returned no rows");
+        }
+        return st.getResultSet();
     }
 
     @Override
@@ -529,11 +557,11 @@ final class PostgresDialect extends SqlDialect {
                     () -> {
                         try (Sql.Bound b = sql.prepare(h);
                                 ResultSet rs =
-                                        b.set("owner", owner)
-                                                .set("token", claim.getKey())
-                                                .array("ids", "varchar", claim.getValue())
-                                                .statement
-                                                .executeQuery()) {
+                                        afterPlans(
+                                                b.set("owner", owner)
+                                                        .set("token", claim.getKey())
+                                                        .array("ids", "varchar", claim.getValue())
+                                                        .statement)) {
                             while (rs.next()) {
                                 leases.add(lease(rs));
                                 String key = rs.getString("msg_key");
@@ -546,18 +574,6 @@ final class PostgresDialect extends SqlDialect {
                     });
         }
         return new Removed<>(leases, keys);
-    }
-
-    private static Query bindPairs(Query query, String owner, List<Receipt> receipts) {
-        List<String> ids = new ArrayList<>(receipts.size());
-        List<String> tokens = new ArrayList<>(receipts.size());
-        for (Receipt r : receipts) {
-            ids.add(r.id());
-            tokens.add(r.token());
-        }
-        return query.bind("owner", owner)
-                .bindArray("ids", String.class, ids)
-                .bindArray("tokens", String.class, tokens);
     }
 
     /**
