@@ -177,7 +177,7 @@ class PostgresEmptyStatisticsTest {
     /** What the store sends with the statements it runs outside the claim lock. */
     private static void plannerSettings(PostgresDialect dialect, Handle h) throws SQLException {
         try (Statement st = h.getConnection().createStatement()) {
-            st.execute("SELECT " + PostgresDialect.NO_SEQSCAN);
+            st.execute("SELECT " + PostgresDialect.INDEX_PLANS);
         }
     }
 
