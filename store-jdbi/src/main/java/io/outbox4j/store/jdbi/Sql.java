@@ -74,11 +74,6 @@ final class Sql {
         return new Bound(c, c.prepareStatement(text));
     }
 
-    /** The JDBC text, with {@code ?} placeholders. */
-    String text() {
-        return text;
-    }
-
     /** A prepared statement whose parameters are set by name. */
     final class Bound implements AutoCloseable {
         private final Connection connection;
