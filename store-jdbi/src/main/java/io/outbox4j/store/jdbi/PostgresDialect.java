@@ -456,8 +456,13 @@ final class PostgresDialect extends SqlDialect {
     /** Executes "the planner settings; a statement" and returns the statement's rows. */
     private static ResultSet afterPlans(PreparedStatement st) throws SQLException {
         st.execute();
+        return nextResult(st, "the planner settings");
+    }
+
+    /** The rows of the statement sent after {@code first} in the same round trip. */
+    private static ResultSet nextResult(PreparedStatement st, String first) throws SQLException {
         if (!st.getMoreResults()) {
-            throw new SQLException("the statement after the planner settings returned no rows");
+            throw new SQLException("the statement after " + first + " returned no rows");
         }
         return st.getResultSet();
     }
@@ -504,13 +509,8 @@ final class PostgresDialect extends SqlDialect {
                                             rs.next();
                                             level = rs.getString(1);
                                         }
-                                        if (!st.getMoreResults()) {
-                                            throw new SQLException(
-                                                    "the statement after the claim lock returned"
-                                                            + " no rows");
-                                        }
                                         List<T> out = new ArrayList<>();
-                                        try (ResultSet rs = st.getResultSet()) {
+                                        try (ResultSet rs = nextResult(st, "the claim lock")) {
                                             while (rs.next()) {
                                                 out.add(rows.read(rs));
                                             }
