@@ -12,8 +12,13 @@ import java.time.Instant;
  *     lease decision
  * @param lease how long the claimed messages stay invisible to other claimers
  * @param limit the maximum number of messages to claim, 1 to {@value #MAX_LIMIT}
+ * @param member whether the owner claims as a member of the outbox ({@link OutboxMembership}):
+ *     keyed messages are then taken only from the buckets the store assigns to the owner, judged by
+ *     the store's clock inside the claim, and none at all when the owner's membership has lapsed;
+ *     unkeyed messages are taken either way. {@code false} claims from every bucket, as a single
+ *     relay or a store without membership does.
  */
-public record ClaimRequest(String owner, Instant now, Duration lease, int limit) {
+public record ClaimRequest(String owner, Instant now, Duration lease, int limit, boolean member) {
     /** The largest batch a single claim may ask for. */
     public static final int MAX_LIMIT = 10_000;
 
@@ -24,6 +29,7 @@ public record ClaimRequest(String owner, Instant now, Duration lease, int limit)
      * @param now the now
      * @param lease the lease
      * @param limit the limit
+     * @param member whether the owner claims as a member
      * @throws IllegalArgumentException if a field is missing or out of range
      */
     public ClaimRequest {
@@ -35,6 +41,19 @@ public record ClaimRequest(String owner, Instant now, Duration lease, int limit)
             throw new IllegalArgumentException(
                     "limit must be <= " + MAX_LIMIT + ", but was " + limit);
         }
+    }
+
+    /**
+     * A claim from every bucket (not as a member).
+     *
+     * @param owner the owner
+     * @param now the now
+     * @param lease the lease
+     * @param limit the limit
+     * @throws IllegalArgumentException if a field is missing or out of range
+     */
+    public ClaimRequest(String owner, Instant now, Duration lease, int limit) {
+        this(owner, now, lease, limit, false);
     }
 
     /**

@@ -21,7 +21,12 @@ final class Claim {
         try {
             deliveries =
                     store.claim(
-                            new ClaimRequest(settings.owner(), claimTime, settings.lease(), limit));
+                            new ClaimRequest(
+                                    settings.owner(),
+                                    claimTime,
+                                    settings.lease(),
+                                    limit,
+                                    settings.members().active()));
         } catch (RuntimeException e) {
             settings.observer().storeError(e);
             throw e;

@@ -3,6 +3,7 @@ package io.outbox4j.engine;
 import io.outbox4j.api.Backoff;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Observer;
+import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.Publisher;
 import java.time.Clock;
@@ -198,6 +199,12 @@ public final class Relay implements AutoCloseable {
      */
     public static final Duration MAX_BATCH_DURATION = Duration.ofMinutes(30);
 
+    /**
+     * How long a relay's membership of its outbox lasts without a renewal (renewed every third of
+     * it): 10 s.
+     */
+    public static final Duration DEFAULT_MEMBER_LEASE = Duration.ofSeconds(10);
+
     /** The shortest time between two publish-failure log lines of one topic: 30 s. */
     public static final Duration DEFAULT_FAILURE_LOG_INTERVAL = Duration.ofSeconds(30);
 
@@ -278,6 +285,7 @@ public final class Relay implements AutoCloseable {
         loopThread = t;
         pipeline.loopStarting();
         log.started(settings);
+        settings.members().start(pipeline::wakeUp);
         t.start();
     }
 
@@ -308,6 +316,7 @@ public final class Relay implements AutoCloseable {
         if (!pipeline.close()) {
             return;
         }
+        settings.members().leave();
         boolean interrupted = false;
         Thread loop;
         synchronized (this) {
@@ -327,6 +336,18 @@ public final class Relay implements AutoCloseable {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Returns the relay's membership of its outbox as of its last renewal: the buckets it owns and
+     * the live members. Empty while the relay is not started, when its store has no membership,
+     * when {@link Builder#membership(boolean)} turned it off, or before the first renewal
+     * succeeded.
+     *
+     * @return the last membership, or empty
+     */
+    public java.util.Optional<io.outbox4j.api.Membership> membership() {
+        return java.util.Optional.ofNullable(settings.members().last());
     }
 
     /**
@@ -421,6 +442,8 @@ public final class Relay implements AutoCloseable {
         private Duration clockCheck = CLOCK_CHECK;
         private Duration failureLogInterval = DEFAULT_FAILURE_LOG_INTERVAL;
         private int minMessagesPerCall = MIN_MESSAGES_PER_CALL;
+        private boolean membership = true;
+        private Duration memberLease = DEFAULT_MEMBER_LEASE;
 
         private Builder(OutboxStore store, Publisher publisher) {
             this.store = store;
@@ -627,6 +650,37 @@ public final class Relay implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Sets whether a started relay becomes a member of its outbox when the store supports it
+         * ({@link OutboxMembership}): the {@value io.outbox4j.api.Buckets#COUNT} buckets of the key
+         * space are spread over the members, and each claims keyed messages only of its own
+         * buckets, so several relays on one outbox add throughput instead of fencing each other
+         * (docs/scale-out.md). Default {@code true}. Turned off, the relay claims every bucket, as
+         * before 0.2.
+         *
+         * @param membership whether to join the outbox as a member
+         * @return this builder
+         */
+        public Builder membership(boolean membership) {
+            this.membership = membership;
+            return this;
+        }
+
+        /**
+         * Sets how long the relay's membership lasts without a renewal, judged by the store's
+         * clock; it is renewed every third of it. A crashed or paused relay's buckets move to the
+         * other members within this lease plus one renewal; a closed relay's move at once. Default
+         * {@link #DEFAULT_MEMBER_LEASE}.
+         *
+         * @param memberLease {@link OutboxMembership#MIN_LEASE} to {@link
+         *     OutboxMembership#MAX_LEASE}
+         * @return this builder
+         */
+        public Builder memberLease(Duration memberLease) {
+            this.memberLease = memberLease;
+            return this;
+        }
+
         /** For tests: split even the smallest batch over the workers (1), or not (8). */
         Builder minMessagesPerCall(int minMessagesPerCall) {
             this.minMessagesPerCall = minMessagesPerCall;
@@ -715,6 +769,16 @@ public final class Relay implements AutoCloseable {
             require(
                     minMessagesPerCall >= 1,
                     "minMessagesPerCall must be >= 1, but was " + minMessagesPerCall);
+            require(memberLease != null, "memberLease must not be null");
+            require(
+                    memberLease.compareTo(OutboxMembership.MIN_LEASE) >= 0
+                            && memberLease.compareTo(OutboxMembership.MAX_LEASE) <= 0,
+                    "memberLease must be between "
+                            + Durations.format(OutboxMembership.MIN_LEASE)
+                            + " and "
+                            + Durations.format(OutboxMembership.MAX_LEASE)
+                            + ", but was "
+                            + Durations.format(memberLease));
             String who = owner == null ? Owners.defaultOwner() : owner;
             // The claim request's own check (non-blank, at most 255 characters, no control
             // characters).
@@ -738,7 +802,11 @@ public final class Relay implements AutoCloseable {
                             lease,
                             clockCheck,
                             failureLogInterval,
-                            minMessagesPerCall);
+                            minMessagesPerCall,
+                            new Members(
+                                    membership && store instanceof OutboxMembership m ? m : null,
+                                    who,
+                                    memberLease));
             return new Relay(settings, store, publisher);
         }
 

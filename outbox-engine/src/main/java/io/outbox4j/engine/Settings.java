@@ -18,6 +18,7 @@ import java.time.Duration;
  * @param failureLogInterval the shortest time between two publish-failure summaries of one topic
  * @param minMessagesPerCall a batch is split into no more calls than it has this many messages
  *     ({@link Relay#MIN_MESSAGES_PER_CALL}; tests set 1)
+ * @param members the relay's membership of the outbox: whether its claims are member claims
  */
 record Settings(
         String owner,
@@ -37,7 +38,8 @@ record Settings(
         Duration lease,
         Duration clockCheck,
         Duration failureLogInterval,
-        int minMessagesPerCall) {
+        int minMessagesPerCall,
+        Members members) {
 
     /** Renewals are due every third of the lease. */
     Duration renewEvery() {

@@ -1,6 +1,7 @@
 package io.outbox4j.tck;
 
 import io.outbox4j.api.Abandonment;
+import io.outbox4j.api.Buckets;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Completion;
 import io.outbox4j.api.DeadLetter;
@@ -10,9 +11,12 @@ import io.outbox4j.api.DeadMessage;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.DuplicateMessageException;
 import io.outbox4j.api.Extension;
+import io.outbox4j.api.Member;
+import io.outbox4j.api.Membership;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.Outbox;
 import io.outbox4j.api.OutboxAdmin;
+import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStatistics;
 import io.outbox4j.api.OutboxStatistics.TopicStatistics;
 import io.outbox4j.api.OutboxStore;
@@ -52,12 +56,20 @@ import java.util.function.Predicate;
  * Transaction#rollback()}. A batch rejected for a duplicate id adds nothing to the transaction, so
  * a caller who catches the exception and commits publishes none of that batch.
  *
+ * <p>Membership ({@link OutboxMembership}) is judged by the store's clock, the one given to the
+ * builder, as a database judges it by its own: a claim {@link ClaimRequest#member() as a member}
+ * takes keyed messages only of the buckets its owner holds while its membership lasts by that
+ * clock.
+ *
  * <p>Dead letters block the later messages of their key until they are replayed or discarded; a
  * store built with {@link Builder#deadLettersBlockTheirKey(boolean)
  * deadLettersBlockTheirKey(false)} lets them stop counting instead.
  */
 public class InMemoryOutboxStore
-        implements OutboxStore, OutboxAdmin, Outbox<InMemoryOutboxStore.Transaction> {
+        implements OutboxStore,
+                OutboxAdmin,
+                OutboxMembership,
+                Outbox<InMemoryOutboxStore.Transaction> {
     /** Claim order: availability, then enqueue order. */
     private static final Comparator<Row> CLAIM_ORDER =
             Comparator.comparing((Row r) -> r.availableAt).thenComparingLong(r -> r.seq);
@@ -181,9 +193,10 @@ public class InMemoryOutboxStore
     public List<Delivery> claim(ClaimRequest request) {
         synchronized (storage) {
             Instant now = request.now();
+            Predicate<Row> owned = ownedBy(request);
             List<Row> due = new ArrayList<>();
             for (Row r : storage.rows.values()) {
-                if (r.deadAt == null && !r.availableAt.isAfter(now)) {
+                if (r.deadAt == null && !r.availableAt.isAfter(now) && owned.test(r)) {
                     due.add(r);
                 }
             }
@@ -209,6 +222,74 @@ public class InMemoryOutboxStore
                 r.availableAt = request.leaseUntil();
                 out.add(new Delivery(r.message, r.receipt, r.attempts, r.enqueuedAt));
             }
+            return out;
+        }
+    }
+
+    /**
+     * Which rows a claim may take by ownership: all for a claim not made as a member; otherwise
+     * unkeyed rows, and keyed rows of buckets the owner holds while its membership lasts by the
+     * store's clock.
+     */
+    private Predicate<Row> ownedBy(ClaimRequest request) {
+        if (!request.member()) {
+            return r -> true;
+        }
+        Instant until = storage.members.get(request.owner());
+        boolean live = until != null && until.isAfter(clock.instant());
+        String owner = request.owner();
+        return r -> r.key == null || (live && owner.equals(storage.owners[r.bucket]));
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // OutboxMembership
+    // ------------------------------------------------------------------------------------------------
+
+    @Override
+    public Membership renew(String member, Duration lease) {
+        OutboxMembership.check(member, lease);
+        synchronized (storage) {
+            Instant now = clock.instant();
+            storage.members.values().removeIf(until -> !until.isAfter(now));
+            Instant until = now.plus(lease);
+            storage.members.put(member, until);
+            int moved = storage.rebalance();
+            List<Integer> mine = new ArrayList<>();
+            for (int b = 0; b < Buckets.COUNT; b++) {
+                if (member.equals(storage.owners[b])) {
+                    mine.add(b);
+                }
+            }
+            return new Membership(
+                    member, mine, new ArrayList<>(storage.members.keySet()), until, now, moved);
+        }
+    }
+
+    @Override
+    public void leave(String member) {
+        Objects.requireNonNull(member, "member");
+        synchronized (storage) {
+            if (storage.members.remove(member) != null) {
+                Instant now = clock.instant();
+                storage.members.values().removeIf(until -> !until.isAfter(now));
+                storage.rebalance();
+            }
+        }
+    }
+
+    @Override
+    public List<Member> members() {
+        synchronized (storage) {
+            Instant now = clock.instant();
+            List<Member> out = new ArrayList<>();
+            storage.members.forEach(
+                    (id, until) -> {
+                        int owned = 0;
+                        for (String o : storage.owners) {
+                            owned += id.equals(o) ? 1 : 0;
+                        }
+                        out.add(new Member(id, until, until.isAfter(now), owned));
+                    });
             return out;
         }
     }
@@ -500,12 +581,14 @@ public class InMemoryOutboxStore
         }
     }
 
-    /** Removes every message. */
+    /** Removes every message and every member. */
     public void clear() {
         synchronized (storage) {
             storage.rows.clear();
             storage.byReceipt.clear();
             storage.keys.clear();
+            storage.members.clear();
+            storage.rebalance();
         }
     }
 
@@ -531,7 +614,33 @@ public class InMemoryOutboxStore
         /** key → its messages still in the store, by enqueue order. */
         final Map<String, TreeMap<Long, Row>> keys = new HashMap<>();
 
+        /** member → the end of its membership, by member id. */
+        final TreeMap<String, Instant> members = new TreeMap<>();
+
+        /** bucket → its owner, or null while nobody is a member. */
+        final String[] owners = new String[Buckets.COUNT];
+
         long sequence;
+
+        /**
+         * Assigns every bucket over the recorded members (none: no owner).
+         *
+         * @return how many buckets changed owner
+         */
+        int rebalance() {
+            int moved = 0;
+            Map<String, List<Integer>> assigned =
+                    members.isEmpty() ? Map.of() : Buckets.assign(members.keySet());
+            String[] next = new String[Buckets.COUNT];
+            assigned.forEach((m, buckets) -> buckets.forEach(b -> next[b] = m));
+            for (int b = 0; b < Buckets.COUNT; b++) {
+                if (!Objects.equals(owners[b], next[b])) {
+                    owners[b] = next[b];
+                    moved++;
+                }
+            }
+            return moved;
+        }
 
         void add(Row r) {
             rows.put(r.message.id(), r);
@@ -558,6 +667,7 @@ public class InMemoryOutboxStore
     private static final class Row {
         final Message message;
         final String key;
+        final int bucket;
         final long seq;
         final Instant enqueuedAt;
         Instant availableAt;
@@ -571,6 +681,7 @@ public class InMemoryOutboxStore
         Row(Message message, long seq, Instant enqueuedAt) {
             this.message = message;
             this.key = message.key().orElse(null);
+            this.bucket = key == null ? -1 : Buckets.of(key);
             this.seq = seq;
             this.enqueuedAt = enqueuedAt;
             this.availableAt = message.notBefore().orElse(enqueuedAt);

@@ -1,0 +1,29 @@
+package io.outbox4j.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** The membership kit against the reference store, run through the JUnit Platform. */
+class ReferenceMembershipKitTest {
+    /**
+     * The membership kit has at least this many rules; a rule lost by accident fails this count.
+     */
+    static final int MINIMUM_RULES = 12;
+
+    /** The README's example: the membership kit against the reference store. */
+    static final String README_EXAMPLE = "io.outbox4j.tck.example.MyMembershipContractTest";
+
+    @Test
+    @DisplayName("every membership rule passes on the reference store and none is skipped")
+    void everyRulePassesOnTheReferenceStore() {
+        KitReport report = KitReport.of(README_EXAMPLE);
+        assertThat(report.failed()).as("membership rules failing on the reference store").isEmpty();
+        assertThat(report.skipped()).isEmpty();
+        assertThat(report.failedContainers).isZero();
+        assertThat(report.passed()).hasSizeGreaterThanOrEqualTo(MINIMUM_RULES);
+        assertThat(report.outcomes.keySet())
+                .allMatch(rule -> rule.matches("required_[a-z][A-Za-z]+"));
+    }
+}
