@@ -152,7 +152,7 @@ final class Admin {
         return replayed;
     }
 
-    /** Deletes dead letters and unparks their keys, under the claim lock. */
+    /** Deletes dead letters and unparks their keys, under their buckets' locks. */
     int discard(List<String> ids) {
         List<String> unique = checkIds(ids);
         if (unique.isEmpty()) {
@@ -161,7 +161,7 @@ final class Admin {
         return db.transaction(
                 "discard",
                 h -> {
-                    dialect.lockClaims(h);
+                    dialect.lockBucketsOfIds(h, unique);
                     SqlDialect.Removed<String> removed = dialect.deleteDead(h, unique);
                     dialect.unpark(h, removed.keys());
                     return removed.removed().size();

@@ -42,7 +42,8 @@ final class Dispatcher {
                         Times.decision(request.now()),
                         new SqlDialect.LeaseTerms(
                                 Times.decision(request.leaseUntil()), owner, token),
-                        request.limit());
+                        request.limit(),
+                        request.member() ? owner : null);
         List<Delivery> deliveries = new ArrayList<>(rows.size());
         Set<String> brokenKeys = new HashSet<>();
         List<String> heldBack = new ArrayList<>();
@@ -101,7 +102,7 @@ final class Dispatcher {
 
     /**
      * Dead-letters one lease. When dead letters do not block their key, a dead letter removes a row
-     * from its key's way: the claim lock is taken and the key unparked in the same transaction.
+     * from its key's way: its bucket's lock is taken and the key unparked in the same transaction.
      */
     boolean deadLetter(DeadLetter deadLetter) {
         Objects.requireNonNull(deadLetter, "deadLetter");
@@ -118,7 +119,7 @@ final class Dispatcher {
         return db.transaction(
                 "dead-letter",
                 h -> {
-                    dialect.lockClaims(h);
+                    dialect.lockBucketsOfIds(h, List.of(receipt.get().id()));
                     if (!deadLetterRow(h, deadLetter, receipt.get(), at, reason)) {
                         return false;
                     }

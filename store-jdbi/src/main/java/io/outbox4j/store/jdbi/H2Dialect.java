@@ -14,17 +14,16 @@ import java.util.Set;
 import org.jdbi.v3.core.Handle;
 
 /**
- * H2 2.x: the claim lock is the row of the outbox's lock table. H2 gives up walking the index in
- * order for a {@code SELECT … FOR UPDATE} with {@code ORDER BY … LIMIT} (it reads, sorts and locks
- * every match), so a claim reads its page without locks and then locks just those rows by primary
- * key, keeping the ones still claimable. Changed rows come back through data change delta tables
- * ({@code FINAL TABLE}, {@code OLD TABLE}). Times are UTC wall-clock values in {@code
- * TIMESTAMP(6)}.
+ * H2 2.x: the bucket locks of parking and unparking are the rows of the bucket-owner table. H2
+ * gives up walking the index in order for a {@code SELECT … FOR UPDATE} with {@code ORDER BY …
+ * LIMIT} (it reads, sorts and locks every match), so a claim reads its page without locks and then
+ * locks just those rows by primary key, keeping the ones still claimable. Changed rows come back
+ * through data change delta tables ({@code FINAL TABLE}, {@code OLD TABLE}). Times are UTC
+ * wall-clock values in {@code TIMESTAMP(6)}.
  */
 final class H2Dialect extends SqlDialect {
-    private final LockRow lockRow;
-
     final String candidates;
+    final String candidatesOwned;
     final String lockClaimable;
     final String lease;
     final String unparkOneKey;
@@ -42,18 +41,16 @@ final class H2Dialect extends SqlDialect {
                 new Orders(
                         "c.parked, c.available_at NULLS LAST, c.seq",
                         "p.msg_key, p.seq DESC",
-                        "dead_at NULLS LAST, seq"));
-        this.lockRow =
-                new LockRow(
-                        '"' + Schema.objectName(tableName, "_lock") + '"',
-                        "MERGE INTO %s (name) KEY (name) VALUES ('claim')");
-        this.candidates =
+                        "dead_at NULLS LAST, seq"),
+                "CAST(CURRENT_TIMESTAMP(6) AT TIME ZONE 'UTC' AS TIMESTAMP(6))");
+        String select =
                 "SELECT c.id, c.seq, c.msg_key, "
                         + predecessor
                         + " AS prev_seq FROM "
                         + table
-                        + " c"
-                        + claimable;
+                        + " c";
+        this.candidates = select + claimable;
+        this.candidatesOwned = select + claimableOwned;
         this.lockClaimable =
                 "SELECT id FROM "
                         + table
@@ -100,13 +97,13 @@ final class H2Dialect extends SqlDialect {
     }
 
     @Override
-    void lockClaims(Handle h) {
-        lockRow.lock(h);
+    void lockBuckets(Handle h, Collection<Integer> buckets) {
+        lockBucketRows(h, buckets);
     }
 
     @Override
-    String companionTables() {
-        return lockRow.describe();
+    Set<Integer> tryLockBuckets(Handle h, Collection<Integer> buckets) {
+        return tryLockBucketRows(h, buckets);
     }
 
     /**
@@ -114,9 +111,13 @@ final class H2Dialect extends SqlDialect {
      * extension) holds is waited for and dropped if it is no longer claimable.
      */
     @Override
-    List<Candidate> lockCandidates(Handle h, Instant now, int limit) {
-        List<Candidate> page =
-                candidates(h.createQuery(candidates).bind("now", time(now)).bind("limit", limit));
+    List<Candidate> lockCandidates(Handle h, Instant now, int limit, List<Integer> owned) {
+        org.jdbi.v3.core.statement.Query query =
+                h.createQuery(owned == null ? candidates : candidatesOwned);
+        if (owned != null) {
+            query.bindList("owned", owned);
+        }
+        List<Candidate> page = candidates(query.bind("now", time(now)).bind("limit", limit));
         if (page.isEmpty()) {
             return page;
         }

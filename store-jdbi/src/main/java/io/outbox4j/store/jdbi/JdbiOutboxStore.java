@@ -9,11 +9,14 @@ import io.outbox4j.api.DeadLetterQuery;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.DuplicateMessageException;
 import io.outbox4j.api.Extension;
+import io.outbox4j.api.Member;
+import io.outbox4j.api.Membership;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.MessageLimits;
 import io.outbox4j.api.Outbox;
 import io.outbox4j.api.OutboxAdmin;
 import io.outbox4j.api.OutboxException;
+import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStatistics;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.Release;
@@ -22,6 +25,7 @@ import java.sql.DatabaseMetaData;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
@@ -58,12 +62,17 @@ import org.jdbi.v3.core.JdbiException;
  *
  * <p><b>Dispatch side</b> ({@link OutboxStore}): opens its own short-lived handles from the {@link
  * Jdbi}; a claim is one short transaction, never held open while messages are published. Per-key
- * order is kept by the store (docs/per-key-order.md): claims of one table are serialised by a claim
- * lock held for a few milliseconds, each candidate's predecessor of its key is found by one index
- * probe, and a keyed message found behind an unfinished earlier one is <em>parked</em> (out of the
- * claim index) until that one is completed or discarded. Dead letters block their key unless the
- * store is built with {@link Builder#deadLettersBlockTheirKey(boolean)
- * deadLettersBlockTheirKey(false)}; every store over one table must be built alike.
+ * order is kept by the store (docs/per-key-order.md): each candidate's predecessor of its key is
+ * found by one index probe, and a keyed message found behind an unfinished earlier one is
+ * <em>parked</em> (out of the claim index) until that one is completed or discarded; parking and
+ * unparking take a lock per bucket of the key space, never one lock shared by every claimer.
+ *
+ * <p><b>Membership</b> ({@link OutboxMembership}, docs/scale-out.md): relays sharing the table are
+ * members with leases judged by the database's clock, the 256 buckets of the key space are spread
+ * over them, and a claim made as a member takes keyed messages only of its buckets, checked inside
+ * the claim by the database's clock. Dead letters block their key unless the store is built with
+ * {@link Builder#deadLettersBlockTheirKey(boolean) deadLettersBlockTheirKey(false)}; every store
+ * over one table must be built alike.
  *
  * <p><b>Admin side</b> ({@link OutboxAdmin}): statistics, dead letters, replay, discard, last
  * errors.
@@ -74,7 +83,8 @@ import org.jdbi.v3.core.JdbiException;
  *
  * <p>Instances are immutable and safe for use by any number of threads and processes at once.
  */
-public final class JdbiOutboxStore implements OutboxStore, OutboxAdmin, Outbox<Handle> {
+public final class JdbiOutboxStore
+        implements OutboxStore, OutboxAdmin, OutboxMembership, Outbox<Handle> {
     /** The table name used when none is configured. */
     public static final String DEFAULT_TABLE_NAME = "outbox_message";
 
@@ -84,8 +94,11 @@ public final class JdbiOutboxStore implements OutboxStore, OutboxAdmin, Outbox<H
         POSTGRESQL("postgresql.sql", '"', PostgresDialect::new),
         /** MariaDB 10.6 or later. */
         MARIADB("mariadb.sql", '`', MariaDbDialect::new),
-        /** MySQL 8.0 or later (same schema as MariaDB; deletions run as short transactions). */
-        MYSQL("mariadb.sql", '`', MySqlDialect::new),
+        /**
+         * MySQL 8.0 or later (MariaDB's schema and statements; its own DDL, as MySQL has no ADD
+         * COLUMN IF NOT EXISTS).
+         */
+        MYSQL("mysql.sql", '`', MySqlDialect::new),
         /** H2 2.x. */
         H2("h2.sql", '"', H2Dialect::new);
 
@@ -132,6 +145,7 @@ public final class JdbiOutboxStore implements OutboxStore, OutboxAdmin, Outbox<H
     private final Writer writer;
     private final Dispatcher dispatcher;
     private final Admin admin;
+    private final Members members;
     private final Outbox<Connection> jdbc = new JdbcOutbox();
 
     private JdbiOutboxStore(Builder b, Dialect dialect) {
@@ -143,6 +157,7 @@ public final class JdbiOutboxStore implements OutboxStore, OutboxAdmin, Outbox<H
         this.writer = new Writer(sql, db, limits, b.clock, b.enqueueOutsideTransaction);
         this.dispatcher = new Dispatcher(sql, db);
         this.admin = new Admin(sql, db);
+        this.members = new Members(sql, db);
     }
 
     /**
@@ -303,6 +318,26 @@ public final class JdbiOutboxStore implements OutboxStore, OutboxAdmin, Outbox<H
     @Override
     public Set<String> abandon(Abandonment abandonment) {
         return dispatcher.abandon(abandonment);
+    }
+
+    @Override
+    public Membership renew(String member, Duration lease) {
+        return members.renew(member, lease);
+    }
+
+    @Override
+    public void leave(String member) {
+        members.leave(member);
+    }
+
+    @Override
+    public List<Member> members() {
+        return members.members();
+    }
+
+    /** For tests in this package: forgets every member and bucket owner. */
+    void clearMembers() {
+        members.clear();
     }
 
     @Override

@@ -16,10 +16,11 @@ import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.statement.Query;
 
 /**
- * MariaDB 10.6+: the claim lock is the row of the outbox's lock table; candidates are read with
- * their messages and locked in one statement ({@code FOR UPDATE SKIP LOCKED}) because an {@code
- * UPDATE} cannot return rows; removals lock their rows by primary key, then delete them by id.
- * Times are UTC wall-clock values in {@code DATETIME(6)}, never converted by a session time zone.
+ * MariaDB 10.6+: the bucket locks of parking and unparking are the rows of the bucket-owner table;
+ * candidates are read with their messages and locked in one statement ({@code FOR UPDATE SKIP
+ * LOCKED}) because an {@code UPDATE} cannot return rows; removals lock their rows by primary key,
+ * then delete them by id. Times are UTC wall-clock values in {@code DATETIME(6)}, never converted
+ * by a session time zone.
  *
  * <p>The predecessors of a page's keyed candidates are found by a second statement whose probes are
  * bound to constants: MariaDB runs a correlated probe as a {@code ref} lookup on {@code msg_key}
@@ -27,9 +28,8 @@ import org.jdbi.v3.core.statement.Query;
  * bound to constants is one range step on {@code (msg_key, seq)}.
  */
 class MariaDbDialect extends SqlDialect {
-    private final LockRow lockRow;
-
     final String candidates;
+    final String candidatesOwned;
     final String lease;
     final String abandonLocked;
     final String unparkOneKey;
@@ -52,19 +52,10 @@ class MariaDbDialect extends SqlDialect {
     private static final String BY_ID = " FORCE INDEX (PRIMARY)";
 
     MariaDbDialect(String tableName, boolean deadLettersBlock) {
-        super(tableName, '`', deadLettersBlock, Orders.PLAIN);
-        this.lockRow =
-                new LockRow(
-                        '`' + Schema.objectName(tableName, "_lock") + '`',
-                        "INSERT IGNORE INTO %s (name) VALUES ('claim')");
-        this.candidates =
-                "SELECT "
-                        + MESSAGE_COLUMNS
-                        + " FROM "
-                        + table
-                        + " c"
-                        + claimable
-                        + " FOR UPDATE SKIP LOCKED";
+        super(tableName, '`', deadLettersBlock, Orders.PLAIN, "UTC_TIMESTAMP(6)");
+        String select = "SELECT " + MESSAGE_COLUMNS + " FROM " + table + " c";
+        this.candidates = select + claimable + " FOR UPDATE SKIP LOCKED";
+        this.candidatesOwned = select + claimableOwned + " FOR UPDATE SKIP LOCKED";
         this.lease =
                 "UPDATE "
                         + table
@@ -111,29 +102,32 @@ class MariaDbDialect extends SqlDialect {
     }
 
     @Override
-    void lockClaims(Handle h) {
-        lockRow.lock(h);
+    void lockBuckets(Handle h, Collection<Integer> buckets) {
+        lockBucketRows(h, buckets);
     }
 
     @Override
-    String companionTables() {
-        return lockRow.describe();
+    Set<Integer> tryLockBuckets(Handle h, Collection<Integer> buckets) {
+        return tryLockBucketRows(h, buckets);
     }
 
     @Override
-    List<Candidate> lockCandidates(Handle h, Instant now, int limit) {
+    List<Candidate> lockCandidates(Handle h, Instant now, int limit, List<Integer> owned) {
+        Query page = h.createQuery(owned == null ? candidates : candidatesOwned);
+        if (owned != null) {
+            page.bindList("owned", owned);
+        }
         List<StoredRow> rows =
-                h.createQuery(candidates)
-                        .bind("now", time(now))
+                page.bind("now", time(now))
                         .bind("limit", limit)
                         .map((rs, ctx) -> StoredRow.read(rs, this))
                         .list();
         Map<String, Long> prev = predecessors(h, rows);
-        List<Candidate> page = new ArrayList<>(rows.size());
+        List<Candidate> candidates = new ArrayList<>(rows.size());
         for (StoredRow r : rows) {
-            page.add(new Candidate(r.id, r.seq, r.key, prev.get(r.id), r));
+            candidates.add(new Candidate(r.id, r.seq, r.key, prev.get(r.id), r));
         }
-        return page;
+        return candidates;
     }
 
     /**
@@ -180,6 +174,25 @@ class MariaDbDialect extends SqlDialect {
                         })
                 .list();
         return prev;
+    }
+
+    /**
+     * MariaDB and MySQL refuse a subquery on the table an {@code UPDATE} changes: the rows'
+     * predecessors are probed again (a statement after the bucket locks), then the rows that still
+     * have one are parked by id.
+     */
+    @Override
+    void parkIfStillBlocked(Handle h, List<Candidate> rows) {
+        List<StoredRow> probe = new ArrayList<>(rows.size());
+        for (Candidate c : rows) {
+            probe.add(c.row());
+        }
+        Map<String, Long> still = predecessors(h, probe);
+        if (!still.isEmpty()) {
+            h.createUpdate("UPDATE " + table + BY_ID + " SET parked = TRUE WHERE id IN (<ids>)")
+                    .bindList("ids", new ArrayList<>(still.keySet()))
+                    .execute();
+        }
     }
 
     @Override

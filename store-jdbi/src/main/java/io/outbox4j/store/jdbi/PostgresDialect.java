@@ -16,13 +16,15 @@ import java.util.Map;
 import java.util.Set;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.HandleCallback;
+import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
 
 /**
- * PostgreSQL 15+: the claim lock is a transaction-scoped advisory lock; candidates are read and
- * locked in one statement ({@code FOR UPDATE SKIP LOCKED}); leases, completions and unparking
- * return what they changed ({@code RETURNING}), and lists travel as one array parameter, so every
- * statement text is the same whatever the batch size and is planned once.
+ * PostgreSQL 15+: the bucket locks of parking and unparking are transaction-scoped advisory locks
+ * ({@code pg_advisory_xact_lock(outbox, bucket)}); candidates are read and locked in one statement
+ * ({@code FOR UPDATE SKIP LOCKED}); leases, completions and unparking return what they changed
+ * ({@code RETURNING}), and lists travel as one array parameter, so every statement text is the same
+ * whatever the batch size and is planned once.
  *
  * <p>The two hot paths take one round trip, as a single statement did before per-key order: the
  * lock and the statement that needs it are sent together ({@code SELECT … pg_advisory_xact_lock(…);
@@ -44,8 +46,12 @@ final class PostgresDialect extends SqlDialect {
      */
     private static final int LEASED_COLUMNS = 5;
 
-    /** The first key of the advisory lock: "obx4". */
-    private static final int LOCK_CLASS = 0x6f627834;
+    /**
+     * How long the server lets a claim transaction sit idle (its client silent) before it ends the
+     * session: a frozen, paused or partitioned relay holds its page's rows and its buckets' locks
+     * this long at most.
+     */
+    static final int IDLE_CUT_OFF_MILLIS = 5000;
 
     private static final String READ_COMMITTED = "read committed";
 
@@ -57,9 +63,13 @@ final class PostgresDialect extends SqlDialect {
      * 20 000 rows ran for 21 s holding the claim lock (scale benchmark). Every statement of the
      * claim and completion transactions has an index made for it, so with real statistics this
      * changes nothing (measured: drain rates equal). Disabling nested loops too was tried and made
-     * keyed completions twice as slow.
+     * keyed completions twice as slow. JIT compilation is turned off too: a statement whose
+     * estimate crosses {@code jit_above_cost} (as one that had to scan a small table with
+     * sequential scans disabled did) was compiled on every execution, 0.9 s for a claim of 7 rows.
      */
-    static final String INDEX_PLANS = "set_config('enable_seqscan', 'off', true) AS no_seqscan";
+    static final String INDEX_PLANS =
+            "set_config('enable_seqscan', 'off', true) AS no_seqscan,"
+                    + " set_config('jit', 'off', true) AS no_jit";
 
     /**
      * Makes a statement sent together with the lock do nothing unless it runs at READ COMMITTED (at
@@ -68,12 +78,23 @@ final class PostgresDialect extends SqlDialect {
     private static final String AT_READ_COMMITTED =
             "current_setting('transaction_isolation') = '" + READ_COMMITTED + "'";
 
+    /** The first key of every bucket lock of this outbox (the second is the bucket). */
     private final int lockKey;
 
-    /** The lock, returning the transaction's isolation level. */
-    final String lock;
+    /** The claim's settings, returning the transaction's isolation level. */
+    final String claimSettings;
+
+    /** {@link #claimSettings} of a claim transaction of several round trips, with its cut-off. */
+    final String beginClaim;
+
+    /**
+     * The locks of the buckets of the rows {@code :ids}, in ascending order, returning the
+     * transaction's isolation level.
+     */
+    final String lockBucketsOfIds;
 
     final String candidates;
+    final String candidatesOwned;
     final String lease;
     final String park;
     final String deleteUnkeyed;
@@ -86,17 +107,18 @@ final class PostgresDialect extends SqlDialect {
     /** Reads a page, leases the candidates nothing precedes, returns the page. */
     final String claimFree;
 
+    /** {@link #claimFree} for a member: keyed rows only of its buckets, by the database's clock. */
+    final String claimFreeOwned;
+
     /** Deletes keyed leases of one claim and unparks their keys. */
     final String completeKeyed;
 
-    /** {@link #lock}, then {@link #claimFree}, in one round trip. */
-    final String lockAndClaimFree;
-
-    /** {@link #lock}, then {@link #completeKeyed}, in one round trip. */
+    /** {@link #lockBucketsOfIds}, then {@link #completeKeyed}, in one round trip. */
     final String lockAndCompleteKeyed;
 
     // The hot paths, prepared on the connection without Jdbi's statement machinery (see Sql):
-    private final Sql lockAndClaimFreeSql;
+    private final Sql claimFreeSql;
+    private final Sql claimFreeOwnedSql;
     private final Sql lockAndCompleteKeyedSql;
     private final Sql deleteUnkeyedSql;
     private final Sql deleteKeyedSql;
@@ -110,32 +132,28 @@ final class PostgresDialect extends SqlDialect {
     private volatile boolean askForReadCommitted;
 
     PostgresDialect(String tableName, boolean deadLettersBlock) {
-        super(tableName, '"', deadLettersBlock, Orders.PLAIN);
-        this.lockKey = tableName.hashCode();
-        this.lock =
-                "SELECT current_setting('transaction_isolation') AS level, "
-                        + INDEX_PLANS
-                        + " FROM pg_advisory_xact_lock(:class, :key)";
+        super(tableName, '"', deadLettersBlock, Orders.PLAIN, "clock_timestamp()");
+        this.lockKey = ("outbox4j:" + tableName).hashCode();
+        String level = "SELECT current_setting('transaction_isolation') AS level, " + INDEX_PLANS;
+        this.claimSettings = level;
+        this.beginClaim =
+                level
+                        + ", set_config('idle_in_transaction_session_timeout', '"
+                        + IDLE_CUT_OFF_MILLIS
+                        + "', true) AS idle_cut_off";
+        this.lockBucketsOfIds =
+                level
+                        + " FROM (SELECT count(pg_advisory_xact_lock(:class, s.b)) FROM (SELECT"
+                        + " DISTINCT bucket AS b FROM "
+                        + table
+                        + " WHERE id = ANY(:ids) AND bucket IS NOT NULL ORDER BY 1) s) l";
         // The rows are locked first, the predecessors probed for those rows only: a probe in the
         // list of the locking select would run for every claimable row when the planner sorts
         // them (20 000 probes, each a scan of the table, with statistics that say it is empty).
-        String locked =
-                "SELECT c.id, c.seq, c.msg_key, c.available_at FROM "
-                        + table
-                        + " c WHERE "
-                        + AT_READ_COMMITTED
-                        + " AND "
-                        + CLAIMABLE
-                        + " ORDER BY "
-                        + claimOrder
-                        + " LIMIT :limit FOR UPDATE OF c SKIP LOCKED";
-        String page =
-                "SELECT c.id, c.seq, c.msg_key, c.available_at, "
-                        + predecessor
-                        + " AS prev_seq FROM ("
-                        + locked
-                        + ") c";
+        String memberCheck = " AND (c.msg_key IS NULL OR c.bucket IN (" + ownedBuckets + "))";
+        String page = page(CLAIMABLE);
         this.candidates = page + " ORDER BY " + claimOrder;
+        this.candidatesOwned = page(CLAIMABLE + OWNED) + " ORDER BY " + claimOrder;
         String leaseSet =
                 " SET available_at = :until, lease_owner = :owner, receipt = :token,"
                         + " attempts = t.attempts + 1";
@@ -143,7 +161,14 @@ final class PostgresDialect extends SqlDialect {
                 " RETURNING t.id, t.seq, t.topic, t.msg_key, t.module, t.content_type, t.payload,"
                         + " t.headers, t.occurred_at, t.not_before, t.enqueued_at, t.attempts";
         this.lease = "UPDATE " + table + " AS t" + leaseSet + " WHERE t.id = ANY(:ids)" + returning;
-        this.park = "UPDATE " + table + " SET parked = TRUE WHERE id = ANY(:ids)";
+        this.park =
+                "UPDATE "
+                        + table
+                        + " AS x SET parked = TRUE WHERE x.id = ANY(:ids) AND EXISTS (SELECT 1 FROM "
+                        + table
+                        + " p WHERE p.msg_key = x.msg_key AND p.seq < x.seq"
+                        + (deadLettersBlock ? "" : " AND p.dead_at IS NULL")
+                        + ")";
         String ofOneClaim =
                 " WHERE lease_owner = :owner AND receipt = :token AND dead_at IS NULL"
                         + " AND id = ANY(:ids)";
@@ -181,20 +206,8 @@ final class PostgresDialect extends SqlDialect {
                         + " AS t SET available_at = t.enqueued_at,"
                         + " attempts = GREATEST(t.attempts - 1, 0), lease_owner = NULL, receipt = NULL"
                         + leases;
-        this.claimFree =
-                "WITH page AS ("
-                        + page
-                        + "),"
-                        + " leased AS (UPDATE "
-                        + table
-                        + " AS t"
-                        + leaseSet
-                        + " WHERE t.id = ANY(ARRAY(SELECT page.id FROM page"
-                        + " WHERE page.msg_key IS NULL OR page.prev_seq IS NULL))"
-                        + returning
-                        + ") SELECT page.id AS c_id, page.seq AS c_seq, page.msg_key AS c_key,"
-                        + " page.prev_seq, leased.* FROM page LEFT JOIN leased ON leased.id = page.id"
-                        + " ORDER BY page.available_at, page.seq";
+        this.claimFree = claimFree(page, leaseSet, returning);
+        this.claimFreeOwned = claimFree(page(CLAIMABLE + memberCheck), leaseSet, returning);
         this.completeKeyed =
                 "WITH d AS (DELETE FROM "
                         + table
@@ -211,9 +224,9 @@ final class PostgresDialect extends SqlDialect {
                         + firstParked
                         + " WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.id = w.id))))"
                         + " SELECT id, receipt, msg_key FROM d";
-        this.lockAndClaimFree = lock + "; " + claimFree;
-        this.lockAndCompleteKeyed = lock + "; " + completeKeyed;
-        this.lockAndClaimFreeSql = Sql.named(lockAndClaimFree);
+        this.lockAndCompleteKeyed = lockBucketsOfIds + "; " + completeKeyed;
+        this.claimFreeSql = Sql.named(claimSettings + "; " + claimFree);
+        this.claimFreeOwnedSql = Sql.named(claimSettings + "; " + claimFreeOwned);
         this.lockAndCompleteKeyedSql = Sql.named(lockAndCompleteKeyed);
         // The statements a relay runs outside the claim lock take the planner settings along
         // (one round trip): planned while the table was empty they would scan it whole.
@@ -222,6 +235,45 @@ final class PostgresDialect extends SqlDialect {
         this.deleteKeyedSql = Sql.named(withPlans + deleteKeyed);
         this.extendSql = Sql.named(withPlans + extend);
         this.abandonSql = Sql.named(withPlans + abandon);
+    }
+
+    /**
+     * Locks a page of the rows that meet {@code condition} (alias {@code c}) and probes their
+     * predecessors.
+     */
+    private String page(String condition) {
+        String locked =
+                "SELECT c.id, c.seq, c.msg_key, c.available_at FROM "
+                        + table
+                        + " c WHERE "
+                        + AT_READ_COMMITTED
+                        + " AND "
+                        + condition
+                        + " ORDER BY "
+                        + claimOrder
+                        + " LIMIT :limit FOR UPDATE OF c SKIP LOCKED";
+        return "SELECT c.id, c.seq, c.msg_key, c.available_at, "
+                + predecessor
+                + " AS prev_seq FROM ("
+                + locked
+                + ") c";
+    }
+
+    /** Reads a page, leases the candidates nothing precedes, returns the page. */
+    private String claimFree(String page, String leaseSet, String returning) {
+        return "WITH page AS ("
+                + page
+                + "),"
+                + " leased AS (UPDATE "
+                + table
+                + " AS t"
+                + leaseSet
+                + " WHERE t.id = ANY(ARRAY(SELECT page.id FROM page"
+                + " WHERE page.msg_key IS NULL OR page.prev_seq IS NULL))"
+                + returning
+                + ") SELECT page.id AS c_id, page.seq AS c_seq, page.msg_key AS c_key,"
+                + " page.prev_seq, leased.* FROM page LEFT JOIN leased ON leased.id = page.id"
+                + " ORDER BY page.available_at, page.seq";
     }
 
     @Override
@@ -264,12 +316,62 @@ final class PostgresDialect extends SqlDialect {
         return askForReadCommitted;
     }
 
+    /**
+     * The claim transaction plans without sequential scans ({@link #INDEX_PLANS}), checks it runs
+     * at READ COMMITTED, and is cut off by the server if its client goes silent inside it for
+     * {@link #IDLE_CUT_OFF_MILLIS} (a frozen relay then holds its rows and bucket locks that long
+     * at most, not until TCP gives up).
+     */
     @Override
-    void lockClaims(Handle h) {
+    void beginClaim(Handle h) {
+        String level = h.createQuery(beginClaim).mapTo(String.class).one();
+        if (!READ_COMMITTED.equals(level)) {
+            throw new NotReadCommitted();
+        }
+    }
+
+    /**
+     * Advisory locks of this outbox's buckets ({@code pg_advisory_xact_lock(outbox, bucket)}), in
+     * ascending order.
+     */
+    @Override
+    void lockBuckets(Handle h, Collection<Integer> buckets) {
+        if (buckets.isEmpty()) {
+            return;
+        }
+        h.createQuery(
+                        "SELECT count(pg_advisory_xact_lock(:class, s.b)) FROM (SELECT"
+                                + " unnest(CAST(:buckets AS integer[])) AS b ORDER BY 1) s")
+                .bind("class", lockKey)
+                .bindArray("buckets", Integer.class, new ArrayList<>(buckets))
+                .mapTo(Long.class)
+                .one();
+    }
+
+    @Override
+    Set<Integer> tryLockBuckets(Handle h, Collection<Integer> buckets) {
+        if (buckets.isEmpty()) {
+            return Set.of();
+        }
+        return new HashSet<>(
+                h.createQuery(
+                                "SELECT b FROM unnest(CAST(:buckets AS integer[])) AS b"
+                                        + " WHERE pg_try_advisory_xact_lock(:class, b)")
+                        .bind("class", lockKey)
+                        .bindArray("buckets", Integer.class, new ArrayList<>(buckets))
+                        .mapTo(Integer.class)
+                        .list());
+    }
+
+    @Override
+    void lockBucketsOfIds(Handle h, Collection<String> ids) {
+        if (ids.isEmpty()) {
+            return;
+        }
         String level =
-                h.createQuery(lock)
-                        .bind("class", LOCK_CLASS)
-                        .bind("key", lockKey)
+                h.createQuery(lockBucketsOfIds)
+                        .bind("class", lockKey)
+                        .bindArray("ids", String.class, new ArrayList<>(ids))
                         .mapTo(String.class)
                         .one();
         if (!READ_COMMITTED.equals(level)) {
@@ -283,15 +385,16 @@ final class PostgresDialect extends SqlDialect {
      * message of their key.
      */
     @Override
-    List<StoredRow> claim(Db db, Instant now, LeaseTerms terms, int limit) {
+    List<StoredRow> claim(Db db, Instant now, LeaseTerms terms, int limit, String member) {
         ClaimWalk walk = new ClaimWalk(limit);
         List<FirstPageRow> page =
-                underLock(
+                afterSettings(
                         db,
                         "claim",
-                        lockAndClaimFreeSql,
+                        member == null ? claimFreeSql : claimFreeOwnedSql,
                         b ->
-                                b.time("now", now, this)
+                                (member == null ? b : b.set("member", member))
+                                        .time("now", now, this)
                                         .set("limit", limit)
                                         .time("until", terms.until(), this)
                                         .set("owner", terms.owner())
@@ -302,8 +405,8 @@ final class PostgresDialect extends SqlDialect {
                                         rs.getString(LEASED_COLUMNS) == null
                                                 ? null
                                                 : StoredRow.read(rs, this, LEASED_COLUMNS)));
-        if (page == null) {
-            return claimPages(db, now, terms, walk); // not at READ COMMITTED: nothing was leased
+        if (page == null) { // not at READ COMMITTED: nothing was leased
+            return claimPages(db, now, terms, walk, member);
         }
         List<StoredRow> leased = new ArrayList<>(page.size());
         boolean blocked = false;
@@ -316,7 +419,7 @@ final class PostgresDialect extends SqlDialect {
             }
         }
         if (blocked && !walk.full()) {
-            leased.addAll(claimPages(db, now, terms, walk));
+            leased.addAll(claimPages(db, now, terms, walk, member));
         }
         return leased;
     }
@@ -325,8 +428,12 @@ final class PostgresDialect extends SqlDialect {
     private record FirstPageRow(long seq, StoredRow leased) {}
 
     @Override
-    List<Candidate> lockCandidates(Handle h, Instant now, int limit) {
-        return candidates(h.createQuery(candidates).bind("now", time(now)).bind("limit", limit));
+    List<Candidate> lockCandidates(Handle h, Instant now, int limit, List<Integer> owned) {
+        Query page = h.createQuery(owned == null ? candidates : candidatesOwned);
+        if (owned != null) {
+            page.bindList("owned", owned);
+        }
+        return candidates(page.bind("now", time(now)).bind("limit", limit));
     }
 
     @Override
@@ -343,8 +450,8 @@ final class PostgresDialect extends SqlDialect {
     }
 
     @Override
-    void park(Handle h, List<String> ids) {
-        h.createUpdate(park).bindArray("ids", String.class, ids).execute();
+    void parkIfStillBlocked(Handle h, List<Candidate> rows) {
+        h.createUpdate(park).bindArray("ids", String.class, ids(rows)).execute();
     }
 
     /**
@@ -365,12 +472,13 @@ final class PostgresDialect extends SqlDialect {
         }
         for (Map.Entry<String, List<String>> claim : byToken(receipts, true).entrySet()) {
             List<Receipt.Lease> removed =
-                    underLock(
+                    afterSettings(
                             db,
                             "complete",
                             lockAndCompleteKeyedSql,
                             b ->
-                                    b.set("owner", owner)
+                                    b.set("class", lockKey)
+                                            .set("owner", owner)
                                             .set("token", claim.getKey())
                                             .array("ids", "varchar", claim.getValue()),
                             SqlDialect::lease);
@@ -383,7 +491,7 @@ final class PostgresDialect extends SqlDialect {
                         db.transaction(
                                 "complete",
                                 h -> {
-                                    lockClaims(h);
+                                    lockBucketsOfIds(h, claim.getValue());
                                     return deleteLeasesAndUnpark(h, owner, ofClaim);
                                 }));
             } else {
@@ -486,12 +594,14 @@ final class PostgresDialect extends SqlDialect {
     }
 
     /**
-     * Runs "the lock; a statement" in one round trip: without an open transaction the two run as
-     * one implicit transaction, whose lock lasts until the statement is done. Returns the
+     * Runs "the settings (for a keyed completion with its buckets' locks); a statement" in one
+     * round trip: without an open transaction the two run as one implicit transaction, whose locks
+     * last until the statement is done, and whose second statement takes its snapshot after the
+     * locks were granted. No lock is held across a round trip to the client. Returns the
      * statement's rows, or null when the transaction was not at READ COMMITTED (the statement is
      * then guarded to change nothing, and from now on every transaction asks for that level).
      */
-    private <T> List<T> underLock(
+    private <T> List<T> afterSettings(
             Db db, String operation, Sql sql, Binder binder, RowReader<T> rows) {
         if (askForReadCommitted) {
             return null;
@@ -501,7 +611,7 @@ final class PostgresDialect extends SqlDialect {
                         Sql.jdbc(
                                 () -> {
                                     try (Sql.Bound b = sql.prepare(h)) {
-                                        binder.bind(b.set("class", LOCK_CLASS).set("key", lockKey));
+                                        binder.bind(b);
                                         PreparedStatement st = b.statement;
                                         st.execute();
                                         String level;
@@ -510,7 +620,7 @@ final class PostgresDialect extends SqlDialect {
                                             level = rs.getString(1);
                                         }
                                         List<T> out = new ArrayList<>();
-                                        try (ResultSet rs = nextResult(st, "the claim lock")) {
+                                        try (ResultSet rs = nextResult(st, "the claim settings")) {
                                             while (rs.next()) {
                                                 out.add(rows.read(rs));
                                             }

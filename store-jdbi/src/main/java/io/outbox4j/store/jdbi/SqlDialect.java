@@ -1,5 +1,6 @@
 package io.outbox4j.store.jdbi;
 
+import io.outbox4j.api.Buckets;
 import io.outbox4j.api.OutboxException;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -13,6 +14,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.HandleCallback;
@@ -69,6 +71,23 @@ abstract class SqlDialect {
     /** The quoted table name. */
     final String table;
 
+    /** The quoted names of the members and bucket-owner tables (docs/scale-out.md). */
+    final String membersTable;
+
+    final String bucketsTable;
+
+    /** This database's clock as a UTC timestamp expression of the dialect's time type. */
+    final String dbNow;
+
+    /**
+     * The buckets {@code :member} owns while its member lease lasts by the database's clock: the
+     * ownership check of a claim made as a member.
+     */
+    final String ownedBuckets;
+
+    /** The buckets of the rows named by {@code <ids>} (keyed rows only). */
+    final String bucketsOfIds;
+
     /** Whether a dead letter counts as an earlier message of its key (the default). */
     final boolean deadLettersBlock;
 
@@ -92,6 +111,12 @@ abstract class SqlDialect {
     /** {@link #CLAIMABLE} rows in claim order, {@code :limit} of them. */
     final String claimable;
 
+    /** {@link #claimable} of a member: keyed rows only of the buckets in {@code <owned>}. */
+    final String claimableOwned;
+
+    /** Rows of alias {@code c} that are unkeyed or of a bucket in {@code <owned>}. */
+    static final String OWNED = " AND (c.msg_key IS NULL OR c.bucket IN (<owned>))";
+
     /** The enqueue sequence of the latest earlier row of candidate {@code c}'s key, or NULL. */
     final String predecessor;
 
@@ -106,10 +131,25 @@ abstract class SqlDialect {
      * @param deadLettersBlock whether dead letters count as earlier messages of their key
      * @param order how this dialect spells the three orders so that its planner walks the matching
      *     index in order (claim index, key index backwards, dead-letter index)
+     * @param dbNow the database's clock as a UTC value of the dialect's time type
      */
-    SqlDialect(String tableName, char quote, boolean deadLettersBlock, Orders order) {
+    SqlDialect(String tableName, char quote, boolean deadLettersBlock, Orders order, String dbNow) {
         this.tableName = tableName;
         this.table = quote + tableName + quote;
+        this.membersTable = quote + Schema.objectName(tableName, "_members") + quote;
+        this.bucketsTable = quote + Schema.objectName(tableName, "_buckets") + quote;
+        this.dbNow = dbNow;
+        this.ownedBuckets =
+                "SELECT b.bucket FROM "
+                        + bucketsTable
+                        + " b JOIN "
+                        + membersTable
+                        + " m ON m.member_id = b.owner WHERE b.owner = :member AND m.lease_until > "
+                        + dbNow;
+        this.bucketsOfIds =
+                "SELECT DISTINCT bucket FROM "
+                        + table
+                        + " WHERE id IN (<ids>) AND bucket IS NOT NULL";
         this.deadLettersBlock = deadLettersBlock;
         this.insert =
                 "INSERT INTO "
@@ -119,6 +159,8 @@ abstract class SqlDialect {
                         + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
         this.claimOrder = order.claim();
         this.claimable = " WHERE " + CLAIMABLE + " ORDER BY " + claimOrder + " LIMIT :limit";
+        this.claimableOwned =
+                " WHERE " + CLAIMABLE + OWNED + " ORDER BY " + claimOrder + " LIMIT :limit";
         this.predecessor =
                 "(SELECT p.seq FROM "
                         + table
@@ -207,13 +249,16 @@ abstract class SqlDialect {
     // ------------------------------------------------------------------------------------------
 
     /**
-     * Other tables this dialect needs besides the outbox table, for error messages (the claim lock
-     * table of MariaDB, MySQL and H2).
+     * Other tables this store needs besides the outbox table, for error messages.
      *
-     * @return e.g. {@code " or its lock table \"t_lock\""}, or empty
+     * @return {@code " or its members and buckets tables \"t_members\", \"t_buckets\""}
      */
     String companionTables() {
-        return "";
+        return " or its members and buckets tables \""
+                + Schema.objectName(tableName, "_members")
+                + "\", \""
+                + Schema.objectName(tableName, "_buckets")
+                + "\"";
     }
 
     /**
@@ -236,16 +281,30 @@ abstract class SqlDialect {
     }
 
     /**
-     * Takes this outbox's claim lock until the end of the transaction: claims, and removals of
-     * keyed rows, are serialised by it.
+     * Takes the locks of these buckets until the end of the transaction, waiting for them, in
+     * ascending order (so two lockers never wait for each other in a cycle). Removals of keyed rows
+     * take them before they unpark; the parking of a claim tries them ({@link #tryLockBuckets}).
      */
-    abstract void lockClaims(Handle h);
+    abstract void lockBuckets(Handle h, Collection<Integer> buckets);
+
+    /**
+     * Takes the locks of those buckets that nobody holds, without waiting.
+     *
+     * @return the buckets now locked by this transaction
+     */
+    abstract Set<Integer> tryLockBuckets(Handle h, Collection<Integer> buckets);
+
+    /** Runs first in a claim transaction (session settings a dialect wants for it). */
+    void beginClaim(Handle h) {}
 
     /**
      * Reads one page of claim candidates in claim order, with their predecessors, and locks the
      * rows it returns against other writers until the end of the transaction.
+     *
+     * @param owned for a member's claim, the buckets it owns (keyed rows of other buckets are left
+     *     out); null for a claim of every bucket
      */
-    abstract List<Candidate> lockCandidates(Handle h, Instant now, int limit);
+    abstract List<Candidate> lockCandidates(Handle h, Instant now, int limit, List<Integer> owned);
 
     /** Leases the taken candidates; returns their rows in the order given. */
     abstract List<StoredRow> lease(Handle h, List<Candidate> taken, LeaseTerms terms);
@@ -328,34 +387,46 @@ abstract class SqlDialect {
     // ------------------------------------------------------------------------------------------
 
     /**
-     * One claim: under the claim lock, reads pages of candidates, leases the rows the walk takes
-     * and parks the rows it finds blocked, in one transaction.
+     * One claim: reads pages of candidates, leases the rows the walk takes and parks the rows it
+     * finds blocked, in one transaction.
+     *
+     * @param member the owner claiming as a member (keyed rows only of its buckets), or null
      */
-    List<StoredRow> claim(Db db, Instant now, LeaseTerms terms, int limit) {
-        return claimPages(db, now, terms, new ClaimWalk(limit));
+    List<StoredRow> claim(Db db, Instant now, LeaseTerms terms, int limit, String member) {
+        return claimPages(db, now, terms, new ClaimWalk(limit), member);
     }
 
-    /** The claim transaction, continuing a walk that may already have taken rows. */
-    final List<StoredRow> claimPages(Db db, Instant now, LeaseTerms terms, ClaimWalk walk) {
+    /**
+     * The claim transaction, continuing a walk that may already have taken rows. No lock is shared
+     * by all claimers: the page's rows are locked ({@code FOR UPDATE SKIP LOCKED} or by primary
+     * key), a member's buckets are read once by the database's clock, and blocked rows are parked
+     * only in the buckets whose lock this claim gets without waiting, each checked again after the
+     * lock (docs/per-key-order.md, "Parking and unparking").
+     */
+    final List<StoredRow> claimPages(
+            Db db, Instant now, LeaseTerms terms, ClaimWalk walk, String member) {
         return db.transaction(
                 "claim",
                 h -> {
-                    lockClaims(h);
+                    beginClaim(h);
+                    List<Integer> owned = member == null ? null : owned(h, member);
                     List<StoredRow> leased = new ArrayList<>();
                     int parked = 0;
                     for (int size = walk.limit();
                             ;
                             size = Math.max(size, Math.min(2 * size, MAX_PAGE))) {
-                        List<Candidate> candidates = lockCandidates(h, now, size);
+                        List<Candidate> candidates = lockCandidates(h, now, size, owned);
                         ClaimWalk.Step step = walk.next(candidates);
                         if (!step.taken().isEmpty()) {
                             leased.addAll(lease(h, step.taken(), terms));
                         }
+                        boolean allParked = true;
                         if (!step.parked().isEmpty()) {
-                            park(h, ids(step.parked()));
+                            allParked = park(h, step.parked());
                             parked += step.parked().size();
                         }
                         if (step.parked().isEmpty()
+                                || !allParked
                                 || walk.full()
                                 || candidates.size() < size
                                 || parked >= MAX_PARKED) {
@@ -363,6 +434,53 @@ abstract class SqlDialect {
                         }
                     }
                 });
+    }
+
+    /**
+     * The buckets a member owns while its lease lasts by the database's clock; {@code [-1]} (no
+     * bucket) when none, so that the list binds.
+     */
+    List<Integer> owned(Handle h, String member) {
+        List<Integer> owned =
+                h.createQuery(ownedBuckets).bind("member", member).mapTo(Integer.class).list();
+        return owned.isEmpty() ? List.of(-1) : owned;
+    }
+
+    /**
+     * Parks blocked rows in the buckets whose lock it gets without waiting.
+     *
+     * @return whether every row's bucket was locked (false: some rows were left as they are, and
+     *     the claim stops reading pages, as it would read them again)
+     */
+    boolean park(Handle h, List<Candidate> blocked) {
+        Set<Integer> buckets = new TreeSet<>();
+        for (Candidate c : blocked) {
+            buckets.add(Buckets.of(c.key()));
+        }
+        Set<Integer> locked = tryLockBuckets(h, buckets);
+        List<Candidate> parkable = new ArrayList<>(blocked.size());
+        for (Candidate c : blocked) {
+            if (locked.contains(Buckets.of(c.key()))) {
+                parkable.add(c);
+            }
+        }
+        if (!parkable.isEmpty()) {
+            parkIfStillBlocked(h, parkable);
+        }
+        return parkable.size() == blocked.size();
+    }
+
+    /** Takes the locks of the buckets of the keyed rows named by ids, waiting for them. */
+    void lockBucketsOfIds(Handle h, Collection<String> ids) {
+        if (ids.isEmpty()) {
+            return;
+        }
+        lockBuckets(
+                h,
+                h.createQuery(bucketsOfIds)
+                        .bindList("ids", new ArrayList<>(ids))
+                        .mapTo(Integer.class)
+                        .list());
     }
 
     /**
@@ -386,7 +504,7 @@ abstract class SqlDialect {
                     db.transaction(
                             "complete",
                             h -> {
-                                lockClaims(h);
+                                lockBucketsOfIds(h, idsOf(chunk));
                                 return deleteLeasesAndUnpark(h, owner, chunk);
                             }));
         }
@@ -398,18 +516,63 @@ abstract class SqlDialect {
         return db.statement("complete", h -> deleteLeases(h, owner, chunk, false).removed());
     }
 
-    /** Deletes keyed leases and unparks their keys; the caller holds the claim lock. */
+    /** Deletes keyed leases and unparks their keys; the caller holds their buckets' locks. */
     Set<Receipt.Lease> deleteLeasesAndUnpark(Handle h, String owner, List<Receipt> chunk) {
         Removed<Receipt.Lease> removed = deleteLeases(h, owner, chunk, true);
         unpark(h, removed.keys());
         return removed.removed();
     }
 
-    /** Marks rows parked: they leave the claim index until an earlier row of their key goes. */
-    void park(Handle h, List<String> ids) {
-        h.createUpdate("UPDATE " + table + " SET parked = TRUE WHERE id IN (<ids>)")
-                .bindList("ids", ids)
+    /**
+     * Marks rows parked that still have an earlier row of their key: they leave the claim index
+     * until that row goes. The statement starts after the caller took the rows' bucket locks, so a
+     * removal that committed before sees its row gone here, and one that commits after unparks
+     * them.
+     */
+    void parkIfStillBlocked(Handle h, List<Candidate> rows) {
+        h.createUpdate(
+                        "UPDATE "
+                                + table
+                                + " SET parked = TRUE WHERE id IN (<ids>) AND EXISTS (SELECT 1 FROM "
+                                + table
+                                + " p WHERE p.msg_key = "
+                                + table
+                                + ".msg_key AND p.seq < "
+                                + table
+                                + ".seq"
+                                + (deadLettersBlock ? "" : " AND p.dead_at IS NULL")
+                                + ")")
+                .bindList("ids", ids(rows))
                 .execute();
+    }
+
+    /** Takes bucket locks made of the rows of the bucket-owner table. */
+    void lockBucketRows(Handle h, Collection<Integer> buckets) {
+        if (buckets.isEmpty()) {
+            return;
+        }
+        h.createQuery(
+                        "SELECT bucket FROM "
+                                + bucketsTable
+                                + " WHERE bucket IN (<buckets>) ORDER BY bucket FOR UPDATE")
+                .bindList("buckets", new ArrayList<>(new TreeSet<>(buckets)))
+                .mapTo(Integer.class)
+                .list();
+    }
+
+    /** Tries bucket locks made of the rows of the bucket-owner table ({@code SKIP LOCKED}). */
+    Set<Integer> tryLockBucketRows(Handle h, Collection<Integer> buckets) {
+        if (buckets.isEmpty()) {
+            return Set.of();
+        }
+        return new HashSet<>(
+                h.createQuery(
+                                "SELECT bucket FROM "
+                                        + bucketsTable
+                                        + " WHERE bucket IN (<buckets>) FOR UPDATE SKIP LOCKED")
+                        .bindList("buckets", new ArrayList<>(buckets))
+                        .mapTo(Integer.class)
+                        .list());
     }
 
     /**

@@ -7,6 +7,10 @@
 -- retry time; extend: the new lease end; abandon: enqueued_at; dead-letter: NULL). A keyed message found
 -- behind an unfinished earlier message of its key (enqueue order: seq) is parked until that message is
 -- completed or discarded (docs/per-key-order.md). Times are UTC in TIMESTAMP(6).
+--
+-- Scale-out (docs/scale-out.md): a keyed message's bucket (0-255) is computed by the database from its
+-- key; relays sharing the outbox are members (<table>_members) and own buckets (<table>_buckets, whose
+-- rows also serve as the per-bucket locks of parking and unparking).
 CREATE TABLE IF NOT EXISTS "outbox_message" (
     id            VARCHAR(255)        NOT NULL,
     seq           BIGINT              GENERATED ALWAYS AS IDENTITY,
@@ -30,6 +34,10 @@ CREATE TABLE IF NOT EXISTS "outbox_message" (
     CONSTRAINT "outbox_message_pkey" PRIMARY KEY (id)
 );
 
+-- A keyed message's bucket: the first byte of the MD5 of its key (io.outbox4j.api.Buckets). Added by
+-- ALTER so that this script also upgrades a table created before 0.2.
+ALTER TABLE "outbox_message" ADD COLUMN IF NOT EXISTS bucket SMALLINT GENERATED ALWAYS AS (BITAND(CAST(CAST(SUBSTRING(HASH('MD5', msg_key), 1, 1) AS TINYINT) AS INT), 255));
+
 -- The claim path: rows not parked, in claim order ("index sorted"); dead rows have no available_at
 -- and sort last, so the range available_at <= now reads exactly the claimable rows.
 CREATE INDEX IF NOT EXISTS "outbox_message_claim_idx" ON "outbox_message" (parked, available_at NULLS LAST, seq);
@@ -43,9 +51,27 @@ CREATE INDEX IF NOT EXISTS "outbox_message_parked_idx" ON "outbox_message" (park
 -- The dead letters, for operators (list, replay, discard), oldest first.
 CREATE INDEX IF NOT EXISTS "outbox_message_dead_idx" ON "outbox_message" (dead_at NULLS LAST, seq);
 
--- The claim lock: claims (and removals of keyed rows) lock this one row until they commit.
+-- Before 0.2, claims took the one row of this table as a claim lock; kept for relays of 0.1 during a
+-- rolling upgrade (docs/scale-out.md), unused by 0.2.
 CREATE TABLE IF NOT EXISTS "outbox_message_lock" (
     name          VARCHAR(16)         NOT NULL,
     CONSTRAINT "outbox_message_lock_pkey" PRIMARY KEY (name)
 );
 MERGE INTO "outbox_message_lock" (name) KEY (name) VALUES ('claim');
+
+-- The relays sharing this outbox, each with a member lease (UTC).
+CREATE TABLE IF NOT EXISTS "outbox_message_members" (
+    member_id     VARCHAR(255)        NOT NULL,
+    lease_until   TIMESTAMP(6)        NOT NULL,
+    CONSTRAINT "outbox_message_members_pkey" PRIMARY KEY (member_id)
+);
+
+-- Who owns each of the 256 buckets of the key space (NULL while no relay is a member).
+CREATE TABLE IF NOT EXISTS "outbox_message_buckets" (
+    bucket        SMALLINT            NOT NULL,
+    owner         VARCHAR(255),
+    CONSTRAINT "outbox_message_buckets_pkey" PRIMARY KEY (bucket)
+);
+-- A member's buckets, read by every claim it makes.
+CREATE INDEX IF NOT EXISTS "outbox_message_buckets_owner_idx" ON "outbox_message_buckets" (owner, bucket);
+MERGE INTO "outbox_message_buckets" (bucket) KEY (bucket) SELECT X FROM SYSTEM_RANGE(0, 255);

@@ -1,4 +1,4 @@
--- outbox4j store-jdbi schema for MariaDB 10.6+ and MySQL 8 (table `outbox_message`).
+-- outbox4j store-jdbi schema for MariaDB 10.6+ (table `outbox_message`; MySQL 8: mysql.sql).
 -- Usable as-is as a Flyway/Liquibase migration. JdbiOutboxStore.createSchemaIfAbsent() runs the same
 -- text with the configured table name in place of outbox_message (index and lock table names follow it).
 --
@@ -11,6 +11,11 @@
 -- range in claim order (no filesort, so InnoDB locks only the rows it returns); parked and dead rows
 -- sit apart, and the range ends at now whether the optimizer reads it as a range or a ref.
 -- Times are UTC in DATETIME(6) (no session time zone conversion); utf8mb4_bin keeps ids exact.
+--
+-- Scale-out (docs/scale-out.md): a keyed message's bucket (0-255) is computed by the database from its
+-- key, so writers in any language need nothing; relays sharing the outbox are members (<table>_members,
+-- leases by the database's clock) and own buckets (<table>_buckets, whose rows also serve as the
+-- per-bucket locks of parking and unparking).
 CREATE TABLE IF NOT EXISTS `outbox_message` (
     id            VARCHAR(255) NOT NULL,
     seq           BIGINT       NOT NULL AUTO_INCREMENT,
@@ -39,9 +44,30 @@ CREATE TABLE IF NOT EXISTS `outbox_message` (
     KEY `outbox_message_dead_idx` (dead_at, seq)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
--- The claim lock: claims (and removals of keyed rows) lock this one row until they commit.
+-- A keyed message's bucket: the first byte of the MD5 of its key (io.outbox4j.api.Buckets). Added by
+-- ALTER so that this script also upgrades a table created before 0.2.
+ALTER TABLE `outbox_message` ADD COLUMN IF NOT EXISTS bucket SMALLINT AS (CONV(LEFT(MD5(msg_key), 2), 16, 10)) STORED;
+
+-- Before 0.2, claims took the one row of this table as a claim lock; kept for relays of 0.1 during a
+-- rolling upgrade (docs/scale-out.md), unused by 0.2.
 CREATE TABLE IF NOT EXISTS `outbox_message_lock` (
     name          VARCHAR(16)  NOT NULL,
     PRIMARY KEY (name)
 ) ENGINE=InnoDB;
 INSERT IGNORE INTO `outbox_message_lock` (name) VALUES ('claim');
+
+-- The relays sharing this outbox, each with a member lease judged by the database's clock (UTC).
+CREATE TABLE IF NOT EXISTS `outbox_message_members` (
+    member_id     VARCHAR(255) NOT NULL,
+    lease_until   DATETIME(6)  NOT NULL,
+    PRIMARY KEY (member_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- Who owns each of the 256 buckets of the key space (NULL while no relay is a member).
+CREATE TABLE IF NOT EXISTS `outbox_message_buckets` (
+    bucket        SMALLINT     NOT NULL,
+    owner         VARCHAR(255) NULL,
+    PRIMARY KEY (bucket),
+    KEY `outbox_message_buckets_owner_idx` (owner, bucket)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+INSERT IGNORE INTO `outbox_message_buckets` (bucket) SELECT hi.d * 16 + lo.d FROM (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9 UNION ALL SELECT 10 UNION ALL SELECT 11 UNION ALL SELECT 12 UNION ALL SELECT 13 UNION ALL SELECT 14 UNION ALL SELECT 15) hi CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9 UNION ALL SELECT 10 UNION ALL SELECT 11 UNION ALL SELECT 12 UNION ALL SELECT 13 UNION ALL SELECT 14 UNION ALL SELECT 15) lo;

@@ -80,12 +80,36 @@ class JdbiOutboxStoreBuilderTest {
     @Test
     void ddl_isRenamedForTheTable_includingIndexConstraintAndLockTableNames() {
         List<String> ddl = Schema.statements(Dialect.POSTGRESQL, "Events");
-        assertThat(ddl).hasSize(5);
+        assertThat(ddl).hasSize(10);
+        assertThat(ddl)
+                .anySatisfy(
+                        s ->
+                                assertThat(s)
+                                        .startsWith(
+                                                "ALTER TABLE \"Events\" ADD COLUMN IF NOT EXISTS bucket"))
+                .anySatisfy(
+                        s ->
+                                assertThat(s)
+                                        .contains("CREATE TABLE IF NOT EXISTS \"Events_members\""))
+                .anySatisfy(
+                        s ->
+                                assertThat(s)
+                                        .contains("CREATE TABLE IF NOT EXISTS \"Events_buckets\""))
+                .anySatisfy(
+                        s ->
+                                assertThat(s)
+                                        .contains(
+                                                "\"Events_buckets_owner_idx\" ON \"Events_buckets\""))
+                .anySatisfy(
+                        s ->
+                                assertThat(s)
+                                        .startsWith(
+                                                "INSERT INTO \"Events_buckets\" (bucket) SELECT"));
         assertThat(ddl.get(0))
                 .startsWith("CREATE TABLE IF NOT EXISTS \"Events\" (")
                 .contains("CONSTRAINT \"Events_pkey\" PRIMARY KEY (id)")
                 .doesNotContain("outbox_message");
-        assertThat(ddl.get(1))
+        assertThat(ddl.get(2))
                 .isEqualTo(
                         "CREATE INDEX IF NOT EXISTS \"Events_claim_idx\" ON \"Events\""
                                 + " (available_at, seq) WHERE dead_at IS NULL AND NOT parked");
@@ -93,6 +117,8 @@ class JdbiOutboxStoreBuilderTest {
                 .anySatisfy(s -> assertThat(s).contains("CREATE TABLE IF NOT EXISTS `ev` ("))
                 .anySatisfy(s -> assertThat(s).contains("KEY `ev_claim_idx`"))
                 .anySatisfy(s -> assertThat(s).contains("CREATE TABLE IF NOT EXISTS `ev_lock`"))
+                .anySatisfy(s -> assertThat(s).contains("CREATE TABLE IF NOT EXISTS `ev_members`"))
+                .anySatisfy(s -> assertThat(s).startsWith("INSERT IGNORE INTO `ev_buckets`"))
                 .anySatisfy(
                         s ->
                                 assertThat(s)

@@ -92,11 +92,9 @@ abstract class JdbiOutboxStoreTest {
         JdbiOutboxStore missing =
                 JdbiOutboxStore.builder(jdbi).tableName("outbox_never_created").build();
         String expected =
-                "table \"outbox_never_created\""
-                        + (expectedDialect() == Dialect.POSTGRESQL
-                                ? " does not exist; create it with "
-                                : " or its lock table \"outbox_never_created_lock\" does not"
-                                        + " exist; create them with ")
+                "table \"outbox_never_created\" or its members and buckets tables"
+                        + " \"outbox_never_created_members\", \"outbox_never_created_buckets\""
+                        + " does not exist; create them with "
                         + expectedDialect().ddlResource();
         assertThatThrownBy(() -> jdbi.useTransaction(h -> missing.enqueue(h, message().build())))
                 .isInstanceOf(OutboxException.class)

@@ -157,7 +157,7 @@ class MariaDbClaimPlanTest {
     void predecessorProbes_takeOneIndexStepEach_whateverTheKeysBacklog() {
         jdbi.useTransaction(
                 h -> {
-                    List<Candidate> page = sql.lockCandidates(h, Instant.now(), LIMIT);
+                    List<Candidate> page = sql.lockCandidates(h, Instant.now(), LIMIT, null);
                     // Heads of keys with 100 rows each: a probe walking the key would read them
                     // all.
                     List<StoredRow> heads = page.stream().map(Candidate::row).toList();

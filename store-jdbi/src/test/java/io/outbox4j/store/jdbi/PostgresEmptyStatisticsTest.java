@@ -139,7 +139,7 @@ class PostgresEmptyStatisticsTest {
         String plan =
                 plannedWhileEmpty(
                         "outbox_planned_empty",
-                        (dialect, h) -> dialect.lockClaims(h),
+                        (dialect, h) -> dialect.beginClaim(h),
                         dialect -> dialect.claimFree,
                         "(now(), " + LIMIT + ", now() + interval '1 minute', 'relay', 'token')");
         assertThat(plan).as("plan:\n%s", plan).contains("Update on outbox_planned_empty");

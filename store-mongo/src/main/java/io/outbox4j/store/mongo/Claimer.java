@@ -2,6 +2,7 @@ package io.outbox4j.store.mongo;
 
 import static io.outbox4j.store.mongo.Documents.ATTEMPTS;
 import static io.outbox4j.store.mongo.Documents.AVAILABLE_AT;
+import static io.outbox4j.store.mongo.Documents.BUCKET;
 import static io.outbox4j.store.mongo.Documents.ID;
 import static io.outbox4j.store.mongo.Documents.KEY;
 import static io.outbox4j.store.mongo.Documents.OWNER;
@@ -12,8 +13,10 @@ import static io.outbox4j.store.mongo.Documents.SEQ;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
+import com.mongodb.client.model.UpdateManyModel;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.WriteModel;
+import io.outbox4j.api.Buckets;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.Message;
@@ -43,6 +46,14 @@ import org.jspecify.annotations.Nullable;
  * pages (the first of {@code limit} rows, each next one twice as large up to {@value
  * #MAX_PAGE_ROWS}) while candidates were parked and the limit is not reached. The leased documents
  * are read back after the lock is given back.
+ *
+ * <p>A claim {@linkplain ClaimRequest#member() as a member} first asks {@link Members#claimable}
+ * (under the lock, by the server's clock) which buckets it may take keyed messages of, and adds
+ * {@code $or: [{bucket: {$exists: false}}, {bucket: {$in: owned}}]} to the candidate query (only
+ * {@code bucket: {$exists: false}} when it owns none): unkeyed messages, which have no bucket, are
+ * anybody's. Keyed candidates without a {@code bucket} (enqueued by a version without membership)
+ * get it computed and written, and are passed over unless the member owns it; written once, the
+ * query leaves them out for the other members, so none is ever stuck.
  */
 final class Claimer {
     /** The most candidate pages one claim reads. */
@@ -68,18 +79,21 @@ final class Claimer {
     private final ClaimLock lock;
     private final Quarantine quarantine;
     private final Clock clock;
+    private final Members members;
 
     Claimer(
             MongoCollection<BsonDocument> collection,
             KeyOrder keys,
             ClaimLock lock,
             Quarantine quarantine,
-            Clock clock) {
+            Clock clock,
+            Members members) {
         this.collection = collection;
         this.keys = keys;
         this.lock = lock;
         this.quarantine = quarantine;
         this.clock = clock;
+        this.members = members;
     }
 
     /** A candidate this claim took: where it stood before, to give it back if need be. */
@@ -111,14 +125,21 @@ final class Claimer {
         List<Taken> taken = new ArrayList<>();
         Map<String, Long> lastTaken = new HashMap<>();
         try (ClaimLock.Held held = lock.acquire("claim")) {
+            // null: every bucket (a claim not as a member, or a member that owns them all)
+            Set<Integer> owned = request.member() ? members.claimable(request.owner()) : null;
+            if (owned != null && owned.size() == Buckets.COUNT) {
+                owned = null;
+            }
+            BsonDocument candidates = inBuckets(claimable(now), owned);
             for (int page = 0; page < MAX_PAGES && taken.size() < limit; page++) {
                 int pageSize = Math.max(limit, (int) Math.min(MAX_PAGE_ROWS, (long) limit << page));
-                List<BsonDocument> rows =
+                List<BsonDocument> read =
                         collection
-                                .find(claimable(now))
+                                .find(candidates)
                                 .projection(
                                         new BsonDocument(ID, new BsonInt32(1))
                                                 .append(KEY, new BsonInt32(1))
+                                                .append(BUCKET, new BsonInt32(1))
                                                 .append(SEQ, new BsonInt32(1))
                                                 .append(AVAILABLE_AT, new BsonInt32(1)))
                                 .sort(
@@ -127,6 +148,8 @@ final class Claimer {
                                 .limit(pageSize)
                                 .batchSize(pageSize)
                                 .into(new ArrayList<>());
+                List<BsonDocument> rows = owned == null ? read : ours(read, owned);
+                boolean passedOver = rows.size() < read.size();
                 Map<String, KeyOrder.Ask> asks = new LinkedHashMap<>();
                 for (BsonDocument row : rows) {
                     String key = orderKey(row);
@@ -225,12 +248,79 @@ final class Claimer {
                     taken.addAll(take);
                     lostSome = won < take.size();
                 }
-                if (lostSome || rows.size() < pageSize || park.isEmpty()) {
+                if (lostSome || read.size() < pageSize || (park.isEmpty() && !passedOver)) {
                     break;
                 }
             }
         }
         return taken.isEmpty() ? List.of() : readBack(owner, token, taken);
+    }
+
+    /**
+     * Narrows the candidate query to unkeyed messages and the keyed ones of the given buckets (and
+     * those without a stored bucket, sorted out by {@link #ours}); {@code null} (every bucket)
+     * leaves it as it is.
+     */
+    static BsonDocument inBuckets(BsonDocument filter, @Nullable Set<Integer> owned) {
+        if (owned == null) {
+            return filter;
+        }
+        BsonDocument noBucket =
+                new BsonDocument(BUCKET, new BsonDocument("$exists", BsonBoolean.FALSE));
+        if (owned.isEmpty()) {
+            return filter.append(BUCKET, noBucket.get(BUCKET));
+        }
+        BsonArray buckets = new BsonArray();
+        owned.forEach(b -> buckets.add(new BsonInt32(b)));
+        return filter.append(
+                "$or",
+                new BsonArray(
+                        List.of(
+                                noBucket,
+                                new BsonDocument(BUCKET, new BsonDocument("$in", buckets)))));
+    }
+
+    /**
+     * The candidates of a member's claim it may take: all but the keyed ones of buckets it does not
+     * own. Those can only be keyed messages without a stored bucket (the query leaves out the
+     * others): their bucket is computed and written, so later queries sort them out themselves.
+     */
+    private List<BsonDocument> ours(List<BsonDocument> rows, Set<Integer> owned) {
+        List<BsonDocument> ours = new ArrayList<>(rows.size());
+        Map<Integer, BsonArray> missing = new HashMap<>();
+        for (BsonDocument row : rows) {
+            String key = orderKey(row);
+            if (key == null) {
+                ours.add(row);
+                continue;
+            }
+            Integer bucket = Documents.bucketOf(row);
+            if (bucket == null) {
+                bucket = Buckets.of(key);
+                missing.computeIfAbsent(bucket, b -> new BsonArray()).add(Documents.idOf(row));
+            }
+            if (owned.contains(bucket)) {
+                ours.add(row);
+            }
+        }
+        if (!missing.isEmpty()) {
+            List<WriteModel<BsonDocument>> writes = new ArrayList<>();
+            missing.forEach(
+                    (bucket, ids) ->
+                            writes.add(
+                                    new UpdateManyModel<>(
+                                            new BsonDocument(ID, new BsonDocument("$in", ids))
+                                                    .append(
+                                                            BUCKET,
+                                                            new BsonDocument(
+                                                                    "$exists", BsonBoolean.FALSE)),
+                                            new BsonDocument(
+                                                    "$set",
+                                                    new BsonDocument(
+                                                            BUCKET, new BsonInt32(bucket))))));
+            collection.bulkWrite(writes, new BulkWriteOptions().ordered(false));
+        }
+        return ours;
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.outbox4j.store.mongo;
 
+import io.outbox4j.api.Buckets;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.MessageLimits;
 import java.time.Instant;
@@ -20,12 +21,18 @@ import org.jspecify.annotations.Nullable;
  *
  * <pre>
  * { _id: id, seq: long, topic, key?, module, contentType, payload: binary, headers: [{n, v}, ...],
+ *   bucket?: int,                // Buckets.of(key), present on keyed messages
  *   occurredAt: µs, notBefore?: µs, enqueuedAt: µs,
  *   availableAt?: ns,            // present while the message can still be claimed; absent once dead-lettered
  *   parked: bool,                // a keyed message found waiting behind an earlier one of its key
  *   parkedBehind?: true,         // a later message of this one's key was parked behind it
  *   attempts: int, owner?, receipt?, lastError?, deadAt?: ns, deadReason? }
  * </pre>
+ *
+ * <p>{@code bucket} is the key's bucket ({@link Buckets#of}), written at enqueue for every keyed
+ * message so that a claim {@linkplain io.outbox4j.api.ClaimRequest#member() as a member} can select
+ * its buckets in the query. Keyed messages enqueued by a version without membership have none; a
+ * member's claim reads them too, computes their bucket and writes it ({@link Claimer}).
  *
  * <p>{@code receipt} holds the lease token of the claim that holds the document (shared by the
  * documents of that claim); a delivery's receipt is that token followed by the id (see {@link
@@ -49,6 +56,7 @@ final class Documents {
     static final String SEQ = "seq";
     static final String TOPIC = "topic";
     static final String KEY = "key";
+    static final String BUCKET = "bucket";
     static final String MODULE = "module";
     static final String CONTENT_TYPE = "contentType";
     static final String PAYLOAD = "payload";
@@ -97,7 +105,11 @@ final class Documents {
                 new BsonDocument(ID, new BsonString(m.id()))
                         .append(SEQ, new BsonInt64(seq))
                         .append(TOPIC, new BsonString(m.topic()));
-        m.key().ifPresent(k -> d.append(KEY, new BsonString(k)));
+        m.key()
+                .ifPresent(
+                        k ->
+                                d.append(KEY, new BsonString(k))
+                                        .append(BUCKET, new BsonInt32(Buckets.of(k))));
         d.append(MODULE, new BsonString(m.module()))
                 .append(CONTENT_TYPE, new BsonString(m.contentType()))
                 .append(PAYLOAD, new BsonBinary(m.payload()))
@@ -189,6 +201,15 @@ final class Documents {
                             + (v == null ? "missing" : v.getBsonType()));
         }
         return v.asNumber().longValue();
+    }
+
+    /**
+     * The bucket stored in a document, or null when it has none (an unkeyed message, or a keyed one
+     * enqueued by a version without membership).
+     */
+    static @Nullable Integer bucketOf(BsonDocument d) {
+        BsonValue v = d.get(BUCKET);
+        return v != null && v.isNumber() ? v.asNumber().intValue() : null;
     }
 
     /** The key of a document, or null for an unkeyed one. */

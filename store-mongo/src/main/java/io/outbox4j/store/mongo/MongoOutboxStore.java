@@ -41,11 +41,14 @@ import io.outbox4j.api.DeadLetterQuery;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.DuplicateMessageException;
 import io.outbox4j.api.Extension;
+import io.outbox4j.api.Member;
+import io.outbox4j.api.Membership;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.MessageLimits;
 import io.outbox4j.api.Outbox;
 import io.outbox4j.api.OutboxAdmin;
 import io.outbox4j.api.OutboxException;
+import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStatistics;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.Release;
@@ -112,6 +115,18 @@ import org.jspecify.annotations.Nullable;
  * abandon are compare-and-set writes on owner and lease token. Writes use write concern {@code
  * majority} unless configured otherwise, and reads go to the primary.
  *
+ * <p><b>Several relays, as members.</b> The store is an {@link OutboxMembership}: relays that
+ * {@link #renew} a membership share the {@value io.outbox4j.api.Buckets#COUNT} buckets of the key
+ * space, and a claim {@linkplain ClaimRequest#member() as a member} takes keyed messages only of
+ * its own buckets. Members are documents {@code {_id: member, leaseUntil: date}} in {@code
+ * <collection>.members}; the assignment is one document {@code {_id: "owners", owners: [256
+ * owners], version}} in {@code <collection>.buckets}, replaced by compare-and-set on its version.
+ * Member leases are started and judged by the MongoDB server's clock: a renewal reads it with the
+ * {@code hello} command ({@code localTime}; {@code isMaster} on servers without {@code hello}), a
+ * claim compares the lease with {@code $$NOW} inside its query. The builder's {@link
+ * Builder#clock(Clock) clock} is never used for membership. Keyed messages carry their bucket
+ * ({@code bucket}, written at enqueue) so the claim selects them in its query.
+ *
  * <p><b>Without multi-document transactions</b> (the dispatch side uses none, so it also runs on a
  * standalone server) each multi-step operation is ordered so that a crash between two writes loses
  * nothing and blocks no key for good: a claim marks and parks before it leases, a removal unparks
@@ -122,7 +137,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Instances are thread-safe; share one per collection.
  */
-public final class MongoOutboxStore implements OutboxStore, OutboxAdmin, Outbox<ClientSession> {
+public final class MongoOutboxStore
+        implements OutboxStore, OutboxAdmin, OutboxMembership, Outbox<ClientSession> {
     /** The collection used when none is configured. */
     public static final String DEFAULT_COLLECTION = "outbox_message";
 
@@ -144,12 +160,22 @@ public final class MongoOutboxStore implements OutboxStore, OutboxAdmin, Outbox<
     /** The suffix of the collection that holds the claim lock: {@code <collection>.lock}. */
     public static final String LOCK_COLLECTION_SUFFIX = ".lock";
 
+    /** The suffix of the collection that holds the members: {@code <collection>.members}. */
+    public static final String MEMBERS_COLLECTION_SUFFIX = ".members";
+
+    /**
+     * The suffix of the collection that holds the bucket assignment (one document): {@code
+     * <collection>.buckets}.
+     */
+    public static final String BUCKETS_COLLECTION_SUFFIX = ".buckets";
+
     private final MongoCollection<BsonDocument> collection;
     private final MessageLimits limits;
     private final Clock clock;
     private final KeyOrder keys;
     private final Claimer claimer;
     private final Admin admin;
+    private final Members members;
 
     private MongoOutboxStore(Builder b, MongoDatabase database) {
         this.collection = open(database, b.collection, b.writeConcern);
@@ -161,7 +187,14 @@ public final class MongoOutboxStore implements OutboxStore, OutboxAdmin, Outbox<
                         b.lockLease,
                         b.lockWait);
         this.keys = new KeyOrder(collection, lock, b.deadLettersBlockTheirKey);
-        this.claimer = new Claimer(collection, keys, lock, this::deadLetterLeased, clock);
+        this.members =
+                new Members(
+                        open(database, b.collection + MEMBERS_COLLECTION_SUFFIX, b.writeConcern),
+                        open(database, b.collection + BUCKETS_COLLECTION_SUFFIX, b.writeConcern),
+                        new ServerClock(
+                                database.withCodecRegistry(
+                                        MongoClientSettings.getDefaultCodecRegistry())));
+        this.claimer = new Claimer(collection, keys, lock, this::deadLetterLeased, clock, members);
         this.admin = new Admin(collection, keys);
     }
 
@@ -361,6 +394,14 @@ public final class MongoOutboxStore implements OutboxStore, OutboxAdmin, Outbox<
      * claim gets past a long line of messages waiting behind their key's head to the head itself.
      * After giving the lock back it reads the leased documents by id and keeps those carrying its
      * token.
+     *
+     * <p>A claim {@linkplain ClaimRequest#member() as a member} first reads, under the lock, the
+     * buckets the assignment gives its owner and whether the owner's membership lasts by the
+     * server's clock ({@code $expr} with {@code $$NOW}); the candidate query then also asks for
+     * {@code $or: [{bucket: {$exists: false}}, {bucket: {$in: owned}}]}, or only unkeyed messages
+     * when the owner owns nothing or its membership has lapsed. A keyed message without a stored
+     * bucket (enqueued by a version without membership) gets it computed and written when a
+     * member's claim meets it. Per-key order holds whoever claims.
      *
      * @param request who claims, at what time, for how long, and how many at most
      * @return the leased messages in claim order
@@ -864,6 +905,61 @@ public final class MongoOutboxStore implements OutboxStore, OutboxAdmin, Outbox<
         return call("lastError", () -> admin.lastError(id));
     }
 
+    /**
+     * Starts or renews a membership until the server's time plus {@code lease}, drops the members
+     * whose lease ended by the server's clock, and writes the rendezvous assignment over the live
+     * members if it changed. The server's time is read once with the {@code hello} command; the
+     * member document is upserted, the lapsed ones deleted, and the owners document replaced by
+     * compare-and-set on its version (read before the members), retried while another renewal or
+     * leave wins; concurrent renewals therefore never write an assignment that leaves out a member
+     * that renewed before them.
+     *
+     * @param member the member id (at most 255 characters)
+     * @param lease {@link OutboxMembership#MIN_LEASE} to {@link OutboxMembership#MAX_LEASE}
+     * @return the member's buckets, the live members, and the lease end and renewal time by the
+     *     server's clock (milliseconds)
+     * @throws IllegalArgumentException if the member id or the lease is out of range
+     * @throws OutboxException if the server fails, or the assignment could not be written after 100
+     *     lost compare-and-sets in a row
+     */
+    @Override
+    public Membership renew(String member, Duration lease) {
+        OutboxMembership.check(member, lease);
+        return call("renew", () -> members.renew(member, lease));
+    }
+
+    /**
+     * Ends a membership at once: deletes the member document and writes the assignment over the
+     * remaining live members (no owner when none is left). Leaving as a member that is not one
+     * changes nothing.
+     *
+     * @param member the member id
+     * @throws IllegalArgumentException if the member id is null
+     * @throws OutboxException if the server fails
+     */
+    @Override
+    public void leave(String member) {
+        Validation.notNull(member, "member");
+        call(
+                "leave",
+                () -> {
+                    members.leave(member);
+                    return Boolean.TRUE;
+                });
+    }
+
+    /**
+     * Lists the recorded members ordered by id, each live when its lease end is after the server's
+     * time, with the number of buckets it owns.
+     *
+     * @return the members
+     * @throws OutboxException if the server fails
+     */
+    @Override
+    public List<Member> members() {
+        return call("members", members::members);
+    }
+
     /** Runs a store operation, turning the driver's exceptions into the library's. */
     private <T> T call(String what, Supplier<T> operation) {
         try {
@@ -876,6 +972,11 @@ public final class MongoOutboxStore implements OutboxStore, OutboxAdmin, Outbox<
     /** The collection, for tests in this package. */
     MongoCollection<BsonDocument> collection() {
         return collection;
+    }
+
+    /** The members of this store, for tests in this package. */
+    Members membership() {
+        return members;
     }
 
     /** Per-key order of this store, for tests in this package. */
@@ -1040,7 +1141,8 @@ public final class MongoOutboxStore implements OutboxStore, OutboxAdmin, Outbox<
          * Sets the clock that stamps enqueue time (a message without {@code notBefore} is available
          * from then) and the time a claim dead-letters a document that is not a valid message.
          * Lease decisions never use it; they use {@link ClaimRequest#now()}. The claim lock uses no
-         * wall clock at all.
+         * wall clock at all, and member leases ({@link MongoOutboxStore#renew}) are started and
+         * judged by the MongoDB server's clock, never by this one.
          *
          * @param clock the clock (default: the system UTC clock)
          * @return this builder

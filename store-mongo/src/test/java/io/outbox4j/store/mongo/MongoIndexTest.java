@@ -173,4 +173,40 @@ class MongoIndexTest {
                 .contains(MongoOutboxStore.CLAIM_INDEX)
                 .doesNotContain("\"SORT\"");
     }
+
+    @Test
+    void memberClaimQuery_isServedByTheClaimIndexWithoutASort() {
+        assumeRealMongoDb();
+        store.createIndexes();
+        List<Message> messages = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            messages.add(
+                    Message.builder()
+                            .id("b-" + i)
+                            .key(i % 3 == 0 ? null : "k" + (i % 17))
+                            .topic("t")
+                            .module("m")
+                            .build());
+        }
+        store.insert(null, messages);
+        BsonDocument filter =
+                Claimer.inBuckets(Claimer.claimable(Long.MAX_VALUE), java.util.Set.of(1, 7, 200));
+        Document plan =
+                store.collection()
+                        .find(filter)
+                        .projection(new BsonDocument("_id", new BsonInt32(1)))
+                        .sort(
+                                new BsonDocument("availableAt", new BsonInt32(1))
+                                        .append("seq", new BsonInt32(1)))
+                        .limit(20)
+                        .explain(Document.class);
+        String winning =
+                plan.get("queryPlanner", Document.class)
+                        .get("winningPlan", Document.class)
+                        .toJson();
+        assertThat(winning)
+                .contains("IXSCAN")
+                .contains(MongoOutboxStore.CLAIM_INDEX)
+                .doesNotContain("\"SORT\"");
+    }
 }

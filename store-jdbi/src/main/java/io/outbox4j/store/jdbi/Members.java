@@ -1,0 +1,222 @@
+package io.outbox4j.store.jdbi;
+
+import io.outbox4j.api.Buckets;
+import io.outbox4j.api.Member;
+import io.outbox4j.api.Membership;
+import io.outbox4j.api.OutboxMembership;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.statement.PreparedBatch;
+
+/**
+ * The membership side ({@link OutboxMembership}) over the members and bucket-owner tables
+ * (docs/scale-out.md). Every change runs in one transaction that first locks the 256 rows of the
+ * bucket-owner table in order, so renewals and leaves are serialised, and judges leases by the
+ * database's clock ({@link SqlDialect#dbNow}) read in that transaction after the lock.
+ */
+final class Members {
+    private final SqlDialect d;
+    private final Db db;
+    private final String lockOwners;
+    private final String now;
+    private final String prune;
+    private final String extend;
+    private final String join;
+    private final String leave;
+    private final String live;
+    private final String setOwner;
+    private final String addBucket;
+    private final String all;
+
+    Members(SqlDialect dialect, Db db) {
+        this.d = dialect;
+        this.db = db;
+        this.lockOwners =
+                "SELECT bucket, owner FROM " + d.bucketsTable + " ORDER BY bucket FOR UPDATE";
+        this.now = "SELECT " + d.dbNow;
+        this.prune = "DELETE FROM " + d.membersTable + " WHERE lease_until <= :now";
+        this.extend =
+                "UPDATE " + d.membersTable + " SET lease_until = :until WHERE member_id = :member";
+        this.join =
+                "INSERT INTO "
+                        + d.membersTable
+                        + " (member_id, lease_until) VALUES (:member, :until)";
+        this.leave = "DELETE FROM " + d.membersTable + " WHERE member_id = :member";
+        this.live = "SELECT member_id FROM " + d.membersTable;
+        this.setOwner = "UPDATE " + d.bucketsTable + " SET owner = :owner WHERE bucket = :bucket";
+        this.addBucket =
+                "INSERT INTO " + d.bucketsTable + " (bucket, owner) VALUES (:bucket, NULL)";
+        this.all = "SELECT member_id, lease_until FROM " + d.membersTable;
+    }
+
+    Membership renew(String member, Duration lease) {
+        OutboxMembership.check(member, lease);
+        return db.transaction(
+                "renew membership",
+                h -> {
+                    String[] owners = lockOwners(h);
+                    Instant at = dbNow(h);
+                    h.createUpdate(prune).bind("now", d.time(at)).execute();
+                    Instant until = at.plus(lease).truncatedTo(ChronoUnit.MICROS);
+                    if (h.createUpdate(extend)
+                                    .bind("member", member)
+                                    .bind("until", d.time(until))
+                                    .execute()
+                            == 0) {
+                        h.createUpdate(join)
+                                .bind("member", member)
+                                .bind("until", d.time(until))
+                                .execute();
+                    }
+                    List<String> members = liveMembers(h);
+                    int moved = assign(h, owners, members);
+                    List<Integer> mine = new ArrayList<>();
+                    for (int b = 0; b < Buckets.COUNT; b++) {
+                        if (member.equals(owners[b])) {
+                            mine.add(b);
+                        }
+                    }
+                    return new Membership(member, mine, members, until, at, moved);
+                });
+    }
+
+    void leave(String member) {
+        Objects.requireNonNull(member, "member");
+        db.transaction(
+                "leave",
+                h -> {
+                    String[] owners = lockOwners(h);
+                    if (h.createUpdate(leave).bind("member", member).execute() == 0) {
+                        return null;
+                    }
+                    h.createUpdate(prune).bind("now", d.time(dbNow(h))).execute();
+                    assign(h, owners, liveMembers(h));
+                    return null;
+                });
+    }
+
+    List<Member> members() {
+        return db.transaction(
+                "list members",
+                h -> {
+                    Instant at = dbNow(h);
+                    Map<String, Integer> owned = new TreeMap<>();
+                    for (String owner :
+                            h.createQuery("SELECT owner FROM " + d.bucketsTable)
+                                    .mapTo(String.class)
+                                    .list()) {
+                        if (owner != null) {
+                            owned.merge(owner, 1, Integer::sum);
+                        }
+                    }
+                    Map<String, Instant> leases = new TreeMap<>();
+                    h.createQuery(all)
+                            .map((rs, ctx) -> leases.put(rs.getString(1), d.getTime(rs, 2)))
+                            .list();
+                    List<Member> out = new ArrayList<>(leases.size());
+                    leases.forEach(
+                            (id, until) ->
+                                    out.add(
+                                            new Member(
+                                                    id,
+                                                    until,
+                                                    until.isAfter(at),
+                                                    owned.getOrDefault(id, 0))));
+                    return out;
+                });
+    }
+
+    /** Removes every member and every bucket owner: for tests that reset the outbox. */
+    void clear() {
+        db.transaction(
+                "clear members",
+                h -> {
+                    h.execute("DELETE FROM " + d.membersTable);
+                    h.execute("UPDATE " + d.bucketsTable + " SET owner = NULL");
+                    return null;
+                });
+    }
+
+    /**
+     * Locks the bucket-owner rows in order and returns their owners; inserts the rows a table
+     * created without them lacks.
+     */
+    private String[] lockOwners(Handle h) {
+        String[] owners = new String[Buckets.COUNT];
+        int found = readOwners(h, owners);
+        if (found < Buckets.COUNT) {
+            PreparedBatch batch = h.prepareBatch(addBucket);
+            TreeSet<Integer> have = new TreeSet<>();
+            h.createQuery("SELECT bucket FROM " + d.bucketsTable)
+                    .mapTo(Integer.class)
+                    .forEach(have::add);
+            for (int b = 0; b < Buckets.COUNT; b++) {
+                if (!have.contains(b)) {
+                    batch.bind("bucket", b).add();
+                }
+            }
+            batch.execute();
+            readOwners(h, owners);
+        }
+        return owners;
+    }
+
+    private int readOwners(Handle h, String[] owners) {
+        int[] found = {0};
+        h.createQuery(lockOwners)
+                .map(
+                        (rs, ctx) -> {
+                            int b = rs.getInt(1);
+                            if (b >= 0 && b < Buckets.COUNT) {
+                                owners[b] = rs.getString(2);
+                                found[0]++;
+                            }
+                            return b;
+                        })
+                .list();
+        return found[0];
+    }
+
+    private Instant dbNow(Handle h) {
+        return h.createQuery(now).map((rs, ctx) -> d.getTime(rs, 1)).one();
+    }
+
+    private List<String> liveMembers(Handle h) {
+        return new ArrayList<>(new TreeSet<>(h.createQuery(live).mapTo(String.class).list()));
+    }
+
+    /**
+     * Writes the rendezvous assignment over the live members (no owner when there is none) where it
+     * differs from {@code owners}, and updates {@code owners}.
+     *
+     * @return how many buckets changed owner
+     */
+    private int assign(Handle h, String[] owners, Collection<String> members) {
+        String[] next = new String[Buckets.COUNT];
+        if (!members.isEmpty()) {
+            Buckets.assign(members).forEach((m, buckets) -> buckets.forEach(b -> next[b] = m));
+        }
+        PreparedBatch batch = h.prepareBatch(setOwner);
+        int moved = 0;
+        for (int b = 0; b < Buckets.COUNT; b++) {
+            if (!Objects.equals(owners[b], next[b])) {
+                batch.bind("owner", next[b]).bind("bucket", b).add();
+                owners[b] = next[b];
+                moved++;
+            }
+        }
+        if (moved > 0) {
+            batch.execute();
+        }
+        return moved;
+    }
+}
