@@ -1,10 +1,13 @@
 package io.outbox4j.cli;
 
+import io.outbox4j.api.Buckets;
 import io.outbox4j.api.DeadLetterPage;
 import io.outbox4j.api.DeadLetterQuery;
 import io.outbox4j.api.DeadMessage;
+import io.outbox4j.api.Member;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxAdmin;
+import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStatistics;
 import io.outbox4j.api.OutboxStatistics.TopicStatistics;
 import io.outbox4j.cli.Arguments.UsageException;
@@ -61,6 +64,10 @@ abstract class Command {
                 expectNoOperands(w, 1, "stats");
                 a.allowOnly("stats", union(Set.of("--json")));
                 return new Stats(clock);
+            case "members":
+                expectNoOperands(w, 1, "members");
+                a.allowOnly("members", union(Set.of("--json")));
+                return new Members(clock);
             case "dead-letters":
                 return deadLetters(a, clock);
             case "relay":
@@ -69,7 +76,9 @@ abstract class Command {
                                 + " --config FILE, or java -cp 'lib/*' io.outbox4j.relay.Outbox4j relay");
             default:
                 throw new UsageException(
-                        "unknown command '" + w.get(0) + "'; commands: relay, stats, dead-letters");
+                        "unknown command '"
+                                + w.get(0)
+                                + "'; commands: relay, stats, members, dead-letters");
         }
     }
 
@@ -271,6 +280,9 @@ abstract class Command {
                 doc.put("total", counts(s.total()));
                 doc.put("blockedKeys", s.blockedKeys());
                 doc.put("topics", topics);
+                if (admin instanceof OutboxMembership m) {
+                    doc.put("members", Members.json(m.members()));
+                }
                 out.println(Json.write(doc));
                 return OutboxCli.OK;
             }
@@ -290,6 +302,20 @@ abstract class Command {
                                     ? " (a dead letter holds back the later messages of each;"
                                             + " replay or discard it)"
                                     : ""));
+            if (admin instanceof OutboxMembership m) {
+                List<Member> members = m.members();
+                long live = members.stream().filter(Member::live).count();
+                out.println(
+                        "Relays (members): "
+                                + live
+                                + " live"
+                                + (members.size() > live
+                                        ? ", " + (members.size() - live) + " lapsed"
+                                        : "")
+                                + " sharing "
+                                + Buckets.COUNT
+                                + " buckets (outbox4j members: who owns how many)");
+            }
             return OutboxCli.OK;
         }
 
@@ -311,6 +337,64 @@ abstract class Command {
             m.put("dead", c.dead());
             m.put("oldestReadyAgeSeconds", c.oldestReadyAge());
             return m;
+        }
+    }
+
+    /** {@code members}: the relays sharing the outbox and the buckets each owns. */
+    static final class Members extends Command {
+        Members(Clock clock) {
+            super(clock);
+        }
+
+        @Override
+        int run(OutboxAdmin admin, String store, Output output, PrintStream err) {
+            if (!(admin instanceof OutboxMembership membership)) {
+                err.println(
+                        "outbox4j: this store does not record members (it does not implement"
+                                + " OutboxMembership); its relays claim every bucket");
+                return OutboxCli.NOT_FOUND;
+            }
+            List<Member> members = membership.members();
+            PrintStream out = output.out();
+            if (output.json()) {
+                Map<String, Object> doc = new LinkedHashMap<>();
+                doc.put("buckets", Buckets.COUNT);
+                doc.put("members", json(members));
+                out.println(Json.write(doc));
+                return OutboxCli.OK;
+            }
+            out.println("Outbox " + store + ": " + members.size() + " members");
+            out.println();
+            Table t = new Table("MEMBER", "LIVE", "BUCKETS", "LEASE UNTIL").numeric(2);
+            int owned = 0;
+            for (Member m : members) {
+                t.row(m.id(), m.live() ? "yes" : "no", m.buckets(), Text.time(m.leaseUntil()));
+                owned += m.live() ? m.buckets() : 0;
+            }
+            out.print(t.render());
+            out.println();
+            out.println(
+                    owned == Buckets.COUNT
+                            ? "Every one of the " + Buckets.COUNT + " buckets has a live owner."
+                            : (Buckets.COUNT - owned)
+                                    + " of "
+                                    + Buckets.COUNT
+                                    + " buckets have no live owner: their keyed messages wait until"
+                                    + " a live relay renews (every third of its member lease)");
+            return OutboxCli.OK;
+        }
+
+        static List<Map<String, Object>> json(List<Member> members) {
+            List<Map<String, Object>> out = new ArrayList<>();
+            for (Member m : members) {
+                Map<String, Object> one = new LinkedHashMap<>();
+                one.put("id", m.id());
+                one.put("live", m.live());
+                one.put("buckets", m.buckets());
+                one.put("leaseUntil", m.leaseUntil());
+                out.add(one);
+            }
+            return out;
         }
     }
 

@@ -111,6 +111,53 @@ abstract class CliEndToEndTest {
     }
 
     @Test
+    void members_listsTheRelaysSharingTheOutboxAndTheirBuckets() {
+        store.renew("relay-a", java.time.Duration.ofMinutes(5));
+        store.renew("relay-b", java.time.Duration.ofMinutes(5));
+        store.renew("relay-gone", java.time.Duration.ofMillis(100));
+        java.util.Map<String, List<Integer>> shares =
+                io.outbox4j.api.Buckets.assign(List.of("relay-a", "relay-b", "relay-gone"));
+        await(
+                () ->
+                        store.members().stream()
+                                .noneMatch(m -> m.id().equals("relay-gone") && m.live()));
+        Run members = cli("members");
+        assertThat(members.exit()).as(members.err()).isZero();
+        int gone = shares.get("relay-gone").size();
+        assertThat(members.out())
+                .contains("3 members")
+                .containsPattern("(?m)^relay-a +yes +" + shares.get("relay-a").size() + " ")
+                .containsPattern("(?m)^relay-b +yes +" + shares.get("relay-b").size() + " ")
+                .containsPattern("(?m)^relay-gone +no +" + gone + " ")
+                .contains(gone + " of 256 buckets have no live owner");
+        assertThat(cli("members", "--json").out())
+                .contains("\"buckets\":256")
+                .contains(
+                        "{\"id\":\"relay-a\",\"live\":true,\"buckets\":"
+                                + shares.get("relay-a").size()
+                                + ",");
+        assertThat(cli("stats").out())
+                .contains("Relays (members): 2 live, 1 lapsed sharing 256 buckets");
+        store.renew("relay-a", java.time.Duration.ofMinutes(5)); // drops relay-gone
+        assertThat(cli("members").out())
+                .contains("2 members")
+                .contains("Every one of the 256 buckets has a live owner.");
+        assertThat(cli("members", "extra").exit()).isEqualTo(OutboxCli.USAGE);
+    }
+
+    private static void await(java.util.function.BooleanSupplier condition) {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("condition not met within 10 s").isLessThan(deadline);
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    @Test
     void listAndShowJson_pageThroughTheStoresOwnCursor() {
         Run first = cli("dead-letters", "list", "--limit", "1", "--json");
         assertThat(first.out()).contains("\"id\":\"pay-1\"").doesNotContain("pay-3");

@@ -67,8 +67,9 @@ final class Members {
     }
 
     /**
-     * Joins the outbox (one renewal on the caller's thread, so the first claim already sees the
-     * buckets) and starts renewing.
+     * Starts joining and renewing on the member thread: the first renewal runs at once there (never
+     * on the caller's thread, which a store that cannot be reached would hold up), and wakes the
+     * loop up when it brings buckets; claims made before it take only unkeyed messages.
      *
      * @param wakeUp called when a renewal changed the buckets this relay owns
      */
@@ -83,7 +84,6 @@ final class Members {
                 return;
             }
             active = true;
-            renew(m, wakeUp);
             Thread t = new Thread(() -> loop(m, wakeUp), "outbox4j-member-" + owner);
             t.setDaemon(true);
             thread = t;
@@ -132,7 +132,7 @@ final class Members {
     private void loop(OutboxMembership m, Runnable wakeUp) {
         long every = lease.toNanos() / 3;
         long retry = Math.max(1, lease.toNanos() / 15);
-        long wait = every;
+        long wait = renew(m, wakeUp) ? every : retry;
         while (true) {
             lock.lock();
             try {

@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.Timer;
 import io.outbox4j.api.Observation;
 import io.outbox4j.api.Observer;
 import io.outbox4j.api.OutboxAdmin;
+import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStatistics;
 import io.outbox4j.api.OutboxStatistics.TopicStatistics;
 import io.outbox4j.api.OutboxStore;
@@ -120,6 +121,16 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
      * {@code stopped}): see {@link Relay.State}.
      */
     public static final String RELAY_STATE = "outbox.relay.state";
+
+    /**
+     * Gauge: how many of the outbox's {@value io.outbox4j.api.Buckets#COUNT} buckets the bound
+     * relay owns as a member (docs/scale-out.md); {@value io.outbox4j.api.Buckets#COUNT} for a
+     * relay that claims every bucket (not a member), 0 while a member owns none.
+     */
+    public static final String RELAY_BUCKETS = "outbox.relay.buckets";
+
+    /** Gauge: the live members of the outbox at the bound relay's last renewal (1 if none). */
+    public static final String RELAY_MEMBERS = "outbox.relay.members";
 
     /**
      * Time gauge: how long ago the bound relay's last claim answered (or, before its first, how
@@ -309,7 +320,9 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
      * }</pre>
      *
      * @param store the store the relay would use
-     * @return a store that times the calls and delegates them to {@code store}
+     * @return a store that times the calls and delegates them to {@code store}; when {@code store}
+     *     implements {@link OutboxMembership} so does the wrapper (membership calls pass through
+     *     untimed), so a relay built on it still joins its outbox as a member
      * @throws IllegalArgumentException if {@code store} is null
      */
     public OutboxStore store(OutboxStore store) {
@@ -334,7 +347,9 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
                                             .tag("operation", o.tag)
                                             .register(registry)));
         }
-        return new TimedStore(store, m);
+        return store instanceof OutboxMembership membership
+                ? new TimedStore.Member(store, membership, m)
+                : new TimedStore(store, m);
     }
 
     private Timer storeTimer(TimedStore.Operation o, String result) {
@@ -376,6 +391,29 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
                             .strongReference(true)
                             .register(registry));
         }
+        register(
+                Gauge.builder(
+                                RELAY_BUCKETS,
+                                relay,
+                                r ->
+                                        r.membership()
+                                                .map(m -> m.buckets().size())
+                                                .orElse(io.outbox4j.api.Buckets.COUNT))
+                        .description(
+                                "Buckets of the outbox's key space the relay owns as a member"
+                                        + " (all of them when it is not a member)")
+                        .tags(tags)
+                        .strongReference(true)
+                        .register(registry));
+        register(
+                Gauge.builder(
+                                RELAY_MEMBERS,
+                                relay,
+                                r -> r.membership().map(m -> m.members().size()).orElse(1))
+                        .description("Live members of the outbox at the relay's last renewal")
+                        .tags(tags)
+                        .strongReference(true)
+                        .register(registry));
         Instant bound = clock.instant();
         register(
                 TimeGauge.builder(

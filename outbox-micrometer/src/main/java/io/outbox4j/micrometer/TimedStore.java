@@ -8,8 +8,11 @@ import io.outbox4j.api.Completion;
 import io.outbox4j.api.DeadLetter;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.Extension;
+import io.outbox4j.api.Membership;
+import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.Release;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -21,7 +24,32 @@ import java.util.function.ToIntFunction;
  * OutboxMetrics#STORE_CALLS}) and counts the messages each call carried ({@value
  * OutboxMetrics#STORE_MESSAGES}); answers and exceptions pass through unchanged.
  */
-final class TimedStore implements OutboxStore {
+class TimedStore implements OutboxStore {
+
+    /** A timed store over a store with membership: membership calls pass through, untimed. */
+    static final class Member extends TimedStore implements OutboxMembership {
+        private final OutboxMembership membership;
+
+        Member(OutboxStore store, OutboxMembership membership, Meters[] meters) {
+            super(store, meters);
+            this.membership = membership;
+        }
+
+        @Override
+        public Membership renew(String member, Duration lease) {
+            return membership.renew(member, lease);
+        }
+
+        @Override
+        public void leave(String member) {
+            membership.leave(member);
+        }
+
+        @Override
+        public List<io.outbox4j.api.Member> members() {
+            return membership.members();
+        }
+    }
 
     /** The port operations, in the order of their meters; the tag is the lower-case name. */
     enum Operation {

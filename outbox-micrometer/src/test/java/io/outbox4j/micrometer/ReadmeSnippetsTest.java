@@ -69,6 +69,8 @@ class ReadmeSnippetsTest {
                         OutboxMetrics.STORE_CALLS,
                         OutboxMetrics.STORE_MESSAGES,
                         OutboxMetrics.RELAY_STATE,
+                        OutboxMetrics.RELAY_BUCKETS,
+                        OutboxMetrics.RELAY_MEMBERS,
                         OutboxMetrics.RELAY_LAST_CLAIM_AGE,
                         OutboxMetrics.MESSAGES,
                         OutboxMetrics.OLDEST_READY_AGE,

@@ -151,6 +151,42 @@ class StoreAndRelayMetricsTest {
         metrics.close();
     }
 
+    @Test
+    void aRelayOnTheTimedStore_isStillAMember_andTheBucketGaugesSaySo() throws Exception {
+        OutboxMetrics metrics = OutboxMetrics.builder(registry).build();
+        JdbiOutboxStore store =
+                JdbiOutboxStore.builder(
+                                Jdbi.create("jdbc:h2:mem:micrometer-members;DB_CLOSE_DELAY=-1"))
+                        .build();
+        store.createSchemaIfAbsent();
+        OutboxStore timed = metrics.store(store);
+        assertThat(timed)
+                .as("the timed store keeps the store's membership")
+                .isInstanceOf(io.outbox4j.api.OutboxMembership.class);
+        Relay relay =
+                Relay.builder(timed, Publisher.perMessage(m -> {}))
+                        .pollInterval(Duration.ofMillis(50))
+                        .build();
+        metrics.relay(relay);
+        assertThat(registry.get(OutboxMetrics.RELAY_BUCKETS).gauge().value())
+                .as("a relay that is not a member (yet) claims every bucket")
+                .isEqualTo(256);
+        relay.start();
+        await("the relay joined", () -> relay.membership().isPresent());
+        assertThat(registry.get(OutboxMetrics.RELAY_BUCKETS).gauge().value()).isEqualTo(256);
+        assertThat(registry.get(OutboxMetrics.RELAY_MEMBERS).gauge().value()).isEqualTo(1);
+        store.renew("another-relay", Duration.ofMinutes(1));
+        await(
+                "the relay renewed and sees two members",
+                () -> registry.get(OutboxMetrics.RELAY_MEMBERS).gauge().value() == 2);
+        assertThat(registry.get(OutboxMetrics.RELAY_BUCKETS).gauge().value())
+                .as("it owns its share only")
+                .isLessThan(256)
+                .isEqualTo(relay.membership().orElseThrow().buckets().size());
+        relay.close();
+        metrics.close();
+    }
+
     private double state(String state) {
         return registry.get(OutboxMetrics.RELAY_STATE).tags("state", state).gauge().value();
     }

@@ -31,6 +31,7 @@ class ReadmeTest {
         "src/test/java/io/outbox4j/tck/example/MyStoreContractTest.java, store-example",
         "src/test/java/io/outbox4j/tck/example/MyStorePropertiesTest.java, properties-example",
         "src/test/java/io/outbox4j/tck/example/MyAdminContractTest.java, admin-example",
+        "src/test/java/io/outbox4j/tck/example/MyMembershipContractTest.java, membership-example",
         "src/test/java/io/outbox4j/tck/example/MyArchitectureTest.java, arch-example"
     })
     void readmeShowsTheCompiledExample(String source, String tag) throws IOException {
@@ -57,6 +58,7 @@ class ReadmeTest {
                 List.of(
                         OutboxStoreContract.class,
                         OutboxAdminContract.class,
+                        OutboxMembershipContract.class,
                         PublisherContract.class)) {
             for (Class<?> group : kit.getDeclaredClasses()) {
                 if (group.isAnnotationPresent(Nested.class)) {

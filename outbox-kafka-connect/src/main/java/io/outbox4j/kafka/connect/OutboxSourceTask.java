@@ -7,7 +7,9 @@ import io.outbox4j.api.Completion;
 import io.outbox4j.api.DeadLetter;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.Extension;
+import io.outbox4j.api.Membership;
 import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
 import java.time.Duration;
@@ -62,6 +64,16 @@ public class OutboxSourceTask extends SourceTask {
 
     private volatile @Nullable Settings settings;
     private volatile @Nullable String owner;
+
+    /**
+     * How long the task's membership of the outbox lasts without a renewal (renewed every third of
+     * it): the buckets of a task that died move to the other tasks within this plus one renewal.
+     */
+    static final Duration MEMBER_LEASE = Duration.ofSeconds(10);
+
+    /** Whether the task renewed its membership at least once (its claims are member claims). */
+    private volatile boolean joined;
+
     private @Nullable HikariDataSource pool;
     private volatile @Nullable OutboxStore store;
     private volatile @Nullable ScheduledExecutorService keeper;
@@ -101,6 +113,9 @@ public class OutboxSourceTask extends SourceTask {
         k.scheduleWithFixedDelay(
                 this::completeAcknowledged, completeEvery, completeEvery, TimeUnit.MILLISECONDS);
         k.scheduleWithFixedDelay(this::renew, renewEvery, renewEvery, TimeUnit.MILLISECONDS);
+        long memberEvery = MEMBER_LEASE.toMillis() / 3;
+        k.scheduleWithFixedDelay(
+                this::renewMembership, memberEvery, memberEvery, TimeUnit.MILLISECONDS);
         keeper = k;
         LOG.info("outbox task {} started: {}", id, s);
     }
@@ -119,6 +134,9 @@ public class OutboxSourceTask extends SourceTask {
             return null;
         }
         long round = completionRound();
+        if (!joined) {
+            renewMembership();
+        }
         List<Delivery> claimed;
         try {
             claimed =
@@ -127,7 +145,8 @@ public class OutboxSourceTask extends SourceTask {
                                     who,
                                     Instant.now(),
                                     s.lease(),
-                                    Math.min(s.batchSize(), capacity)));
+                                    Math.min(s.batchSize(), capacity),
+                                    st instanceof OutboxMembership));
         } catch (RuntimeException e) {
             warnStore("claiming from the outbox failed; trying again", e);
             pause(s.pollInterval());
@@ -232,6 +251,7 @@ public class OutboxSourceTask extends SourceTask {
         if (store != null && owner != null) {
             // Connect awaited the outstanding acknowledgements before stopping the task.
             completeAcknowledged();
+            leave();
         }
         int left = inFlight.unacknowledged();
         if (left > 0) {
@@ -244,6 +264,49 @@ public class OutboxSourceTask extends SourceTask {
         HikariDataSource p = pool;
         if (p != null) {
             p.close();
+        }
+    }
+
+    /**
+     * Joins the outbox, or renews the task's membership: the outbox's buckets are spread over the
+     * tasks (and relays) that share it, and each claims keyed messages only of its own
+     * (docs/scale-out.md), so {@code tasks.max > 1} adds throughput. A failure is logged and
+     * retried at the next renewal; the task's claims stay member claims, fenced by the store.
+     */
+    private void renewMembership() {
+        OutboxStore st = store;
+        String who = owner;
+        if (!(st instanceof OutboxMembership m) || who == null || stopping) {
+            return;
+        }
+        try {
+            Membership renewed = m.renew(who, MEMBER_LEASE);
+            if (!joined) {
+                LOG.info(
+                        "outbox task {} joined the outbox: {} of its buckets among {} members",
+                        who,
+                        renewed.buckets().size(),
+                        renewed.members().size());
+            }
+            joined = true;
+        } catch (RuntimeException e) {
+            warnStore("renewing the task's membership of the outbox failed; trying again", e);
+        }
+    }
+
+    /** Leaves the outbox at once, so the other tasks take this one's buckets. */
+    private void leave() {
+        OutboxStore st = store;
+        String who = owner;
+        if (st instanceof OutboxMembership m && who != null) {
+            try {
+                m.leave(who);
+            } catch (RuntimeException e) {
+                warnStore(
+                        "leaving the outbox failed; the task's buckets move when its member lease"
+                                + " ends",
+                        e);
+            }
         }
     }
 

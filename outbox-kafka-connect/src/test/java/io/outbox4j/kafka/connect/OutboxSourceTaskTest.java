@@ -48,7 +48,12 @@ class OutboxSourceTaskTest {
 
     @BeforeEach
     void emptyOutbox() {
-        jdbi.useHandle(h -> h.execute("DELETE FROM outbox_message"));
+        jdbi.useHandle(
+                h -> {
+                    h.execute("DELETE FROM outbox_message");
+                    h.execute("DELETE FROM outbox_message_members");
+                    h.execute("UPDATE outbox_message_buckets SET owner = NULL");
+                });
     }
 
     @AfterEach
@@ -178,23 +183,57 @@ class OutboxSourceTaskTest {
     }
 
     @Test
-    void twoTasks_neverHoldTwoMessagesOfOneKey_andTheNextIsClaimableOnceTheFirstWasAcknowledged()
-            throws Exception {
-        enqueue("m-1", "orders", "k");
+    void twoTasks_splitTheKeysByBucket_andNeverHoldTwoMessagesOfOneKey() throws Exception {
         OutboxSourceTask first = start(Map.of());
         OutboxSourceTask second = start(Map.of());
-        List<SourceRecord> firstRecords = pollUntilSome(first);
-        assertThat(ids(firstRecords)).containsExactly("m-1");
-        enqueue("m-2", "orders", "k");
-        enqueue("m-3", "orders", "other");
-
-        assertThat(ids(pollUntilSome(second)))
-                .as("m-2 waits behind m-1, which the first task holds")
-                .containsExactly("m-3");
+        assertThat(first.poll()).isNull(); // each poll joins the outbox first
         assertThat(second.poll()).isNull();
+        await("both tasks are members", () -> members().size() == 2);
+        // a key of each task's buckets
+        String ownerOfK = ownerOf("k");
+        String otherKey = null;
+        for (int i = 0; otherKey == null; i++) {
+            String candidate = "other-" + i;
+            if (!ownerOf(candidate).equals(ownerOfK)) {
+                otherKey = candidate;
+            }
+        }
+        enqueue("m-1", "orders", "k");
+        enqueue("m-3", "orders", otherKey);
+        // owner ids are <connector>/task-<index>/<random>
+        boolean firstHoldsK = ownerOfK.contains("/task-" + (tasks.size() - 2) + "/");
+        OutboxSourceTask holder = firstHoldsK ? first : second;
+        OutboxSourceTask other = firstHoldsK ? second : first;
+        List<SourceRecord> held = pollUntilSome(holder);
+        assertThat(ids(held))
+                .as("the owner of k's bucket takes m-1, and nothing else")
+                .containsExactly("m-1");
+        enqueue("m-2", "orders", "k");
+        assertThat(ids(pollUntilSome(other)))
+                .as("the other task takes only the message of its own bucket")
+                .containsExactly("m-3");
+        assertThat(other.poll()).as("m-2 is not the other task's").isNull();
+        assertThat(holder.poll()).as("m-2 waits behind m-1, which is not acknowledged").isNull();
 
-        acknowledge(first, firstRecords);
-        assertThat(ids(pollUntilSome(second))).containsExactly("m-2");
+        acknowledge(holder, held);
+        assertThat(ids(pollUntilSome(holder))).containsExactly("m-2");
+    }
+
+    private static List<String> members() {
+        return jdbi.withHandle(
+                h ->
+                        h.createQuery("SELECT member_id FROM outbox_message_members")
+                                .mapTo(String.class)
+                                .list());
+    }
+
+    private static String ownerOf(String key) {
+        return jdbi.withHandle(
+                h ->
+                        h.createQuery("SELECT owner FROM outbox_message_buckets WHERE bucket = :b")
+                                .bind("b", io.outbox4j.api.Buckets.of(key))
+                                .mapTo(String.class)
+                                .one());
     }
 
     @Test

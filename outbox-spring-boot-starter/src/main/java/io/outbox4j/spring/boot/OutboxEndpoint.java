@@ -3,7 +3,9 @@ package io.outbox4j.spring.boot;
 import io.outbox4j.api.DeadLetterPage;
 import io.outbox4j.api.DeadLetterQuery;
 import io.outbox4j.api.DeadMessage;
+import io.outbox4j.api.Member;
 import io.outbox4j.api.OutboxAdmin;
+import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStatistics;
 import io.outbox4j.api.OutboxStatistics.TopicStatistics;
 import java.time.Clock;
@@ -67,6 +69,18 @@ public class OutboxEndpoint {
                 .forEach(e -> topics.put(e.getKey(), counts(e.getValue())));
         out.put("topics", topics);
         out.put("blockedKeys", s.blockedKeys());
+        if (admin instanceof OutboxMembership membership) {
+            List<Map<String, Object>> members = new ArrayList<>();
+            for (Member m : membership.members()) {
+                Map<String, Object> one = new LinkedHashMap<>();
+                one.put("id", m.id());
+                one.put("live", m.live());
+                one.put("buckets", m.buckets());
+                one.put("leaseUntil", m.leaseUntil().toString());
+                members.add(one);
+            }
+            out.put("members", members);
+        }
         return out;
     }
 

@@ -265,6 +265,18 @@ class OutboxAutoConfigurationTest {
                                     .doesNotContainKey("payload");
                             assertThat((String) items.get(0).get("reason"))
                                     .contains("refused by the test");
+                            @SuppressWarnings("unchecked")
+                            List<Map<String, Object>> members =
+                                    (List<Map<String, Object>>)
+                                            endpoint.statistics().get("members");
+                            assertThat(members)
+                                    .as("the starter's relay is the outbox's only member")
+                                    .singleElement()
+                                    .satisfies(
+                                            m ->
+                                                    assertThat(m)
+                                                            .containsEntry("live", true)
+                                                            .containsEntry("buckets", 256));
 
                             Health health =
                                     context.getBean("outboxHealthIndicator", HealthIndicator.class)

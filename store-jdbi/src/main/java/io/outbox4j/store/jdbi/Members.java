@@ -24,6 +24,8 @@ import org.jdbi.v3.core.statement.PreparedBatch;
  * database's clock ({@link SqlDialect#dbNow}) read in that transaction after the lock.
  */
 final class Members {
+    private static final System.Logger LOG = System.getLogger(Members.class.getName());
+
     private final SqlDialect d;
     private final Db db;
     private final String lockOwners;
@@ -36,6 +38,14 @@ final class Members {
     private final String setOwner;
     private final String addBucket;
     private final String all;
+
+    /** The least time between two sweeps for orphaned parked rows by this store instance. */
+    static final Duration SWEEP_EVERY = Duration.ofSeconds(30);
+
+    /** The most rows one sweep unparks. */
+    static final int SWEEP_LIMIT = 1000;
+
+    private volatile long nextSweepNanos = System.nanoTime();
 
     Members(SqlDialect dialect, Db db) {
         this.d = dialect;
@@ -60,33 +70,69 @@ final class Members {
 
     Membership renew(String member, Duration lease) {
         OutboxMembership.check(member, lease);
-        return db.transaction(
-                "renew membership",
-                h -> {
-                    String[] owners = lockOwners(h);
-                    Instant at = dbNow(h);
-                    h.createUpdate(prune).bind("now", d.time(at)).execute();
-                    Instant until = at.plus(lease).truncatedTo(ChronoUnit.MICROS);
-                    if (h.createUpdate(extend)
-                                    .bind("member", member)
-                                    .bind("until", d.time(until))
-                                    .execute()
-                            == 0) {
-                        h.createUpdate(join)
-                                .bind("member", member)
-                                .bind("until", d.time(until))
-                                .execute();
-                    }
-                    List<String> members = liveMembers(h);
-                    int moved = assign(h, owners, members);
-                    List<Integer> mine = new ArrayList<>();
-                    for (int b = 0; b < Buckets.COUNT; b++) {
-                        if (member.equals(owners[b])) {
-                            mine.add(b);
-                        }
-                    }
-                    return new Membership(member, mine, members, until, at, moved);
-                });
+        Membership renewed =
+                db.transaction(
+                        "renew membership",
+                        h -> {
+                            String[] owners = lockOwners(h);
+                            Instant at = dbNow(h);
+                            h.createUpdate(prune).bind("now", d.time(at)).execute();
+                            Instant until = at.plus(lease).truncatedTo(ChronoUnit.MICROS);
+                            if (h.createUpdate(extend)
+                                            .bind("member", member)
+                                            .bind("until", d.time(until))
+                                            .execute()
+                                    == 0) {
+                                h.createUpdate(join)
+                                        .bind("member", member)
+                                        .bind("until", d.time(until))
+                                        .execute();
+                            }
+                            List<String> members = liveMembers(h);
+                            int moved = assign(h, owners, members);
+                            List<Integer> mine = new ArrayList<>();
+                            for (int b = 0; b < Buckets.COUNT; b++) {
+                                if (member.equals(owners[b])) {
+                                    mine.add(b);
+                                }
+                            }
+                            return new Membership(member, mine, members, until, at, moved);
+                        });
+        sweep(renewed.buckets());
+        return renewed;
+    }
+
+    /**
+     * At most every {@link #SWEEP_EVERY} per store instance, unparks orphaned parked rows of the
+     * renewing member's buckets (see {@link SqlDialect#unparkOrphans}); a failure is left to the
+     * next sweep.
+     */
+    private void sweep(List<Integer> buckets) {
+        long now = System.nanoTime();
+        if (buckets.isEmpty() || now - nextSweepNanos < 0) {
+            return;
+        }
+        nextSweepNanos = now + SWEEP_EVERY.toNanos();
+        try {
+            int unparked =
+                    db.statement("unpark orphans", h -> d.unparkOrphans(h, buckets, SWEEP_LIMIT));
+            if (unparked > 0) {
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "unparked {0} rows of {1} that waited behind nothing (parked by a relay of"
+                                + " an older version during a rolling upgrade?)",
+                        unparked,
+                        d.tableName);
+            }
+        } catch (RuntimeException e) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "the sweep for rows parked behind nothing failed on {0}; the next renewal"
+                            + " after {1} tries again: {2}",
+                    d.tableName,
+                    SWEEP_EVERY,
+                    e.toString());
+        }
     }
 
     void leave(String member) {
