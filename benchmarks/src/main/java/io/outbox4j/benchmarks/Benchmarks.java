@@ -138,6 +138,8 @@ public final class Benchmarks {
                 return EndToEndScenario.run(env);
             case "scale":
                 return ScaleScenario.run(env);
+            case "scale-io":
+                return ScaleIoScenario.run(env);
             default:
                 throw new IllegalArgumentException("unknown scenario " + name);
         }

@@ -21,7 +21,7 @@ final class Options {
      * starts.
      */
     static final List<String> SCENARIOS =
-            List.of("drain", "write", "backlog", "memory", "latency", "e2e", "scale");
+            List.of("drain", "write", "backlog", "memory", "latency", "e2e", "scale", "scale-io");
 
     /** name → {full default, quick default, description}. */
     private static final Map<String, String[]> SIZES = new LinkedHashMap<>();
@@ -75,6 +75,24 @@ final class Options {
                 "3",
                 "2",
                 "connector tasks of the second scale-out connector drain (the first has 1)");
+        size("scale-io-messages", "20000", "2000", "messages of each timed scale-io drain");
+        size(
+                "scale-io-keys",
+                "1000",
+                "100",
+                "keys of the first scale-io series (the second has one message per key)");
+        size(
+                "scale-io-relays",
+                "8",
+                "2",
+                "most member relays of the scale-io drains (1, 2, 4, ... up to it; the"
+                        + " membership-off setup has 4, or this many if fewer)");
+        size("scale-io-sleep-ms", "20", "20", "the scale-io publisher's wait per call (ms)");
+        size(
+                "scale-io-rounds",
+                "2",
+                "1",
+                "rounds of the scale-io scenario (each starts every setup)");
         size(
                 "warmup-messages",
                 "20000",
@@ -219,7 +237,7 @@ final class Options {
     static String usage() {
         StringBuilder b =
                 new StringBuilder(
-                        "usage: Benchmarks [--scenario drain|write|latency|backlog|e2e|memory|scale|all[,...]]"
+                        "usage: Benchmarks [--scenario drain|write|latency|backlog|e2e|memory|scale|scale-io|all[,...]]"
                                 + " [--quick] [--out results/results.jsonl] [--docs ../docs/benchmarks.md] [--<size> N]...\n"
                                 + "A run without --quick refreshes results/latest/<scenario>.md and the results table in --docs.\n"
                                 + "sizes (full / quick default):\n");

@@ -1,7 +1,6 @@
 package io.outbox4j.benchmarks;
 
 import io.outbox4j.testservices.ServerSupport;
-import java.io.File;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
@@ -10,13 +9,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -44,20 +38,10 @@ final class ScaleScenario {
     /** Partitions of the Kafka topic the messages go to (keys spread over them). */
     static final int PARTITIONS = 4;
 
-    private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
     private static final HttpClient HTTP =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private static final com.sun.management.OperatingSystemMXBean OS =
             (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-
-    /** Repository folders of jars the child JVMs are started without (see childClassPath). */
-    private static final List<String> PEER_ONLY =
-            List.of(
-                    "/com/gruelbox/",
-                    "/org/hibernate/validator/",
-                    "/javax/validation/",
-                    "/javax/el/",
-                    "/org/glassfish/javax.el/");
 
     private ScaleScenario() {}
 
@@ -308,10 +292,10 @@ final class ScaleScenario {
         long offsets0 = endOffsets(env);
         env.load(SUBJECT, prefix, n, payload, false, keys); // one statement: committed at once
         long t0 = System.nanoTime();
-        long process0 = processCpu(pids);
+        long process0 = ChildJvms.processCpu(pids);
         long db0 = env.databaseCpuNanos();
         long jvm0 = OS.getProcessCpuTime();
-        long[] machine0 = machineTicks();
+        long[] machine0 = ChildJvms.machineTicks();
         long deadline = t0 + Drains.timeout(n).toNanos();
         double active = 0;
         double waiting = 0;
@@ -320,7 +304,7 @@ final class ScaleScenario {
         // first wait for the topic to have them all (cheap to ask), then for the outbox to be
         // empty (a count over the deleted rows, asked often only at the end)
         while (true) {
-            double[] sessions = sessions(env);
+            double[] sessions = ChildJvms.sessions(env);
             active += sessions[0];
             waiting += sessions[1];
             samples++;
@@ -335,15 +319,15 @@ final class ScaleScenario {
         }
         long t1 = System.nanoTime();
         long db1 = db0 < 0 ? -1 : env.databaseCpuNanos();
-        long[] machine1 = machineTicks();
+        long[] machine1 = ChildJvms.machineTicks();
         return new Drain(
                 n,
                 t1 - t0,
                 endOffsets(env) - offsets0,
-                processCpu(pids) - process0,
+                ChildJvms.processCpu(pids) - process0,
                 db1 < 0 ? -1 : db1 - db0,
                 OS.getProcessCpuTime() - jvm0,
-                busy(machine0, machine1),
+                ChildJvms.busy(machine0, machine1),
                 active / samples,
                 waiting / samples);
     }
@@ -357,25 +341,6 @@ final class ScaleScenario {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);
-        }
-    }
-
-    /** Database sessions of other clients: {running a statement, of which waiting for a lock}. */
-    private static double[] sessions(Env env) {
-        try (Connection c = env.pool().getConnection();
-                Statement st = c.createStatement();
-                ResultSet rs =
-                        st.executeQuery(
-                                "SELECT count(*) FILTER (WHERE state = 'active'),"
-                                        + " count(*) FILTER (WHERE state = 'active'"
-                                        + " AND wait_event_type = 'Lock')"
-                                        + " FROM pg_stat_activity WHERE datname = current_database()"
-                                        + " AND backend_type = 'client backend'"
-                                        + " AND pid <> pg_backend_pid()")) {
-            rs.next();
-            return new double[] {rs.getLong(1), rs.getLong(2)};
-        } catch (SQLException e) {
-            throw new IllegalStateException("reading pg_stat_activity failed: " + e, e);
         }
     }
 
@@ -405,103 +370,6 @@ final class ScaleScenario {
         }
     }
 
-    /** CPU time of processes of this machine (user + system), from /proc; 0 when unreadable. */
-    private static long processCpu(List<Long> pids) {
-        long nanos = 0;
-        for (long pid : pids) {
-            try {
-                nanos += Cpu.processNanos(pid);
-            } catch (IOException | RuntimeException e) {
-                // gone or not Linux: counted as nothing
-            }
-        }
-        return nanos;
-    }
-
-    /** {busy, total} clock ticks of all cores, from /proc/stat; {-1, -1} when unreadable. */
-    private static long[] machineTicks() {
-        try {
-            String cpu = Files.readAllLines(Path.of("/proc/stat")).get(0);
-            String[] f = cpu.trim().split("\\s+");
-            long total = 0;
-            for (int i = 1; i < f.length && i <= 8; i++) {
-                total += Long.parseLong(f[i]);
-            }
-            long idle = Long.parseLong(f[4]) + Long.parseLong(f[5]);
-            return new long[] {total - idle, total};
-        } catch (IOException | RuntimeException e) {
-            return new long[] {-1, -1};
-        }
-    }
-
-    private static double busy(long[] t0, long[] t1) {
-        if (t0[1] < 0 || t1[1] <= t0[1]) {
-            return -1;
-        }
-        return (t1[0] - t0[0]) / (double) (t1[1] - t0[1]);
-    }
-
-    /**
-     * Starts a JVM on this JVM's class path, its output to a log file.
-     *
-     * @param name the log file's name
-     * @param heap the maximum heap, e.g. {@code 512m}
-     * @param environment extra environment variables (the parent's {@code OUTBOX4J_*} ones are
-     *     removed)
-     * @param command the main class and its arguments
-     */
-    private static Process java(
-            String name,
-            String heap,
-            Map<String, String> environment,
-            Path logs,
-            String... command) {
-        List<String> line = new ArrayList<>();
-        line.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        line.add("-Xmx" + heap);
-        line.add("-XX:+UseG1GC");
-        line.add("-cp");
-        line.add(childClassPath());
-        line.addAll(List.of(command));
-        try {
-            Files.createDirectories(logs);
-            ProcessBuilder pb =
-                    new ProcessBuilder(line)
-                            .redirectErrorStream(true)
-                            .redirectOutput(logs.resolve(name + ".log").toFile());
-            pb.environment().keySet().removeIf(k -> k.startsWith("OUTBOX4J_"));
-            pb.environment().putAll(environment);
-            return pb.start();
-        } catch (IOException e) {
-            throw new IllegalStateException("could not start " + name + ": " + e, e);
-        }
-    }
-
-    /**
-     * This JVM's class path without the gruelbox peer and its javax validation jars: they are for
-     * the e2e and latency scenarios, and the Connect worker's Jersey fails to start beside them.
-     */
-    private static String childClassPath() {
-        return Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
-                .filter(
-                        entry ->
-                                PEER_ONLY.stream()
-                                        .noneMatch(
-                                                dir ->
-                                                        entry.replace(File.separatorChar, '/')
-                                                                .contains(dir)))
-                .collect(Collectors.joining(File.pathSeparator));
-    }
-
-    private static String tail(Path log) {
-        try {
-            List<String> lines = Files.readAllLines(log);
-            return String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
-        } catch (IOException e) {
-            return "(no log: " + e + ")";
-        }
-    }
-
     private static int get(String url) {
         try {
             return HTTP.send(
@@ -520,34 +388,7 @@ final class ScaleScenario {
 
     /** Waits until a process answers {@code url} with 200, failing with its log when it dies. */
     private static void await(Process p, String url, Path log, String what) {
-        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-        while (get(url) != 200) {
-            if (!p.isAlive()) {
-                throw new IllegalStateException(
-                        what
-                                + " exited with "
-                                + p.exitValue()
-                                + " before it was ready:\n"
-                                + tail(log));
-            }
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException(
-                        what + " not ready in " + START_TIMEOUT + ":\n" + tail(log));
-            }
-            pause(Long.MAX_VALUE, 100, () -> "");
-        }
-    }
-
-    /** Stops a process with SIGTERM, then SIGKILL if it lingers. */
-    private static void stop(Process p) {
-        p.destroy();
-        try {
-            if (!p.waitFor(60, TimeUnit.SECONDS)) {
-                p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        ChildJvms.await(p, () -> get(url) == 200, log, what);
     }
 
     /** A standalone relay process ({@code outbox4j relay}) over the scale outbox. */
@@ -567,7 +408,13 @@ final class ScaleScenario {
             e.put("OUTBOX4J_HTTP_PORT", Integer.toString(port));
             e.put("OUTBOX4J_METRICS_STORE_STATISTICS", "false");
             Process p =
-                    java("scale-" + name, "512m", e, logs, "io.outbox4j.relay.Outbox4j", "relay");
+                    ChildJvms.java(
+                            "scale-" + name,
+                            "512m",
+                            e,
+                            logs,
+                            "io.outbox4j.relay.Outbox4j",
+                            "relay");
             return new Relay(
                     p,
                     "http://127.0.0.1:" + port + "/health/ready",
@@ -580,7 +427,7 @@ final class ScaleScenario {
         }
 
         void stop() {
-            ScaleScenario.stop(process);
+            ChildJvms.stop(process);
         }
     }
 
@@ -616,7 +463,7 @@ final class ScaleScenario {
                                 ""));
                 Path log = logs.resolve("scale-connect-worker.log");
                 Process p =
-                        java(
+                        ChildJvms.java(
                                 "scale-connect-worker",
                                 "1g",
                                 Map.of(),
@@ -648,7 +495,7 @@ final class ScaleScenario {
             c.put("outbox.table", SUBJECT);
             c.put("poll.interval.ms", "100");
             send("PUT", "/connectors/" + name + "/config", Json.write(c), 201, 200);
-            long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+            long deadline = System.nanoTime() + ChildJvms.START_TIMEOUT.toNanos();
             while (true) {
                 String status = send("GET", "/connectors/" + name + "/status", null, 200, 404);
                 if (status.contains("\"FAILED\"")) {
@@ -665,7 +512,7 @@ final class ScaleScenario {
         /** Deletes the connector and waits until it is gone (its tasks stopped). */
         void delete(String name) {
             send("DELETE", "/connectors/" + name, null, 204, 404);
-            long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+            long deadline = System.nanoTime() + ChildJvms.START_TIMEOUT.toNanos();
             while (send("GET", "/connectors", null, 200).contains(Json.write(name))) {
                 pause(deadline, 100, () -> "connector " + name + " still listed");
             }
@@ -701,7 +548,7 @@ final class ScaleScenario {
 
         @Override
         public void close() {
-            stop(process);
+            ChildJvms.stop(process);
         }
     }
 }

@@ -56,7 +56,10 @@ class BenchmarksSmokeTest {
                                 "--e2e-messages=300",
                                 "--memory-small=500",
                                 "--memory-large=3000",
-                                "--scale-messages=300"
+                                "--scale-messages=300",
+                                "--scale-io-messages=400",
+                                "--scale-io-relays=2",
+                                "--scale-io-sleep-ms=5"
                             },
                             ps);
         }
@@ -84,6 +87,19 @@ class BenchmarksSmokeTest {
                 assertTrue(
                         r.checks.stream().anyMatch(c -> c.name().contains("gruelbox")),
                         r.scenario + " has no gruelbox check");
+            }
+            if (r.scenario.equals("scale-io")) {
+                // every setup drained every message it committed, and the outbox is empty
+                for (Result.Check c : r.checks) {
+                    if (c.name().startsWith("messages committed but not published")
+                            || c.name().startsWith("rows left")) {
+                        assertEquals(0.0, c.value(), r.scenario + ": " + c.name());
+                    }
+                }
+                assertEquals(0.0, figures.get("rows_left"), "scale-io left rows in its outbox");
+                assertTrue(
+                        figures.containsKey("keys_400_relays_2_no_membership_msgs_per_s"),
+                        "scale-io has no membership-off setup: " + figures.keySet());
             }
         }
         List<String> lines = Files.readAllLines(out);
