@@ -96,6 +96,10 @@ public final class OutboxRelay {
                     "  relay.lease                 lease per claim, renewed every third ["
                             + Settings.format(Relay.DEFAULT_LEASE)
                             + "]",
+                    "  relay.member-lease          membership of the outbox (its share of the buckets),"
+                            + " renewed every third ["
+                            + Settings.format(Relay.DEFAULT_MEMBER_LEASE)
+                            + "]",
                     "  relay.max-attempts          attempt at which a message is dead-lettered ["
                             + Relay.DEFAULT_MAX_ATTEMPTS
                             + "]",

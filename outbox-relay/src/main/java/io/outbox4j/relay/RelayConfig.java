@@ -2,6 +2,7 @@ package io.outbox4j.relay;
 
 import io.outbox4j.api.Backoff;
 import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.cli.internal.Settings;
 import io.outbox4j.cli.internal.SettingsException;
 import io.outbox4j.cli.internal.StoreConnection;
@@ -29,6 +30,7 @@ final class RelayConfig {
     static final String WORKERS = "relay.workers";
     static final String DELIVERY_TIMEOUT = "relay.delivery-timeout";
     static final String LEASE = "relay.lease";
+    static final String MEMBER_LEASE = "relay.member-lease";
     static final String MAX_ATTEMPTS = "relay.max-attempts";
     static final String BACKOFF_BASE = "relay.backoff-base";
     static final String BACKOFF_MAX = "relay.backoff-max";
@@ -69,6 +71,7 @@ final class RelayConfig {
                         WORKERS,
                         DELIVERY_TIMEOUT,
                         LEASE,
+                        MEMBER_LEASE,
                         MAX_ATTEMPTS,
                         BACKOFF_BASE,
                         BACKOFF_MAX,
@@ -95,6 +98,7 @@ final class RelayConfig {
     final int workers;
     final Duration deliveryTimeout;
     final Duration lease;
+    final Duration memberLease;
     final int maxAttempts;
     final Duration backoffBase;
     final Duration backoffMax;
@@ -126,6 +130,9 @@ final class RelayConfig {
                         .orElse(Relay.DEFAULT_DELIVERY_TIMEOUT);
         this.lease =
                 s.duration(LEASE, Relay.MIN_LEASE, Relay.MAX_LEASE).orElse(Relay.DEFAULT_LEASE);
+        this.memberLease =
+                s.duration(MEMBER_LEASE, OutboxMembership.MIN_LEASE, OutboxMembership.MAX_LEASE)
+                        .orElse(Relay.DEFAULT_MEMBER_LEASE);
         this.maxAttempts =
                 s.integer(MAX_ATTEMPTS, Relay.DEFAULT_MAX_ATTEMPTS, 1, Integer.MAX_VALUE);
         this.backoffBase =
@@ -180,6 +187,7 @@ final class RelayConfig {
                 .workers(workers)
                 .deliveryTimeout(deliveryTimeout)
                 .lease(lease)
+                .memberLease(memberLease)
                 .maxAttempts(maxAttempts)
                 .backoff(
                         backoffBase.equals(DEFAULT_BACKOFF_BASE)

@@ -43,6 +43,7 @@ class RelayDocsTest {
         expected.put("relay.workers", String.valueOf(Relay.DEFAULT_WORKERS));
         expected.put("relay.delivery-timeout", Settings.format(Relay.DEFAULT_DELIVERY_TIMEOUT));
         expected.put("relay.lease", Settings.format(Relay.DEFAULT_LEASE));
+        expected.put("relay.member-lease", Settings.format(Relay.DEFAULT_MEMBER_LEASE));
         expected.put("relay.max-attempts", String.valueOf(Relay.DEFAULT_MAX_ATTEMPTS));
         expected.put("relay.backoff-base", Settings.format(RelayConfig.DEFAULT_BACKOFF_BASE));
         expected.put("relay.backoff-max", Settings.format(RelayConfig.DEFAULT_BACKOFF_MAX));

@@ -347,6 +347,13 @@ public class OutboxProperties {
         private @Nullable Duration lease;
 
         /**
+         * How long the relay's membership of the outbox (its share of the key space's buckets)
+         * lasts without a renewal, judged by the database's clock; renewed every third of it.
+         * Default 10 s.
+         */
+        private @Nullable Duration memberLease;
+
+        /**
          * The attempt at which a failing message is dead-lettered; the engine's default (8) when
          * not set.
          */
@@ -482,6 +489,24 @@ public class OutboxProperties {
          */
         public void setLease(@Nullable Duration lease) {
             this.lease = lease;
+        }
+
+        /**
+         * The member lease.
+         *
+         * @return the value, or null for the default
+         */
+        public @Nullable Duration getMemberLease() {
+            return memberLease;
+        }
+
+        /**
+         * Sets the member lease.
+         *
+         * @param memberLease the member lease
+         */
+        public void setMemberLease(@Nullable Duration memberLease) {
+            this.memberLease = memberLease;
         }
 
         /**

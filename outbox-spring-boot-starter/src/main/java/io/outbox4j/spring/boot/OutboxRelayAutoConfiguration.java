@@ -131,6 +131,14 @@ public class OutboxRelayAutoConfiguration {
         if (p.getLease() != null) {
             b.lease(Checks.within("relay.lease", p.getLease(), Relay.MIN_LEASE, Relay.MAX_LEASE));
         }
+        if (p.getMemberLease() != null) {
+            b.memberLease(
+                    Checks.within(
+                            "relay.member-lease",
+                            p.getMemberLease(),
+                            io.outbox4j.api.OutboxMembership.MIN_LEASE,
+                            io.outbox4j.api.OutboxMembership.MAX_LEASE));
+        }
         if (p.getMaxAttempts() != null) {
             b.maxAttempts(
                     Checks.between("relay.max-attempts", p.getMaxAttempts(), 1, Integer.MAX_VALUE));
