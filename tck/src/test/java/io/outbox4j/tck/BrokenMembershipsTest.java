@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -336,28 +335,6 @@ class BrokenMembershipsTest {
             String does,
             Class<? extends OutboxMembershipContract> kit,
             Map<String, String> expected) {
-        KitReport report = KitReport.of(kit);
-        KitReport control = KitReport.of(NoDefect.class);
-        String failures =
-                report.failed().values().stream()
-                        .map(o -> "\n  " + o.rule() + ": " + o.message())
-                        .collect(Collectors.joining());
-        assertThat(report.failedContainers).isZero();
-        assertThat(report.failed().keySet())
-                .as(
-                        "a store that %s must fail exactly %s, but the failures were:%s",
-                        does, expected.keySet(), failures)
-                .containsExactlyInAnyOrderElementsOf(expected.keySet());
-        report.failed()
-                .forEach(
-                        (rule, outcome) ->
-                                assertThat(outcome.message())
-                                        .as(
-                                                "the failure message of %s must say what was wrong",
-                                                rule)
-                                        .contains(expected.get(rule)));
-        Set<String> others = new TreeSet<>(control.outcomes.keySet());
-        others.removeAll(report.failed().keySet());
-        assertThat(report.passed().keySet()).containsExactlyInAnyOrderElementsOf(others);
+        BrokenStoresTest.assertBreaksExactly(kit, NoDefect.class, expected);
     }
 }
