@@ -15,7 +15,12 @@ import org.jdbi.v3.core.JdbiException;
  * exceptions wrapped in the library's own.
  */
 final class Db {
-    private static final int TRIES = 3;
+    /**
+     * Tries of work the database aborted for a deadlock or a conflict. Without a lock shared by
+     * every claimer, InnoDB (MariaDB, MySQL) now and then picks a completion or a claim as the
+     * victim of a deadlock on index records; it is retried after a short random pause.
+     */
+    private static final int TRIES = 6;
 
     private final Jdbi jdbi;
     private final SqlDialect dialect;
@@ -57,6 +62,7 @@ final class Db {
                 return work.get();
             } catch (JdbiException | Sql.Failure e) {
                 if (attempt < TRIES && SqlErrors.transientConflict(e)) {
+                    pauseBeforeRetry(attempt);
                     continue;
                 }
                 if (SqlErrors.missingTable(e)) {
@@ -65,6 +71,16 @@ final class Db {
                 throw new OutboxException(
                         operation + " on table " + quotedName() + " failed: " + e.getMessage(), e);
             }
+        }
+    }
+
+    /** 1 to 2^attempt milliseconds, at random, so that two victims do not collide again. */
+    private static void pauseBeforeRetry(int attempt) {
+        long millis = 1 + java.util.concurrent.ThreadLocalRandom.current().nextLong(1L << attempt);
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

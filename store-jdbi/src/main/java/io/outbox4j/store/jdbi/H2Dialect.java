@@ -97,6 +97,11 @@ final class H2Dialect extends SqlDialect {
     }
 
     @Override
+    String insertMembershipLockRow(String lockTable) {
+        return "MERGE INTO " + lockTable + " (name) KEY (name) VALUES ('members')";
+    }
+
+    @Override
     void lockBuckets(Handle h, Collection<Integer> buckets) {
         lockBucketRows(h, buckets);
     }

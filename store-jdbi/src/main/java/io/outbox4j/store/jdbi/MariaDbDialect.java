@@ -102,6 +102,11 @@ class MariaDbDialect extends SqlDialect {
     }
 
     @Override
+    String insertMembershipLockRow(String lockTable) {
+        return "INSERT IGNORE INTO " + lockTable + " (name) VALUES ('members')";
+    }
+
+    @Override
     void lockBuckets(Handle h, Collection<Integer> buckets) {
         lockBucketRows(h, buckets);
     }

@@ -19,16 +19,17 @@ import org.jdbi.v3.core.statement.PreparedBatch;
 
 /**
  * The membership side ({@link OutboxMembership}) over the members and bucket-owner tables
- * (docs/scale-out.md). Every change runs in one transaction that first locks the 256 rows of the
- * bucket-owner table in order, so renewals and leaves are serialised, and judges leases by the
- * database's clock ({@link SqlDialect#dbNow}) read in that transaction after the lock.
+ * (docs/scale-out.md). A member's own lease is extended by a statement that locks nothing else; the
+ * assignment of the buckets is written only under the outbox's membership lock ({@link
+ * SqlDialect#lockMembership}), so assignments are serialised, and leases are judged by the
+ * database's clock ({@link SqlDialect#dbNow}) read after that lock.
  */
 final class Members {
     private static final System.Logger LOG = System.getLogger(Members.class.getName());
 
     private final SqlDialect d;
     private final Db db;
-    private final String lockOwners;
+    private final String readOwners;
     private final String now;
     private final String prune;
     private final String extend;
@@ -50,8 +51,7 @@ final class Members {
     Members(SqlDialect dialect, Db db) {
         this.d = dialect;
         this.db = db;
-        this.lockOwners =
-                "SELECT bucket, owner FROM " + d.bucketsTable + " ORDER BY bucket FOR UPDATE";
+        this.readOwners = "SELECT bucket, owner FROM " + d.bucketsTable;
         this.now = "SELECT " + d.dbNow;
         this.prune = "DELETE FROM " + d.membersTable + " WHERE lease_until <= :now";
         this.extend =
@@ -61,35 +61,55 @@ final class Members {
                         + d.membersTable
                         + " (member_id, lease_until) VALUES (:member, :until)";
         this.leave = "DELETE FROM " + d.membersTable + " WHERE member_id = :member";
-        this.live = "SELECT member_id FROM " + d.membersTable;
+        this.live = "SELECT member_id FROM " + d.membersTable + " WHERE lease_until > :now";
         this.setOwner = "UPDATE " + d.bucketsTable + " SET owner = :owner WHERE bucket = :bucket";
         this.addBucket =
                 "INSERT INTO " + d.bucketsTable + " (bucket, owner) VALUES (:bucket, NULL)";
         this.all = "SELECT member_id, lease_until FROM " + d.membersTable;
     }
 
+    /**
+     * Renews in two steps. First this member's own row, in a statement of its own that locks
+     * nothing else, so that a renewal another member is stuck in (paused, partitioned) never lets
+     * this one lapse. Then, in a transaction that holds the outbox's membership lock (taken without
+     * waiting, and cut off by PostgreSQL if its client goes silent), lapsed members are dropped and
+     * the buckets assigned over the live ones; when another member holds that lock, this renewal
+     * leaves the assignment to it (or to the next renewal) and reports the buckets as they are.
+     */
     Membership renew(String member, Duration lease) {
         OutboxMembership.check(member, lease);
+        boolean extended =
+                db.statement(
+                        "renew membership",
+                        h -> {
+                            Instant at = dbNow(h);
+                            return h.createUpdate(extend)
+                                            .bind("member", member)
+                                            .bind("until", d.time(until(at, lease)))
+                                            .execute()
+                                    == 1;
+                        });
         Membership renewed =
                 db.transaction(
                         "renew membership",
                         h -> {
-                            String[] owners = lockOwners(h);
+                            d.beginMembership(h);
+                            boolean locked = d.lockMembership(h, false);
                             Instant at = dbNow(h);
-                            h.createUpdate(prune).bind("now", d.time(at)).execute();
-                            Instant until = at.plus(lease).truncatedTo(ChronoUnit.MICROS);
-                            if (h.createUpdate(extend)
-                                            .bind("member", member)
-                                            .bind("until", d.time(until))
-                                            .execute()
-                                    == 0) {
-                                h.createUpdate(join)
-                                        .bind("member", member)
-                                        .bind("until", d.time(until))
-                                        .execute();
+                            Instant until = until(at, lease);
+                            if (!extended) {
+                                join(h, member, until);
                             }
-                            List<String> members = liveMembers(h);
-                            int moved = assign(h, owners, members);
+                            String[] owners = owners(h, locked);
+                            int moved = 0;
+                            List<String> members;
+                            if (locked) {
+                                h.createUpdate(prune).bind("now", d.time(at)).execute();
+                                members = liveMembers(h, at);
+                                moved = assign(h, owners, members);
+                            } else {
+                                members = liveMembers(h, at);
+                            }
                             List<Integer> mine = new ArrayList<>();
                             for (int b = 0; b < Buckets.COUNT; b++) {
                                 if (member.equals(owners[b])) {
@@ -100,6 +120,18 @@ final class Members {
                         });
         sweep(renewed.buckets());
         return renewed;
+    }
+
+    private static Instant until(Instant at, Duration lease) {
+        return at.plus(lease).truncatedTo(ChronoUnit.MICROS);
+    }
+
+    /** Records a member that has no row (its first renewal, or after it was dropped). */
+    private void join(Handle h, String member, Instant until) {
+        if (h.createUpdate(extend).bind("member", member).bind("until", d.time(until)).execute()
+                == 0) {
+            h.createUpdate(join).bind("member", member).bind("until", d.time(until)).execute();
+        }
     }
 
     /**
@@ -140,12 +172,15 @@ final class Members {
         db.transaction(
                 "leave",
                 h -> {
-                    String[] owners = lockOwners(h);
+                    d.beginMembership(h);
+                    d.lockMembership(h, true);
+                    String[] owners = owners(h, true);
                     if (h.createUpdate(leave).bind("member", member).execute() == 0) {
                         return null;
                     }
-                    h.createUpdate(prune).bind("now", d.time(dbNow(h))).execute();
-                    assign(h, owners, liveMembers(h));
+                    Instant at = dbNow(h);
+                    h.createUpdate(prune).bind("now", d.time(at)).execute();
+                    assign(h, owners, liveMembers(h, at));
                     return null;
                 });
     }
@@ -193,13 +228,13 @@ final class Members {
     }
 
     /**
-     * Locks the bucket-owner rows in order and returns their owners; inserts the rows a table
-     * created without them lacks.
+     * The owner of every bucket. A caller holding the membership lock first inserts the rows a
+     * table created without them lacks.
      */
-    private String[] lockOwners(Handle h) {
+    private String[] owners(Handle h, boolean locked) {
         String[] owners = new String[Buckets.COUNT];
         int found = readOwners(h, owners);
-        if (found < Buckets.COUNT) {
+        if (found < Buckets.COUNT && locked) {
             PreparedBatch batch = h.prepareBatch(addBucket);
             TreeSet<Integer> have = new TreeSet<>();
             h.createQuery("SELECT bucket FROM " + d.bucketsTable)
@@ -218,7 +253,7 @@ final class Members {
 
     private int readOwners(Handle h, String[] owners) {
         int[] found = {0};
-        h.createQuery(lockOwners)
+        h.createQuery(readOwners)
                 .map(
                         (rs, ctx) -> {
                             int b = rs.getInt(1);
@@ -236,8 +271,10 @@ final class Members {
         return h.createQuery(now).map((rs, ctx) -> d.getTime(rs, 1)).one();
     }
 
-    private List<String> liveMembers(Handle h) {
-        return new ArrayList<>(new TreeSet<>(h.createQuery(live).mapTo(String.class).list()));
+    private List<String> liveMembers(Handle h, Instant at) {
+        return new ArrayList<>(
+                new TreeSet<>(
+                        h.createQuery(live).bind("now", d.time(at)).mapTo(String.class).list()));
     }
 
     /**

@@ -51,7 +51,7 @@ final class PostgresDialect extends SqlDialect {
      * session: a frozen, paused or partitioned relay holds its page's rows and its buckets' locks
      * this long at most.
      */
-    static final int IDLE_CUT_OFF_MILLIS = 5000;
+    static final int IDLE_CUT_OFF_MILLIS = 2000;
 
     private static final String READ_COMMITTED = "read committed";
 
@@ -328,6 +328,32 @@ final class PostgresDialect extends SqlDialect {
         if (!READ_COMMITTED.equals(level)) {
             throw new NotReadCommitted();
         }
+    }
+
+    @Override
+    void beginMembership(Handle h) {
+        h.createQuery(
+                        "SELECT set_config('idle_in_transaction_session_timeout', '"
+                                + IDLE_CUT_OFF_MILLIS
+                                + "', true)")
+                .mapTo(String.class)
+                .one();
+    }
+
+    /** The advisory lock {@code (outbox, -1)}: beside the bucket locks 0 to 255. */
+    @Override
+    boolean lockMembership(Handle h, boolean wait) {
+        if (wait) {
+            h.createQuery("SELECT 1 FROM pg_advisory_xact_lock(:class, -1)")
+                    .bind("class", lockKey)
+                    .mapTo(Integer.class)
+                    .one();
+            return true;
+        }
+        return h.createQuery("SELECT pg_try_advisory_xact_lock(:class, -1)")
+                .bind("class", lockKey)
+                .mapTo(Boolean.class)
+                .one();
     }
 
     /**

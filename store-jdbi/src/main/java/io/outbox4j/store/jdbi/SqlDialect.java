@@ -297,6 +297,46 @@ abstract class SqlDialect {
     /** Runs first in a claim transaction (session settings a dialect wants for it). */
     void beginClaim(Handle h) {}
 
+    /** Runs first in a membership transaction (PostgreSQL: cut off if its client goes silent). */
+    void beginMembership(Handle h) {}
+
+    /**
+     * Takes the outbox's membership lock until the end of the transaction: the one writer of the
+     * bucket assignment at a time. MariaDB, MySQL and H2 lock the row {@code 'members'} of the
+     * table {@code <table>_lock} (inserted on first use).
+     *
+     * @param wait whether to wait for it; without waiting, a lock another transaction holds is not
+     *     taken
+     * @return whether this transaction holds the lock
+     */
+    boolean lockMembership(Handle h, boolean wait) {
+        String lockTable = quoted(Schema.objectName(tableName, "_lock"));
+        if (h.createQuery("SELECT COUNT(*) FROM " + lockTable + " WHERE name = 'members'")
+                        .mapTo(Integer.class)
+                        .one()
+                == 0) {
+            h.execute(insertMembershipLockRow(lockTable));
+        }
+        return !h.createQuery(
+                        "SELECT name FROM "
+                                + lockTable
+                                + " WHERE name = 'members' FOR UPDATE"
+                                + (wait ? "" : " SKIP LOCKED"))
+                .mapTo(String.class)
+                .list()
+                .isEmpty();
+    }
+
+    /** Inserts the membership lock row unless it exists. */
+    String insertMembershipLockRow(String lockTable) {
+        throw new UnsupportedOperationException("no lock table in this dialect");
+    }
+
+    /** Quotes an identifier of this dialect. */
+    String quoted(String identifier) {
+        return table.charAt(0) + identifier + table.charAt(0);
+    }
+
     /**
      * Reads one page of claim candidates in claim order, with their predecessors, and locks the
      * rows it returns against other writers until the end of the transaction.
@@ -426,10 +466,12 @@ abstract class SqlDialect {
                             parked += step.parked().size();
                         }
                         if (step.parked().isEmpty()
-                                || !allParked
                                 || walk.full()
                                 || candidates.size() < size
-                                || parked >= MAX_PARKED) {
+                                || parked >= MAX_PARKED
+                                || (!allParked && size >= MAX_PAGE)) {
+                            // Rows whose bucket lock was busy stay in the index: the next pages
+                            // (growing) read past them, up to one page of MAX_PAGE rows.
                             return leased;
                         }
                     }
@@ -449,8 +491,9 @@ abstract class SqlDialect {
     /**
      * Parks blocked rows in the buckets whose lock it gets without waiting.
      *
-     * @return whether every row's bucket was locked (false: some rows were left as they are, and
-     *     the claim stops reading pages, as it would read them again)
+     * @return whether every row's bucket was locked (false: some rows were left as they are; the
+     *     claim reads past them on larger pages, up to {@link #MAX_PAGE} rows, so that one relay
+     *     holding bucket locks while it is frozen does not stop another's claims of other buckets)
      */
     boolean park(Handle h, List<Candidate> blocked) {
         Set<Integer> buckets = new TreeSet<>();

@@ -51,13 +51,13 @@ CREATE INDEX IF NOT EXISTS "outbox_message_parked_idx" ON "outbox_message" (park
 -- The dead letters, for operators (list, replay, discard), oldest first.
 CREATE INDEX IF NOT EXISTS "outbox_message_dead_idx" ON "outbox_message" (dead_at NULLS LAST, seq);
 
--- Before 0.2, claims took the one row of this table as a claim lock; kept for relays of 0.1 during a
--- rolling upgrade (docs/scale-out.md), unused by 0.2.
+-- Lock rows: 'members' is the membership lock of 0.2 (one writer of the bucket assignment at a time);
+-- 'claim' was the claim lock of 0.1, kept for 0.1 relays during a rolling upgrade (docs/scale-out.md).
 CREATE TABLE IF NOT EXISTS "outbox_message_lock" (
     name          VARCHAR(16)         NOT NULL,
     CONSTRAINT "outbox_message_lock_pkey" PRIMARY KEY (name)
 );
-MERGE INTO "outbox_message_lock" (name) KEY (name) VALUES ('claim');
+MERGE INTO "outbox_message_lock" (name) KEY (name) VALUES ('claim'), ('members');
 
 -- The relays sharing this outbox, each with a member lease (UTC).
 CREATE TABLE IF NOT EXISTS "outbox_message_members" (

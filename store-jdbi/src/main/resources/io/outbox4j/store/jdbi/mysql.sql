@@ -48,13 +48,13 @@ CREATE TABLE IF NOT EXISTS `outbox_message` (
     KEY `outbox_message_dead_idx` (dead_at, seq)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
--- Before 0.2, claims took the one row of this table as a claim lock; kept for relays of 0.1 during a
--- rolling upgrade (docs/scale-out.md), unused by 0.2.
+-- Lock rows: 'members' is the membership lock of 0.2 (one writer of the bucket assignment at a time);
+-- 'claim' was the claim lock of 0.1, kept for 0.1 relays during a rolling upgrade (docs/scale-out.md).
 CREATE TABLE IF NOT EXISTS `outbox_message_lock` (
     name          VARCHAR(16)  NOT NULL,
     PRIMARY KEY (name)
 ) ENGINE=InnoDB;
-INSERT IGNORE INTO `outbox_message_lock` (name) VALUES ('claim');
+INSERT IGNORE INTO `outbox_message_lock` (name) VALUES ('claim'), ('members');
 
 -- The relays sharing this outbox, each with a member lease judged by the database's clock (UTC).
 CREATE TABLE IF NOT EXISTS `outbox_message_members` (

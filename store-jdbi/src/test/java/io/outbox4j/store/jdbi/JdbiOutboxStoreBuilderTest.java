@@ -123,7 +123,7 @@ class JdbiOutboxStoreBuilderTest {
                         s ->
                                 assertThat(s)
                                         .isEqualTo(
-                                                "INSERT IGNORE INTO `ev_lock` (name) VALUES ('claim')"))
+                                                "INSERT IGNORE INTO `ev_lock` (name) VALUES ('claim'), ('members')"))
                 .allSatisfy(s -> assertThat(s).doesNotContain("outbox_message"));
         assertThat(Schema.statements(Dialect.H2, "ev"))
                 .anySatisfy(s -> assertThat(s).contains("CREATE TABLE IF NOT EXISTS \"ev_lock\""))
