@@ -1,9 +1,12 @@
 package io.outbox4j.faulttests;
 
+import java.io.FileNotFoundException;
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -62,6 +65,10 @@ public final class ChildRelay implements AutoCloseable {
                             "-XX:TieredStopAtLevel=1",
                             "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                             "-Dorg.slf4j.simpleLogger.showDateTime=true",
+                            // wall-clock times, to line the logs of several children up
+                            "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+                            // membership changes (joins, handovers, leaves): one line each
+                            "-Dorg.slf4j.simpleLogger.log.io.outbox4j.engine.Members=info",
                             "-cp",
                             System.getProperty("java.class.path"),
                             RelayProcess.class.getName()));
@@ -104,6 +111,28 @@ public final class ChildRelay implements AutoCloseable {
     /** What the child's lease journal says now. */
     public LeaseJournal.Snapshot journal() {
         return LeaseJournal.read(journal);
+    }
+
+    /**
+     * Whether the relay is inside a membership renewal now, by the last {@code M+} / {@code M-}
+     * line in the last 16 KB of its journal ({@link LeaseJournal}).
+     *
+     * @return true between the start and the end of a renewal
+     */
+    public boolean inRenewal() {
+        try (RandomAccessFile f = new RandomAccessFile(journal.toFile(), "r")) {
+            long length = f.length();
+            long from = Math.max(0, length - 16_384);
+            byte[] tail = new byte[(int) (length - from)];
+            f.seek(from);
+            f.readFully(tail);
+            String s = (from == 0 ? "\n" : "") + new String(tail, StandardCharsets.UTF_8);
+            return s.lastIndexOf("\nM+\n") > s.lastIndexOf("\nM-\n");
+        } catch (NoSuchFileException | FileNotFoundException e) {
+            return false;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the lease journal " + journal, e);
+        }
     }
 
     /**
@@ -181,6 +210,68 @@ public final class ChildRelay implements AutoCloseable {
             throw new IllegalStateException("relay child " + name + " survived SIGKILL for 30 s");
         }
         return at;
+    }
+
+    /**
+     * Sends a signal to the child with {@code kill -<signal> <pid>} (for {@code STOP} and {@code
+     * CONT}, which {@link Process} cannot send).
+     *
+     * @param signal the signal name without {@code SIG}: {@code STOP}, {@code CONT}, ...
+     * @return when the signal was sent (epoch ms, just before {@code kill} ran)
+     * @throws IllegalStateException if {@code kill} failed
+     * @throws InterruptedException if interrupted
+     */
+    public long signal(String signal) throws InterruptedException {
+        long at = System.currentTimeMillis();
+        try {
+            Process kill =
+                    new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
+                            .redirectErrorStream(true)
+                            .start();
+            String out = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                throw new IllegalStateException(
+                        "kill -" + signal + " " + process.pid() + " failed: " + out.trim());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot run kill -" + signal, e);
+        }
+        return at;
+    }
+
+    /**
+     * Sends SIGTERM ({@link Process#destroy()} on Linux, which also closes the child's standard
+     * input): the child's shutdown hook closes the relay gracefully (it finishes its batches and
+     * leaves the outbox) and the JVM exits (with 0 here: the end of standard input makes {@link
+     * RelayProcess} call {@code System.exit(0)} while the hook runs). Kills it if it has not exited
+     * in time.
+     *
+     * @param timeout how long to wait for the graceful exit
+     * @return whether it exited by itself within {@code timeout}
+     * @throws InterruptedException if interrupted
+     */
+    public boolean terminate(Duration timeout) throws InterruptedException {
+        process.destroy();
+        if (process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            return true;
+        }
+        process.destroyForcibly();
+        process.waitFor(30, TimeUnit.SECONDS);
+        return false;
+    }
+
+    /** The exit code of a child that has exited. */
+    public int exitValue() {
+        return process.exitValue();
+    }
+
+    /** The child's whole output so far. */
+    public List<String> logLines() {
+        try {
+            return Files.readAllLines(log, StandardCharsets.UTF_8);
+        } catch (IOException | UncheckedIOException e) {
+            return List.of("(no log: " + e.getMessage() + ")");
+        }
     }
 
     /**

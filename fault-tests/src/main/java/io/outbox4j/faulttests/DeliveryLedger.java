@@ -223,6 +223,46 @@ public final class DeliveryLedger {
     }
 
     /**
+     * When the first record of a message was appended.
+     *
+     * @param seq the message
+     * @return its first record's append time (epoch ms), or empty if it was not seen
+     */
+    public synchronized OptionalLong firstRecordAt(int seq) {
+        if (seq < 0 || seq >= expected) {
+            return OptionalLong.empty();
+        }
+        long first = Long.MAX_VALUE;
+        for (Publish p : publishes.get(seq)) {
+            first = Math.min(first, p.atMillis());
+        }
+        return first == Long.MAX_VALUE ? OptionalLong.empty() : OptionalLong.of(first);
+    }
+
+    /**
+     * The append times of the records in {@code [fromMillis, toMillis)} published by someone {@code
+     * by} accepts, ascending.
+     *
+     * @param fromMillis from when (epoch ms)
+     * @param toMillis until when, exclusive
+     * @param by which publishers count
+     * @return the times
+     */
+    public synchronized List<Long> publishTimes(
+            long fromMillis, long toMillis, Predicate<String> by) {
+        List<Long> times = new ArrayList<>();
+        for (List<Publish> of : publishes) {
+            for (Publish p : of) {
+                if (p.atMillis() >= fromMillis && p.atMillis() < toMillis && by.test(p.by())) {
+                    times.add(p.atMillis());
+                }
+            }
+        }
+        times.sort(null);
+        return times;
+    }
+
+    /**
      * The first record at or after {@code fromMillis} of one of {@code seqs} published by someone
      * {@code by} accepts.
      *

@@ -25,7 +25,10 @@ public final class FaultRelays {
      * @param owner the relay's owner name
      * @param settings the settings
      * @param observer told about each delivery attempt
-     * @return the relay, not started
+     * @return the relay, not started; a member of the outbox with {@link
+     *     RelaySettings#memberLease()} when the settings say so (the store must then be an {@link
+     *     io.outbox4j.api.OutboxMembership}, as a {@link LeaseJournal} over {@code JdbiOutboxStore}
+     *     is), otherwise not a member
      */
     public static Relay relay(
             OutboxStore store,
@@ -33,8 +36,11 @@ public final class FaultRelays {
             String owner,
             RelaySettings settings,
             Observer observer) {
-        return Relay.builder(store, publisher)
-                .observer(observer)
+        Relay.Builder b =
+                settings.member()
+                        ? Relay.builder(store, publisher).memberLease(settings.memberLease())
+                        : Relay.builder(store, publisher).membership(false);
+        return b.observer(observer)
                 .owner(owner)
                 .batchSize(settings.batchSize())
                 .workers(settings.workers())

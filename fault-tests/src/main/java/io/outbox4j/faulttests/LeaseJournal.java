@@ -6,6 +6,9 @@ import io.outbox4j.api.Completion;
 import io.outbox4j.api.DeadLetter;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.Extension;
+import io.outbox4j.api.Member;
+import io.outbox4j.api.Membership;
+import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.Release;
 import java.io.IOException;
@@ -17,6 +20,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -35,10 +39,15 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The journal lives in memory, and for a relay in a child JVM also in an append-only file
  * ({@link #toFile}), one line per event, written straight to the operating system so that it
- * survives {@code kill -9}: {@code C<TAB>receipt<TAB>id}, {@code F<TAB>receipt}, and {@code R} once
- * the relay is running ({@link #ready()}).
+ * survives {@code kill -9}: {@code C<TAB>receipt<TAB>id}, {@code F<TAB>receipt}, {@code R} once the
+ * relay is running ({@link #ready()}), and {@code M+} / {@code M-} before and after each membership
+ * renewal (so a test can freeze a member while it is inside one: {@link ChildRelay#inRenewal()}).
+ *
+ * <p>It passes the membership port ({@link OutboxMembership}) through to a store that has one, so a
+ * relay over it can be a member of the outbox (the relay looks for the port on the store it is
+ * given); over a store without one, membership calls throw {@link UnsupportedOperationException}.
  */
-public final class LeaseJournal implements OutboxStore {
+public final class LeaseJournal implements OutboxStore, OutboxMembership {
     private final OutboxStore delegate;
     private final Map<String, String> live = new ConcurrentHashMap<>();
     private final AtomicLong claimed = new AtomicLong();
@@ -191,6 +200,33 @@ public final class LeaseJournal implements OutboxStore {
         Set<String> stale = delegate.abandon(abandonment);
         finished(abandonment.receipts());
         return stale;
+    }
+
+    @Override
+    public Membership renew(String member, Duration lease) {
+        append("M+\n");
+        try {
+            return membership().renew(member, lease);
+        } finally {
+            append("M-\n");
+        }
+    }
+
+    @Override
+    public void leave(String member) {
+        membership().leave(member);
+    }
+
+    @Override
+    public List<Member> members() {
+        return membership().members();
+    }
+
+    private OutboxMembership membership() {
+        if (delegate instanceof OutboxMembership m) {
+            return m;
+        }
+        throw new UnsupportedOperationException(delegate + " has no membership");
     }
 
     /**

@@ -7,6 +7,10 @@ import io.outbox4j.store.jdbi.JdbiOutboxStore;
 import io.outbox4j.testservices.DatabaseServer;
 import io.outbox4j.testservices.PostgresServer;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import org.jdbi.v3.core.Jdbi;
 
 /**
@@ -152,6 +156,46 @@ public final class OutboxDatabase implements AutoCloseable {
                                                 + limit)
                                 .map((rs, ctx) -> rs.getString(1) + ": " + rs.getString(2))
                                 .list());
+    }
+
+    /**
+     * Reads who owns each bucket now (docs/scale-out.md: the table {@code <table>_buckets}, written
+     * by the members' renewals), for a drill that needs the owners at the moment of a fault.
+     *
+     * @return bucket → owning member; buckets without an owner are absent
+     */
+    public Map<Integer, String> bucketOwners() {
+        Map<Integer, String> owners = new TreeMap<>();
+        jdbi.useHandle(
+                h ->
+                        h.createQuery(
+                                        "SELECT bucket, owner FROM "
+                                                + store.tableName()
+                                                + "_buckets"
+                                                + " WHERE owner IS NOT NULL")
+                                .map((rs, ctx) -> owners.put(rs.getInt(1), rs.getString(2)))
+                                .list());
+        return owners;
+    }
+
+    /**
+     * Returns the keys that have at least one message still in the outbox (pending, leased, parked
+     * or waiting for a retry; not dead-lettered).
+     *
+     * @return the keys
+     */
+    public Set<String> keysWithUnfinished() {
+        List<String> keys =
+                jdbi.withHandle(
+                        h ->
+                                h.createQuery(
+                                                "SELECT DISTINCT msg_key FROM "
+                                                        + store.tableName()
+                                                        + " WHERE dead_at IS NULL"
+                                                        + " AND msg_key IS NOT NULL")
+                                        .mapTo(String.class)
+                                        .list());
+        return new TreeSet<>(keys);
     }
 
     private int count(String where) {

@@ -16,10 +16,11 @@ import org.jdbi.v3.core.Jdbi;
  * A relay as a process of its own: PostgreSQL outbox → relay → Kafka, with the drill settings, its
  * leases journaled to a file ({@link LeaseJournal}). Started by {@link ChildRelay}; arguments are
  * {@code name=value}: {@code jdbcUrl}, {@code user}, {@code password}, {@code bootstrap}, {@code
- * owner}, {@code journal} and the {@link RelaySettings#toArgs()}.
+ * owner}, {@code journal} and the {@link RelaySettings#toArgs()} (with {@code memberLeaseMs} above
+ * zero the relay is a member of the outbox: {@link FaultRelays#relay}).
  *
- * <p>It runs until its standard input ends (the parent closed it, or died), then closes the relay
- * gracefully and exits; or until it is killed.
+ * <p>It runs until its standard input ends (the parent closed it, or died) or it gets SIGTERM, then
+ * closes the relay gracefully (a member leaves the outbox) and exits; or until it is killed.
  */
 public final class RelayProcess {
     private RelayProcess() {}

@@ -19,6 +19,9 @@ import java.util.Map;
  * @param linkLatency a pause before each publisher call, standing for the network round trip to a
  *     remote broker: it stretches a run of a few thousand messages over seconds so that faults land
  *     while messages are in flight (zero: none)
+ * @param memberLease the relay's member lease (docs/scale-out.md: it joins the outbox as a member,
+ *     renews every third of it and claims keyed messages only of its buckets), or zero: not a
+ *     member ({@code Relay.Builder.membership(false)}), it claims from every bucket
  */
 public record RelaySettings(
         int batchSize,
@@ -28,13 +31,29 @@ public record RelaySettings(
         Duration pollInterval,
         Duration backoff,
         int maxAttempts,
-        Duration linkLatency) {
+        Duration linkLatency,
+        Duration memberLease) {
+
+    /**
+     * Checks the settings.
+     *
+     * @throws IllegalArgumentException if the member lease is negative
+     */
+    public RelaySettings {
+        if (memberLease == null || memberLease.isNegative()) {
+            throw new IllegalArgumentException(
+                    "memberLease must be zero (not a member) or positive, but was " + memberLease);
+        }
+    }
 
     /**
      * The drills' settings: batches of 50 with 4 workers (so a batch holds several messages of some
      * keys), a delivery timeout of 1 second, a short lease of 3 seconds (renewed by the relay while
      * it holds the messages), a retry delay of 200 ms, and no dead letters from attempts (an outage
-     * must not turn into dead letters that would then count as lost).
+     * must not turn into dead letters that would then count as lost). The relays are not members of
+     * the outbox (each claims from every bucket, as every relay did before 0.2): a member killed
+     * with its default member lease of 10 s would hold its buckets that long, and these drills are
+     * about message leases. {@link #withMemberLease} makes them members.
      */
     public static RelaySettings drill() {
         return new RelaySettings(
@@ -45,7 +64,32 @@ public record RelaySettings(
                 Duration.ofMillis(50),
                 Duration.ofMillis(200),
                 10_000,
-                Duration.ofMillis(10));
+                Duration.ofMillis(10),
+                Duration.ZERO);
+    }
+
+    /** Whether the relays join the outbox as members. */
+    public boolean member() {
+        return !memberLease.isZero();
+    }
+
+    /**
+     * These settings with relays that are members of the outbox with the given member lease.
+     *
+     * @param memberLease the member lease (zero: not a member)
+     * @return the new settings
+     */
+    public RelaySettings withMemberLease(Duration memberLease) {
+        return new RelaySettings(
+                batchSize,
+                workers,
+                deliveryTimeout,
+                lease,
+                pollInterval,
+                backoff,
+                maxAttempts,
+                linkLatency,
+                memberLease);
     }
 
     /** As {@code name=value} pairs, for a child JVM's command line and for the figures. */
@@ -59,6 +103,7 @@ public record RelaySettings(
         m.put("backoffMs", Long.toString(backoff.toMillis()));
         m.put("maxAttempts", Integer.toString(maxAttempts));
         m.put("linkLatencyMs", Long.toString(linkLatency.toMillis()));
+        m.put("memberLeaseMs", Long.toString(memberLease.toMillis()));
         return m;
     }
 
@@ -72,7 +117,8 @@ public record RelaySettings(
                 Duration.ofMillis(Long.parseLong(required(args, "pollIntervalMs"))),
                 Duration.ofMillis(Long.parseLong(required(args, "backoffMs"))),
                 Integer.parseInt(required(args, "maxAttempts")),
-                Duration.ofMillis(Long.parseLong(required(args, "linkLatencyMs"))));
+                Duration.ofMillis(Long.parseLong(required(args, "linkLatencyMs"))),
+                Duration.ofMillis(Long.parseLong(args.getOrDefault("memberLeaseMs", "0"))));
     }
 
     static String required(Map<String, String> args, String name) {
