@@ -60,8 +60,8 @@ final class PostgresDialect extends SqlDialect {
      * empty outbox as prepared statements, so PostgreSQL plans the claim once, generically, for an
      * empty table, and keeps that plan while a burst fills it (until the next analyze): it sorted
      * the whole burst and probed each row's predecessor with a scan of the table, so one claim over
-     * 20 000 rows ran for 21 s holding the claim lock (scale benchmark). Every statement of the
-     * claim and completion transactions has an index made for it, so with real statistics this
+     * 20 000 rows ran for 21 s holding the (then) claim lock (scale benchmark). Every statement of
+     * the claim and completion transactions has an index made for it, so with real statistics this
      * changes nothing (measured: drain rates equal). Disabling nested loops too was tried and made
      * keyed completions twice as slow. JIT compilation is turned off too: a statement whose
      * estimate crosses {@code jit_above_cost} (as one that had to scan a small table with
@@ -228,7 +228,7 @@ final class PostgresDialect extends SqlDialect {
         this.claimFreeSql = Sql.named(claimSettings + "; " + claimFree);
         this.claimFreeOwnedSql = Sql.named(claimSettings + "; " + claimFreeOwned);
         this.lockAndCompleteKeyedSql = Sql.named(lockAndCompleteKeyed);
-        // The statements a relay runs outside the claim lock take the planner settings along
+        // The statements a relay runs outside a claim transaction take the planner settings along
         // (one round trip): planned while the table was empty they would scan it whole.
         String withPlans = "SELECT " + INDEX_PLANS + "; ";
         this.deleteUnkeyedSql = Sql.named(withPlans + deleteUnkeyed);

@@ -6,8 +6,8 @@ import java.util.Optional;
  * A receipt this store issues for a lease: the claim's token (the value of the {@code receipt}
  * column), the message id, and whether the message has a key. The text form is {@code <token>:<id>}
  * for a message without a key and {@code <token>#<id>} for a keyed one; the flag lets a completion
- * of unkeyed messages skip the claim lock (nothing can wait behind them). The flag is a hint only:
- * a statement that takes the unkeyed path also requires {@code msg_key IS NULL}.
+ * of unkeyed messages skip the bucket locks (nothing can wait behind them). The flag is a hint
+ * only: a statement that takes the unkeyed path also requires {@code msg_key IS NULL}.
  *
  * @param token the claim token stored in the row's {@code receipt} column (36 characters)
  * @param id the message id

@@ -29,7 +29,7 @@ import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
  * are the table name, validated against {@link #TABLE_NAME} and quoted, and the lists Jdbi expands
  * for {@code <ids>}-style attributes; no value is ever written into SQL text.
  *
- * <p>This class holds what every dialect shares; a subclass supplies the claim lock, the locking
+ * <p>This class holds what every dialect shares; a subclass supplies the bucket locks, the locking
  * read of claim candidates, how leased rows come back, and how completed rows are deleted.
  */
 abstract class SqlDialect {
@@ -46,8 +46,8 @@ abstract class SqlDialect {
 
     /**
      * The most rows one claim parks. A claim goes on reading pages while it finds blocked rows and
-     * has taken fewer than its limit; this bound keeps the claim lock short when a burst of rows
-     * became blocked (the next claim goes on from there: parked rows are out of its way).
+     * has taken fewer than its limit; this bound keeps a claim short when a burst of rows became
+     * blocked (the next claim goes on from there: parked rows are out of its way).
      */
     static final int MAX_PARKED = 10_000;
 
@@ -353,8 +353,8 @@ abstract class SqlDialect {
      * Deletes the leases named by the receipts, returning the leases it deleted and the keys of the
      * deleted rows.
      *
-     * @param keyed whether the receipts are of keyed messages (the caller holds the claim lock);
-     *     unkeyed receipts delete only rows without a key
+     * @param keyed whether the receipts are of keyed messages (the caller holds their buckets'
+     *     locks); unkeyed receipts delete only rows without a key
      */
     abstract Removed<Receipt.Lease> deleteLeases(
             Handle h, String owner, List<Receipt> receipts, boolean keyed);
@@ -416,7 +416,7 @@ abstract class SqlDialect {
     /**
      * Runs a transaction on the handle. Every dialect but PostgreSQL (whose default it is) asks for
      * READ COMMITTED: each statement sees what was committed before it started, which is what the
-     * claim lock relies on.
+     * bucket locks rely on.
      */
     <T> T inTransaction(Handle h, HandleCallback<T, RuntimeException> work) {
         return h.inTransaction(TransactionIsolationLevel.READ_COMMITTED, work);
@@ -527,8 +527,9 @@ abstract class SqlDialect {
     }
 
     /**
-     * Deletes completed leases. Receipts of unkeyed messages go without the claim lock (nothing
-     * waits behind them); keyed ones take it and unpark their keys in the same transaction.
+     * Deletes completed leases. Receipts of unkeyed messages go without bucket locks (nothing waits
+     * behind them); keyed ones take their buckets' locks and unpark their keys in the same
+     * transaction.
      *
      * @return the leases deleted
      */

@@ -6,6 +6,6 @@
  * {@code MySqlDialect}, {@code H2Dialect} over {@code SqlDialect}), and the write, dispatch and
  * admin sides that run them ({@code Writer}, {@code Dispatcher}, {@code Admin}). The DDL of each
  * dialect ships as a plain SQL resource beside these classes; docs/per-key-order.md describes the
- * claim lock, the predecessor probe and parking they implement.
+ * bucket locks, the predecessor probe and parking they implement.
  */
 package io.outbox4j.store.jdbi;
