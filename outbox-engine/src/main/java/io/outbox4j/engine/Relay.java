@@ -2,6 +2,7 @@ package io.outbox4j.engine;
 
 import io.outbox4j.api.Backoff;
 import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.Membership;
 import io.outbox4j.api.Observer;
 import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStore;
@@ -346,8 +347,8 @@ public final class Relay implements AutoCloseable {
      *
      * @return the last membership, or empty
      */
-    public java.util.Optional<io.outbox4j.api.Membership> membership() {
-        return java.util.Optional.ofNullable(settings.members().last());
+    public Optional<Membership> membership() {
+        return Optional.ofNullable(settings.members().last());
     }
 
     /**
