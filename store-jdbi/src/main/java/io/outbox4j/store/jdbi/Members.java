@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -101,15 +102,11 @@ final class Members {
                                 join(h, member, until);
                             }
                             String[] owners = owners(h, locked);
-                            int moved = 0;
-                            List<String> members;
                             if (locked) {
                                 h.createUpdate(prune).bind("now", d.time(at)).execute();
-                                members = liveMembers(h, at);
-                                moved = assign(h, owners, members);
-                            } else {
-                                members = liveMembers(h, at);
                             }
+                            List<String> members = liveMembers(h, at);
+                            int moved = locked ? assign(h, owners, members) : 0;
                             List<Integer> mine = new ArrayList<>();
                             for (int b = 0; b < Buckets.COUNT; b++) {
                                 if (member.equals(owners[b])) {
@@ -190,11 +187,10 @@ final class Members {
                 "list members",
                 h -> {
                     Instant at = dbNow(h);
+                    String[] owners = new String[Buckets.COUNT];
+                    readOwners(h, owners);
                     Map<String, Integer> owned = new TreeMap<>();
-                    for (String owner :
-                            h.createQuery("SELECT owner FROM " + d.bucketsTable)
-                                    .mapTo(String.class)
-                                    .list()) {
+                    for (String owner : owners) {
                         if (owner != null) {
                             owned.merge(owner, 1, Integer::sum);
                         }
@@ -233,38 +229,32 @@ final class Members {
      */
     private String[] owners(Handle h, boolean locked) {
         String[] owners = new String[Buckets.COUNT];
-        int found = readOwners(h, owners);
-        if (found < Buckets.COUNT && locked) {
+        BitSet found = readOwners(h, owners);
+        if (found.cardinality() < Buckets.COUNT && locked) {
             PreparedBatch batch = h.prepareBatch(addBucket);
-            TreeSet<Integer> have = new TreeSet<>();
-            h.createQuery("SELECT bucket FROM " + d.bucketsTable)
-                    .mapTo(Integer.class)
-                    .forEach(have::add);
-            for (int b = 0; b < Buckets.COUNT; b++) {
-                if (!have.contains(b)) {
-                    batch.bind("bucket", b).add();
-                }
+            for (int b = found.nextClearBit(0); b < Buckets.COUNT; b = found.nextClearBit(b + 1)) {
+                batch.bind("bucket", b).add();
             }
             batch.execute();
-            readOwners(h, owners);
         }
         return owners;
     }
 
-    private int readOwners(Handle h, String[] owners) {
-        int[] found = {0};
+    /** Fills {@code owners} from the bucket-owner table; returns the buckets it has a row for. */
+    private BitSet readOwners(Handle h, String[] owners) {
+        BitSet found = new BitSet(Buckets.COUNT);
         h.createQuery(readOwners)
                 .map(
                         (rs, ctx) -> {
                             int b = rs.getInt(1);
                             if (b >= 0 && b < Buckets.COUNT) {
                                 owners[b] = rs.getString(2);
-                                found[0]++;
+                                found.set(b);
                             }
                             return b;
                         })
                 .list();
-        return found[0];
+        return found;
     }
 
     private Instant dbNow(Handle h) {

@@ -164,11 +164,8 @@ final class PostgresDialect extends SqlDialect {
         this.park =
                 "UPDATE "
                         + table
-                        + " AS x SET parked = TRUE WHERE x.id = ANY(:ids) AND EXISTS (SELECT 1 FROM "
-                        + table
-                        + " p WHERE p.msg_key = x.msg_key AND p.seq < x.seq"
-                        + (deadLettersBlock ? "" : " AND p.dead_at IS NULL")
-                        + ")";
+                        + " AS x SET parked = TRUE WHERE x.id = ANY(:ids) AND "
+                        + hasEarlierOfKey("x");
         String ofOneClaim =
                 " WHERE lease_owner = :owner AND receipt = :token AND dead_at IS NULL"
                         + " AND id = ANY(:ids)";

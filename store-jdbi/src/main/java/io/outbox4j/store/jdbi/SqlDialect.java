@@ -164,8 +164,7 @@ abstract class SqlDialect {
         this.predecessor =
                 "(SELECT p.seq FROM "
                         + table
-                        + " p WHERE p.msg_key = c.msg_key AND p.seq < c.seq"
-                        + (deadLettersBlock ? "" : " AND p.dead_at IS NULL")
+                        + earlierOfKey("c")
                         + " ORDER BY "
                         + order.predecessor()
                         + " LIMIT 1)";
@@ -577,17 +576,31 @@ abstract class SqlDialect {
         h.createUpdate(
                         "UPDATE "
                                 + table
-                                + " SET parked = TRUE WHERE id IN (<ids>) AND EXISTS (SELECT 1 FROM "
-                                + table
-                                + " p WHERE p.msg_key = "
-                                + table
-                                + ".msg_key AND p.seq < "
-                                + table
-                                + ".seq"
-                                + (deadLettersBlock ? "" : " AND p.dead_at IS NULL")
-                                + ")")
+                                + " x SET parked = TRUE WHERE x.id IN (<ids>) AND "
+                                + hasEarlierOfKey("x"))
                 .bindList("ids", ids(rows))
                 .execute();
+    }
+
+    /**
+     * {@code p}: the rows of the key of the row aliased {@code alias} enqueued before it that count
+     * as earlier (dead letters only when they block), as the {@code FROM … WHERE} tail of a
+     * subquery: the predecessor rule of docs/per-key-order.md, in one place.
+     */
+    final String earlierOfKey(String alias) {
+        return " p WHERE p.msg_key = "
+                + alias
+                + ".msg_key AND p.seq < "
+                + alias
+                + ".seq"
+                + (deadLettersBlock ? "" : " AND p.dead_at IS NULL");
+    }
+
+    /**
+     * Whether the row aliased {@code alias} has an earlier row of its key ({@link #earlierOfKey}).
+     */
+    final String hasEarlierOfKey(String alias) {
+        return "EXISTS (SELECT 1 FROM " + table + earlierOfKey(alias) + ")";
     }
 
     /**
@@ -606,11 +619,9 @@ abstract class SqlDialect {
                                 "SELECT x.id FROM "
                                         + table
                                         + " x WHERE x.parked = TRUE AND x.bucket IN (<buckets>)"
-                                        + " AND NOT EXISTS (SELECT 1 FROM "
-                                        + table
-                                        + " p WHERE p.msg_key = x.msg_key AND p.seq < x.seq"
-                                        + (deadLettersBlock ? "" : " AND p.dead_at IS NULL")
-                                        + ") LIMIT :limit")
+                                        + " AND NOT "
+                                        + hasEarlierOfKey("x")
+                                        + " LIMIT :limit")
                         .bindList("buckets", buckets)
                         .bind("limit", limit)
                         .mapTo(String.class)
