@@ -374,7 +374,8 @@ final class Drill implements AutoCloseable {
         soft.assertAll();
     }
 
-    private static Map<String, Object> summary(List<Long> values) {
+    /** min, median, max and every value of a list of figures (the fault-figures JSON shape). */
+    static Map<String, Object> summary(List<Long> values) {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("measured", values.size());
         if (values.isEmpty()) {

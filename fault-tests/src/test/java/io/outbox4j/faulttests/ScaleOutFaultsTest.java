@@ -812,8 +812,8 @@ class ScaleOutFaultsTest {
                             + " a message to take over (first published after the fault, or after"
                             + " the exit of a closed relay): ms from the fault to the first publish"
                             + " of a message of the key by another relay; first and last key");
-            extra.put("firstKeyTakenOverMillis", summary(firsts));
-            extra.put("lastKeyTakenOverMillis", summary(lasts));
+            extra.put("firstKeyTakenOverMillis", Drill.summary(firsts));
+            extra.put("lastKeyTakenOverMillis", Drill.summary(lasts));
         }
     }
 
@@ -870,19 +870,5 @@ class ScaleOutFaultsTest {
                     }
                     return seqs;
                 });
-    }
-
-    static Map<String, Object> summary(List<Long> values) {
-        Map<String, Object> s = new LinkedHashMap<>();
-        s.put("measured", values.size());
-        if (values.isEmpty()) {
-            return s;
-        }
-        List<Long> sorted = values.stream().sorted().toList();
-        s.put("min", sorted.get(0));
-        s.put("median", sorted.get(sorted.size() / 2));
-        s.put("max", sorted.get(sorted.size() - 1));
-        s.put("values", values);
-        return s;
     }
 }
