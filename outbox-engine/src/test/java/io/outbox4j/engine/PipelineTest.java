@@ -158,6 +158,11 @@ class PipelineTest {
                         .build()) {
             relay.start();
             Fixtures.await("the outbox is empty", Duration.ofSeconds(60), () -> memory.size() == 0);
+            // the store deletes a completed row before the pipeline counts its batch done
+            Fixtures.await(
+                    "no message in flight once every completion returned",
+                    Duration.ofSeconds(5),
+                    () -> relay.pipeline().messagesInFlight() == 0);
             assertThat(relay.pipeline().messagesInFlight()).isZero();
         }
         assertThat(store.maxHeld.get())
