@@ -45,9 +45,9 @@ import java.util.stream.Collectors;
  * and its subpackages). A rule whose packages match no imported class fails, so a misspelt package
  * cannot make it pass vacuously.
  *
- * <p>For the project: {@link #projectRules()} lists the layering of DESIGN §1 as ready-made rules
- * over classes imported from {@code io.outbox4j}; {@link #classesPerModule(JavaClasses)} supports
- * the guard that every module was actually imported.
+ * <p>For the project: {@link #projectRules()} lists the layering of docs/architecture.md §2 as
+ * ready-made rules over classes imported from {@code io.outbox4j}; {@link
+ * #classesPerModule(JavaClasses)} supports the guard that every module was actually imported.
  */
 public final class OutboxArchitecture {
     /** The root package of outbox4j. */
@@ -162,7 +162,7 @@ public final class OutboxArchitecture {
     }
 
     // ------------------------------------------------------------------------------------------------
-    // The project's own rules (DESIGN §1)
+    // The project's own rules (docs/architecture.md §2)
     // ------------------------------------------------------------------------------------------------
 
     /**
@@ -179,7 +179,7 @@ public final class OutboxArchitecture {
                 .onlyDependOnClassesThat()
                 .resideInAnyPackage("java..", API, "org.jspecify.annotations..")
                 .because(
-                        "the ports must not drag a third-party jar into an application (DESIGN §1);"
+                        "the ports must not drag a third-party jar into an application (docs/architecture.md §2);"
                                 + " the nullness annotations are not needed at run time");
     }
 
@@ -198,7 +198,7 @@ public final class OutboxArchitecture {
                 .resideInAnyPackage(
                         "java..", API, ENGINE, "org.slf4j..", "org.jspecify.annotations..")
                 .because(
-                        "the engine works with any store and publisher through the ports (DESIGN §1)");
+                        "the engine works with any store and publisher through the ports (docs/architecture.md §2)");
     }
 
     /**
@@ -210,7 +210,8 @@ public final class OutboxArchitecture {
         return slices().assignedFrom(ADAPTER_MODULES)
                 .should()
                 .notDependOnEachOther()
-                .because("each adapter is one module a user picks on its own (DESIGN §1)");
+                .because(
+                        "each adapter is one module a user picks on its own (docs/architecture.md §2)");
     }
 
     /**
@@ -237,7 +238,7 @@ public final class OutboxArchitecture {
                         "io.outbox4j.examples..",
                         "io.outbox4j.benchmarks..")
                 .because(
-                        "an adapter is used by the engine through the ports, never the other way (DESIGN §1)");
+                        "an adapter is used by the engine through the ports, never the other way (docs/architecture.md §2)");
     }
 
     /**
@@ -261,7 +262,7 @@ public final class OutboxArchitecture {
                 .resideInAnyPackage(LIBRARY)
                 .should(GeneralCodingRules.ACCESS_STANDARD_STREAMS)
                 .orShould(GeneralCodingRules.USE_JAVA_UTIL_LOGGING)
-                .because("a library logs through slf4j at most (DESIGN §1)");
+                .because("a library logs through slf4j at most (docs/architecture.md §2)");
     }
 
     /**
@@ -331,11 +332,11 @@ public final class OutboxArchitecture {
         return all(adapters)
                 .should(oneEntryPoint)
                 .because(
-                        "an adapter's API is one builder or factory; the rest can change freely (DESIGN §1)");
+                        "an adapter's API is one builder or factory; the rest can change freely (docs/architecture.md §2)");
     }
 
     /**
-     * Every project rule above, in the order a reader meets them in DESIGN §1.
+     * Every project rule above, in the order a reader meets them in docs/architecture.md §2.
      *
      * @return the project's architecture rules
      */

@@ -48,8 +48,8 @@ import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /**
- * The store contract kit: one JUnit 5 test per rule of the {@link OutboxStore} contract (DESIGN §6
- * and §9, {@code docs/per-key-order.md}).
+ * The store contract kit: one JUnit 5 test per rule of the {@link OutboxStore} contract ({@code
+ * docs/architecture.md} §4.3 and §7.1, {@code docs/per-key-order.md}).
  *
  * <p>A store implementer extends this class in their test sources and supplies the factories: the
  * store under test ({@link #store()}, optionally a {@link #secondStore()} over the same storage), a

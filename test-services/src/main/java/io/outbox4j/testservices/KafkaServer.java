@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
 /**
  * A real Apache Kafka broker for tests and for the quickstart.
  *
- * <p>{@link #shared()} resolves one broker per JVM, in this order (DESIGN §7):
+ * <p>{@link #shared()} resolves one broker per JVM, in this order (docs/architecture.md §8):
  *
  * <ol>
  *   <li>{@code OUTBOX4J_KAFKA_BOOTSTRAP} — an external broker's bootstrap servers ({@code

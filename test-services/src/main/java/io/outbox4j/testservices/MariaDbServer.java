@@ -18,12 +18,12 @@ import org.testcontainers.utility.DockerImageName;
 /**
  * A MariaDB server for the tests, started once per JVM and stopped by a shutdown hook.
  *
- * <p>Resolution (DESIGN §7): {@code OUTBOX4J_MARIADB_URL} (with {@code OUTBOX4J_MARIADB_USER},
- * default {@code root}, and {@code OUTBOX4J_MARIADB_PASSWORD}, default empty) → a Testcontainers
- * {@code mariadb:10.11} when a Docker engine answers → the local installation ({@code
- * mariadb-install-db} and {@code mariadbd} from the {@code mariadb-server} package) started in a
- * temporary directory on a free loopback port, with durability relaxed for speed → otherwise {@link
- * ServerSupport#unavailable}.
+ * <p>Resolution (docs/architecture.md §8): {@code OUTBOX4J_MARIADB_URL} (with {@code
+ * OUTBOX4J_MARIADB_USER}, default {@code root}, and {@code OUTBOX4J_MARIADB_PASSWORD}, default
+ * empty) → a Testcontainers {@code mariadb:10.11} when a Docker engine answers → the local
+ * installation ({@code mariadb-install-db} and {@code mariadbd} from the {@code mariadb-server}
+ * package) started in a temporary directory on a free loopback port, with durability relaxed for
+ * speed → otherwise {@link ServerSupport#unavailable}.
  *
  * <pre>{@code
  * String url = MariaDbServer.shared().createDatabase("store_jdbi_tck");

@@ -10,7 +10,7 @@ import org.testcontainers.utility.DockerImageName;
 /**
  * A MongoDB server for the tests, started once per JVM and stopped by a shutdown hook.
  *
- * <p>Resolution order (DESIGN §7):
+ * <p>Resolution order (docs/architecture.md §8):
  *
  * <ol>
  *   <li>{@code OUTBOX4J_MONGODB_URI}: an existing server (a replica set for the transaction rules).

@@ -17,13 +17,13 @@ import org.testcontainers.utility.DockerImageName;
 /**
  * A PostgreSQL server for the tests, started once per JVM and stopped by a shutdown hook.
  *
- * <p>Resolution (DESIGN §7): {@code OUTBOX4J_POSTGRES_URL} (with {@code OUTBOX4J_POSTGRES_USER},
- * default {@code postgres}, and {@code OUTBOX4J_POSTGRES_PASSWORD}, default empty) → a
- * Testcontainers {@code postgres:16-alpine} when a Docker engine answers → the local installation
- * ({@code initdb} and {@code pg_ctl} on the PATH or in {@code /usr/lib/postgresql/<version>/bin})
- * started in a temporary directory on a free loopback port, with durability switched off for speed
- * → otherwise {@link ServerSupport#unavailable}. As root, the local server runs as the {@code
- * postgres} user.
+ * <p>Resolution (docs/architecture.md §8): {@code OUTBOX4J_POSTGRES_URL} (with {@code
+ * OUTBOX4J_POSTGRES_USER}, default {@code postgres}, and {@code OUTBOX4J_POSTGRES_PASSWORD},
+ * default empty) → a Testcontainers {@code postgres:16-alpine} when a Docker engine answers → the
+ * local installation ({@code initdb} and {@code pg_ctl} on the PATH or in {@code
+ * /usr/lib/postgresql/<version>/bin}) started in a temporary directory on a free loopback port,
+ * with durability switched off for speed → otherwise {@link ServerSupport#unavailable}. As root,
+ * the local server runs as the {@code postgres} user.
  *
  * <pre>{@code
  * PostgresServer pg = PostgresServer.shared();

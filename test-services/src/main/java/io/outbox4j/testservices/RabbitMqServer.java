@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
 /**
  * A real RabbitMQ broker for tests.
  *
- * <p>{@link #shared()} resolves one broker per JVM, in this order (DESIGN §7):
+ * <p>{@link #shared()} resolves one broker per JVM, in this order (docs/architecture.md §8):
  *
  * <ol>
  *   <li>{@code OUTBOX4J_RABBITMQ_URI} — an external broker, e.g. {@code

@@ -9,8 +9,8 @@ import java.nio.file.Path;
 import java.util.Optional;
 
 /**
- * Shared plumbing of the server fixtures: resolution order (DESIGN §7), free ports, temp
- * directories and what happens when a server cannot be had.
+ * Shared plumbing of the server fixtures: resolution order (docs/architecture.md §8), free ports,
+ * temp directories and what happens when a server cannot be had.
  *
  * <p>Every fixture resolves its server in this order: an explicit address from an environment
  * variable, then Testcontainers when a Docker engine answers, then a local installation or an

@@ -11,7 +11,7 @@ import org.testcontainers.utility.DockerImageName;
 /**
  * An SQS-compatible server for the tests, started once per JVM and stopped by a shutdown hook.
  *
- * <p>Resolution order (DESIGN §7):
+ * <p>Resolution order (docs/architecture.md §8):
  *
  * <ol>
  *   <li>{@code OUTBOX4J_SQS_ENDPOINT} (e.g. {@code http://127.0.0.1:4566} for a running LocalStack,

@@ -18,9 +18,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * The project's own architecture test (DESIGN §1), applied to the main classes of every module. It
- * lives in the quickstart because this module depends on every other one and the reactor builds it
- * last; the rules themselves are the public ones of {@code outbox-tck} ({@link
+ * The project's own architecture test (docs/architecture.md §2), applied to the main classes of
+ * every module. It lives in the quickstart because this module depends on every other one and the
+ * reactor builds it last; the rules themselves are the public ones of {@code outbox-tck} ({@link
  * OutboxArchitecture}).
  */
 class ProjectArchitectureTest {
