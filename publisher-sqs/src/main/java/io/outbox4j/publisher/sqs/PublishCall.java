@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import software.amazon.awssdk.services.sqs.model.BatchResultErrorEntry;
 import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
@@ -39,6 +40,7 @@ final class PublishCall {
     private final QueueResolver resolver;
     private final int maxRequestBytes;
     private final Deadline deadline;
+    private final BooleanSupplier closed;
     private final AtomicReferenceArray<PublishOutcome> outcomes;
     private final Queue<CompletableFuture<?>> inFlight = new ConcurrentLinkedQueue<>();
 
@@ -53,12 +55,14 @@ final class PublishCall {
             QueueResolver resolver,
             int maxRequestBytes,
             Deadline deadline,
+            BooleanSupplier closed,
             int size) {
         this.calls = calls;
         this.encoder = encoder;
         this.resolver = resolver;
         this.maxRequestBytes = maxRequestBytes;
         this.deadline = deadline;
+        this.closed = closed;
         this.outcomes = new AtomicReferenceArray<>(size);
     }
 
@@ -209,7 +213,11 @@ final class PublishCall {
             if (live.isEmpty()) {
                 return CompletableFuture.completedFuture(null);
             }
-            if (abandoned || Thread.currentThread().isInterrupted()) {
+            if (abandoned || Thread.currentThread().isInterrupted() || closed.getAsBoolean()) {
+                String why =
+                        closed.getAsBoolean()
+                                ? "the SqsPublisher was closed"
+                                : "the publish call was interrupted or gave up";
                 live.forEach(
                         e ->
                                 fail(
@@ -217,8 +225,9 @@ final class PublishCall {
                                         new RetryableFailureException(
                                                 "message '"
                                                         + e.message().id()
-                                                        + "' was not sent: the"
-                                                        + " publish call was interrupted or gave up; it will be retried")));
+                                                        + "' was not sent: "
+                                                        + why
+                                                        + "; it will be retried")));
                 return CompletableFuture.completedFuture(null);
             }
             var timeouts = deadline.requestTimeouts();

@@ -77,6 +77,11 @@ final class QueueResolver {
         };
     }
 
+    /** Forgets every cached URL (the publisher is closed). */
+    void clear() {
+        urls.clear();
+    }
+
     /** Forgets a URL that SQS reported missing, so the next call looks the queue up again. */
     void forget(String url) {
         urls.values().removeIf(url::equals);

@@ -5,6 +5,7 @@ import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.api.PermanentFailureException;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
+import io.outbox4j.api.RetryableFailureException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -87,7 +88,8 @@ import software.amazon.awssdk.services.sqs.SqsClient;
  * deduplication key). Once the call has timed out or its thread was interrupted, no further request
  * is sent.
  *
- * <p>The publisher is thread-safe. It does not own the SQS client: {@link #close()} leaves it open.
+ * <p>The publisher is thread-safe. It does not own the SQS client: {@link #close()} stops the
+ * publisher and leaves the client open.
  */
 public final class SqsPublisher implements Publisher {
     /** {@value OutboxHeaders#BODY_ENCODING} value: the body is the payload in standard base64. */
@@ -126,6 +128,7 @@ public final class SqsPublisher implements Publisher {
     private final Duration apiCallTimeout;
     private final Duration apiCallAttemptTimeout;
     private final String description;
+    private volatile boolean closed;
 
     private SqsPublisher(Builder b) {
         this.calls = b.client != null ? SqsCalls.of(b.client) : SqsCalls.of(b.asyncClient);
@@ -179,11 +182,24 @@ public final class SqsPublisher implements Publisher {
         if (messages.isEmpty()) {
             return List.of();
         }
+        if (closed) {
+            RetryableFailureException cause =
+                    new RetryableFailureException(
+                            "the SqsPublisher is closed; the message will be retried");
+            return messages.stream().map(m -> PublishOutcome.failed(cause)).toList();
+        }
         Deadline deadline = new Deadline(timeout, apiCallTimeout, apiCallAttemptTimeout);
         Function<Message, String> mapper = queueMapper;
         Function<Message, String> urlOf =
                 mapper != null ? m -> mappedUrl(mapper, m) : resolver.forCall(deadline);
-        return new PublishCall(calls, encoder, resolver, maxMessageBytes, deadline, messages.size())
+        return new PublishCall(
+                        calls,
+                        encoder,
+                        resolver,
+                        maxMessageBytes,
+                        deadline,
+                        () -> closed,
+                        messages.size())
                 .run(messages, urlOf);
     }
 
@@ -202,15 +218,23 @@ public final class SqsPublisher implements Publisher {
         return url;
     }
 
-    /** Does nothing: the SQS client belongs to the caller, who closes it. */
+    /**
+     * Stops publishing: a later {@link #publish} call fails every message as retryable without
+     * sending, and a call in flight sends no further request (its unsent messages fail as
+     * retryable). Forgets the cached queue URLs. The SQS client belongs to the caller, who closes
+     * it. Idempotent.
+     */
     @Override
     public void close() {
-        // the client is the caller's
+        closed = true;
+        resolver.clear();
     }
 
     @Override
     public String toString() {
-        return description;
+        return closed
+                ? description.substring(0, description.length() - 1) + ", closed]"
+                : description;
     }
 
     /** Configures an {@link SqsPublisher}; each setter checks its value at once. */

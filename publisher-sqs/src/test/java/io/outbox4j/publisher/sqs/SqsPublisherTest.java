@@ -605,6 +605,86 @@ class SqsPublisherTest {
     }
 
     @Nested
+    @DisplayName("close")
+    class Close {
+        @Test
+        @DisplayName(
+                "after close, publish fails every message as retryable and sends no request; the client stays open")
+        void publishAfterClose_failsRetryably_andSendsNothing() {
+            String topic = uniqueName("closed", false);
+            String url = createQueue(topic);
+            SqsPublisher p = publisher();
+            assertAllPublished(p.publish(messages(topic, 1), TIMEOUT));
+            int before = requestsTo(url).size();
+
+            p.close();
+            p.close(); // idempotent
+            List<PublishOutcome> outcomes = p.publish(messages(topic, 5), TIMEOUT);
+
+            assertThat(outcomes)
+                    .hasSize(5)
+                    .allSatisfy(
+                            o -> {
+                                assertThat(o.isPublished()).isFalse();
+                                assertThat(o.isPermanent()).isFalse();
+                                assertThat(o.failure().orElseThrow())
+                                        .isInstanceOf(RetryableFailureException.class)
+                                        .hasMessageContaining("the SqsPublisher is closed");
+                            });
+            assertThat(requestsTo(url)).as("requests sent to the queue").hasSize(before);
+            assertThat(p.toString()).endsWith(", closed]");
+            assertAllPublished(publisher().publish(messages(topic, 1), TIMEOUT));
+            assertThat(receive(url, 2, READ)).extracting(SqsTestSupport::id).hasSize(2);
+        }
+
+        @Test
+        @DisplayName(
+                "close during a call lets the request in flight finish and sends none of the call's later requests")
+        void closeDuringACall_sendsNoFurtherRequest() {
+            String topic = uniqueName("closing", true);
+            String url = createQueue(topic);
+            java.util.concurrent.atomic.AtomicReference<SqsPublisher> publisher =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            ExecutionInterceptor closeOnFirstSend =
+                    new ExecutionInterceptor() {
+                        @Override
+                        public void beforeTransmission(
+                                Context.BeforeTransmission context,
+                                ExecutionAttributes attributes) {
+                            if (context.request() instanceof SendMessageBatchRequest) {
+                                publisher.get().close();
+                            }
+                        }
+                    };
+            try (SqsClient client =
+                    SqsTestSupport.newClient(
+                            new SqsTestSupport.RequestRecorder(), closeOnFirstSend)) {
+                publisher.set(SqsPublisher.builder().client(client).build());
+                // a group per message: FIFO requests go one after the other, none stops another
+                List<Message> batch =
+                        messages(topic, 25).stream()
+                                .map(m -> m.toBuilder().key(m.id()).build())
+                                .collect(Collectors.toList());
+
+                List<PublishOutcome> outcomes = publisher.get().publish(batch, TIMEOUT);
+
+                assertThat(outcomes.subList(0, 10))
+                        .as("the first request, in flight when close came")
+                        .allSatisfy(o -> assertThat(o.isPublished()).as(o.toString()).isTrue());
+                assertThat(outcomes.subList(10, 25))
+                        .allSatisfy(
+                                o -> {
+                                    assertThat(o.isPublished()).isFalse();
+                                    assertThat(o.isPermanent()).isFalse();
+                                    assertThat(o.failure().orElseThrow())
+                                            .hasMessageContaining("the SqsPublisher was closed");
+                                });
+                assertThat(requestsTo(url)).as("requests sent to the queue").containsExactly(10);
+            }
+        }
+    }
+
+    @Nested
     @DisplayName("FIFO queues")
     class Fifo {
         @ParameterizedTest(name = "{0} client")
