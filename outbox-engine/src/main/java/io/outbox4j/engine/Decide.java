@@ -99,6 +99,7 @@ final class Decide {
             t.duration = took;
             t.publisherThrewError = true;
             t.release(at, error);
+            settings.publishing().retrying(at);
             log.publishFailed(t.delivery.message().topic(), Verdicts.describe(error), at, now);
             holdBack(t.lane);
         }
@@ -130,6 +131,7 @@ final class Decide {
             t.deadLetter(reason, cause);
         } else {
             t.release(Objects.requireNonNull(retryAt, "retryAt"), cause);
+            settings.publishing().retrying(retryAt);
         }
         log.publishFailed(
                 t.delivery.message().topic(),

@@ -217,6 +217,7 @@ final class Dispatch {
                                         "publish did not finish within "
                                                 + Durations.format(settings.deliveryTimeout())),
                                 call.took());
+                        settings.publishing().ended(call, false, true);
                     }
                     if (!startNext(call.group())) {
                         waiting.add(call.group());
@@ -318,13 +319,14 @@ final class Dispatch {
                 for (Tracked t : heads) {
                     t.handed = true;
                 }
-                inFlight.put(
-                        future,
+                Call call =
                         new Call(
                                 group,
                                 heads,
                                 start,
-                                start + Durations.nanos(settings.deliveryTimeout())));
+                                start + Durations.nanos(settings.deliveryTimeout()));
+                inFlight.put(future, call);
+                settings.publishing().started(call);
                 return true;
             } catch (RejectedExecutionException closed) {
                 slots.release();
@@ -390,6 +392,7 @@ final class Dispatch {
         for (Map.Entry<Future<List<PublishOutcome>>, Call> e : inFlight.entrySet()) {
             e.getKey().cancel(true);
             decide.cancelled(e.getValue().heads(), why, e.getValue().took());
+            settings.publishing().ended(e.getValue(), false, false);
             slots.release();
         }
         inFlight.clear();
@@ -400,8 +403,17 @@ final class Dispatch {
         }
     }
 
-    /** Applies the answer of a call that is done. */
+    /** Applies the answer of a call that is done, and tells the relay's publishing condition. */
     private void finish(Call call, Future<List<PublishOutcome>> future) {
+        apply(call, future);
+        boolean published = false;
+        for (Tracked t : call.heads()) {
+            published |= t.disposition == Tracked.Disposition.COMPLETE;
+        }
+        settings.publishing().ended(call, published, !published);
+    }
+
+    private void apply(Call call, Future<List<PublishOutcome>> future) {
         List<PublishOutcome> outcomes;
         try {
             outcomes = future.get();

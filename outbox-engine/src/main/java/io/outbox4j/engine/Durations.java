@@ -24,8 +24,10 @@ final class Durations {
     }
 
     /**
-     * Short text such as {@code 30s}, {@code 63m}, {@code 2m30s}, {@code 250ms}; the ISO form when
-     * finer.
+     * The one text form of a duration in messages and logs: {@code 250ms}, {@code 3.705s}, {@code
+     * 30s}, {@code 2m30s}, {@code 63m}, rounded to the millisecond (below half a millisecond:
+     * {@code 400ns}); the ISO form only past a hundred years. JSON carries ISO-8601 ({@link
+     * Duration#toString()}) instead.
      */
     static String format(Duration d) {
         if (d.isNegative()) {
@@ -34,21 +36,29 @@ final class Durations {
         if (d.isZero()) {
             return "0s";
         }
-        if (d.getNano() % 1_000_000 != 0 || d.getSeconds() > 100L * 365 * 24 * 3600) {
+        if (d.getSeconds() > 100L * 365 * 24 * 3600) {
             return d.toString();
         }
-        long minutes = d.toMinutes();
-        long seconds = d.toSecondsPart();
-        long millis = d.toMillisPart();
+        long millis = d.toMillis() + (d.toNanosPart() % 1_000_000 >= 500_000 ? 1 : 0);
+        if (millis == 0) {
+            return d.toNanos() + "ns";
+        }
+        if (millis < 1000) {
+            return millis + "ms";
+        }
         StringBuilder text = new StringBuilder();
+        long minutes = millis / 60_000;
+        long rest = millis % 60_000;
         if (minutes > 0) {
             text.append(minutes).append('m');
         }
-        if (seconds > 0) {
-            text.append(seconds).append('s');
-        }
-        if (millis > 0) {
-            text.append(millis).append("ms");
+        if (rest > 0) {
+            text.append(rest / 1000);
+            if (rest % 1000 != 0) {
+                String fraction = String.format("%03d", rest % 1000);
+                text.append('.').append(fraction.replaceAll("0+$", ""));
+            }
+            text.append('s');
         }
         return text.toString();
     }

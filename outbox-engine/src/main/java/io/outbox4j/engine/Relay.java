@@ -206,6 +206,14 @@ public final class Relay implements AutoCloseable {
      */
     public static final Duration DEFAULT_MEMBER_LEASE = Duration.ofSeconds(10);
 
+    /**
+     * How long publishing may be {@link Publishing#stalledFor(Instant) stalled} before health
+     * checks count it as failing, unless they are told otherwise: 1 minute. A stopped broker makes
+     * the Spring Boot {@code outbox} health and the standalone relay's readiness fail this long
+     * after the first try that met it.
+     */
+    public static final Duration DEFAULT_MAX_PUBLISH_STALL = Duration.ofMinutes(1);
+
     /** The shortest time between two publish-failure log lines of one topic: 30 s. */
     public static final Duration DEFAULT_FAILURE_LOG_INTERVAL = Duration.ofSeconds(30);
 
@@ -372,6 +380,170 @@ public final class Relay implements AutoCloseable {
      */
     public Optional<Instant> lastClaim() {
         return Optional.ofNullable(pipeline.lastClaim());
+    }
+
+    /**
+     * Returns whether the relay's publisher calls succeed, for health checks, metrics and alerts:
+     * the failed calls since the last call that published, when publishing last succeeded, and how
+     * long publishing has been {@link Publishing#stalledFor(Instant) stalled} while messages wait
+     * for it. {@link #state()} covers the store; this covers the broker. Cheap (one short lock).
+     *
+     * @return the relay's publishing condition now
+     */
+    public Publishing publishing() {
+        return settings.publishing().snapshot();
+    }
+
+    /**
+     * The relay's publishing condition, as {@link #publishing()} reports it. Times come from the
+     * relay's clock.
+     *
+     * <p>Publishing is <em>stalled</em> while its last publisher calls failed and messages still
+     * wait for it (a call is in flight, or a failed message's retry is due), counted from the start
+     * of the first failed call after the last success; or while a publisher call has not answered,
+     * counted from its start. A broker that is down therefore stalls publishing from the first try
+     * of the first message that meets it, even when that is the only message and it waits for its
+     * retry between tries. Stalled publishing ends with the first call that publishes a message, or
+     * once no failed message waits for a retry (its last try ended in a dead letter). A message
+     * refused permanently (too large, say) fails one call but stalls nothing: it is dead-lettered
+     * at once.
+     */
+    public static final class Publishing {
+        private final long failedCallsInARow;
+        private final @Nullable Instant lastPublished;
+        private final @Nullable Instant failingSince;
+        private final @Nullable Instant retriesDueBy;
+        private final int callsInFlight;
+        private final @Nullable Instant oldestCallStarted;
+
+        Publishing(
+                long failedCallsInARow,
+                @Nullable Instant lastPublished,
+                @Nullable Instant failingSince,
+                @Nullable Instant retriesDueBy,
+                int callsInFlight,
+                @Nullable Instant oldestCallStarted) {
+            this.failedCallsInARow = failedCallsInARow;
+            this.lastPublished = lastPublished;
+            this.failingSince = failingSince;
+            this.retriesDueBy = retriesDueBy;
+            this.callsInFlight = callsInFlight;
+            this.oldestCallStarted = oldestCallStarted;
+        }
+
+        /**
+         * Returns the publisher calls that failed (no message of theirs published) since the last
+         * call that published a message.
+         *
+         * @return 0 while publishing works
+         */
+        public long failedCallsInARow() {
+            return failedCallsInARow;
+        }
+
+        /**
+         * Returns when a publisher call last published a message.
+         *
+         * @return the time, or empty if none did since the relay was built
+         */
+        public Optional<Instant> lastPublished() {
+            return Optional.ofNullable(lastPublished);
+        }
+
+        /**
+         * Returns when the first of the {@link #failedCallsInARow()} failed calls started.
+         *
+         * @return the time, or empty while the last call published (or none failed)
+         */
+        public Optional<Instant> failingSince() {
+            return Optional.ofNullable(failingSince);
+        }
+
+        /**
+         * Returns the publisher calls in flight now.
+         *
+         * @return 0 to {@code workers}
+         */
+        public int callsInFlight() {
+            return callsInFlight;
+        }
+
+        /**
+         * Returns how long the oldest publisher call in flight has waited for its answer.
+         *
+         * @param now the relay clock's time
+         * @return the age, or zero when no call is in flight
+         */
+        public Duration oldestCallAge(Instant now) {
+            return oldestCallStarted == null ? Duration.ZERO : age(oldestCallStarted, now);
+        }
+
+        /**
+         * Returns how long publishing has been stalled (see {@link Publishing}).
+         *
+         * @param now the relay clock's time
+         * @return the time since publishing stalled, or empty while it is not stalled
+         */
+        public Optional<Duration> stalledFor(Instant now) {
+            Instant since = oldestCallStarted;
+            boolean waiting =
+                    callsInFlight > 0 || (retriesDueBy != null && now.isBefore(retriesDueBy));
+            if (failingSince != null
+                    && waiting
+                    && (since == null || failingSince.isBefore(since))) {
+                since = failingSince;
+            }
+            return since == null ? Optional.empty() : Optional.of(age(since, now));
+        }
+
+        /**
+         * Why publishing counts as failing against {@code limit}, for a health check.
+         *
+         * @param now the relay clock's time
+         * @param limit how long publishing may be stalled before it counts as failing
+         * @return the reason, or empty while publishing has not been stalled for {@code limit}
+         */
+        public Optional<String> problem(Instant now, Duration limit) {
+            return stalledFor(now)
+                    .filter(d -> d.compareTo(limit) >= 0)
+                    .map(
+                            d ->
+                                    "publishing has been stalled for "
+                                            + Durations.format(d)
+                                            + " (limit "
+                                            + Durations.format(limit)
+                                            + "): "
+                                            + failedCallsInARow
+                                            + " failed publisher call(s) in a row, "
+                                            + callsInFlight
+                                            + " in flight, last success "
+                                            + (lastPublished == null
+                                                    ? "never"
+                                                    : Durations.format(age(lastPublished, now))
+                                                            + " ago"));
+        }
+
+        private static Duration age(Instant since, Instant now) {
+            Duration d = Duration.between(since, now);
+            return d.isNegative() ? Duration.ZERO : d;
+        }
+
+        @Override
+        public String toString() {
+            return "Publishing[failedCallsInARow="
+                    + failedCallsInARow
+                    + ", lastPublished="
+                    + lastPublished
+                    + ", failingSince="
+                    + failingSince
+                    + ", retriesDueBy="
+                    + retriesDueBy
+                    + ", callsInFlight="
+                    + callsInFlight
+                    + ", oldestCallStarted="
+                    + oldestCallStarted
+                    + "]";
+        }
     }
 
     /** What a relay is doing, as {@link #state()} reports it. */
@@ -807,7 +979,8 @@ public final class Relay implements AutoCloseable {
                             new Members(
                                     membership && store instanceof OutboxMembership m ? m : null,
                                     who,
-                                    memberLease));
+                                    memberLease),
+                            new PublishTracker(clock, pollInterval, lease));
             return new Relay(settings, store, publisher);
         }
 

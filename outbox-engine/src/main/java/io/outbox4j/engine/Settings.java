@@ -19,6 +19,7 @@ import java.time.Duration;
  * @param minMessagesPerCall a batch is split into no more calls than it has this many messages
  *     ({@link Relay#MIN_MESSAGES_PER_CALL}; tests set 1)
  * @param members the relay's membership of the outbox: whether its claims are member claims
+ * @param publishing whether the relay's publisher calls succeed, for {@link Relay#publishing()}
  */
 record Settings(
         String owner,
@@ -39,7 +40,8 @@ record Settings(
         Duration clockCheck,
         Duration failureLogInterval,
         int minMessagesPerCall,
-        Members members) {
+        Members members,
+        PublishTracker publishing) {
 
     /** Renewals are due every third of the lease. */
     Duration renewEvery() {

@@ -49,7 +49,7 @@ class RelayBuilderTest {
                 bad(
                         "wakeUpWindow over a second",
                         b -> b.wakeUpWindow(Duration.ofMillis(1001)),
-                        "wakeUpWindow must be between 0 and 1s, but was 1s1ms"),
+                        "wakeUpWindow must be between 0 and 1s, but was 1.001s"),
                 bad(
                         "wakeUpWindow null",
                         b -> b.wakeUpWindow(null),
@@ -91,7 +91,7 @@ class RelayBuilderTest {
                 bad(
                         "shutdownTimeout negative",
                         b -> b.shutdownTimeout(Duration.ofMillis(-1500)),
-                        "shutdownTimeout must not be negative, but was -1s500ms"),
+                        "shutdownTimeout must not be negative, but was -1.5s"),
                 bad("lease null", b -> b.lease(null), "lease must not be null"),
                 bad(
                         "lease under a second",

@@ -38,6 +38,8 @@ public class OutboxHealthAutoConfiguration {
                         Checks.notNegative(
                                 "health.statistics-cache-ttl", h.getStatisticsCacheTtl())),
                 relay.getIfAvailable(),
-                Checks.positive("health.max-oldest-ready-age", h.getMaxOldestReadyAge()));
+                Checks.positive("health.max-oldest-ready-age", h.getMaxOldestReadyAge()),
+                Checks.positive("health.max-publish-stall", h.getMaxPublishStall()),
+                Clock.systemUTC());
     }
 }

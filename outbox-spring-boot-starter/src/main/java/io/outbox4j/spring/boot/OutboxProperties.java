@@ -853,6 +853,13 @@ public class OutboxProperties {
          */
         private Duration maxOldestReadyAge = Duration.ofMinutes(5);
 
+        /**
+         * The health turns DOWN when the relay's publishing has been stalled this long: its
+         * publisher calls failed while messages wait for them (a stopped broker, even with one
+         * message waiting for its retry), or a call has not answered.
+         */
+        private Duration maxPublishStall = Duration.ofMinutes(1);
+
         /** How long one reading of the store's statistics is reused by health and endpoint. */
         private Duration statisticsCacheTtl = Duration.ofSeconds(5);
 
@@ -875,6 +882,24 @@ public class OutboxProperties {
          */
         public void setMaxOldestReadyAge(Duration maxOldestReadyAge) {
             this.maxOldestReadyAge = maxOldestReadyAge;
+        }
+
+        /**
+         * The threshold on stalled publishing.
+         *
+         * @return 1 min by default ({@code Relay.DEFAULT_MAX_PUBLISH_STALL})
+         */
+        public Duration getMaxPublishStall() {
+            return maxPublishStall;
+        }
+
+        /**
+         * Sets the threshold on stalled publishing.
+         *
+         * @param maxPublishStall the threshold
+         */
+        public void setMaxPublishStall(Duration maxPublishStall) {
+            this.maxPublishStall = maxPublishStall;
         }
 
         /**

@@ -68,6 +68,12 @@ final class RelayLifecycle implements SmartLifecycle {
         }
     }
 
+    /** The running relay's publishing condition, or null when it is not running. */
+    Relay.@Nullable Publishing publishing() {
+        Relay r = relay;
+        return r == null ? null : r.publishing();
+    }
+
     /** When the relay last started, in epoch milliseconds (0 if never). */
     long startedAtMillis() {
         return startedAtMillis;

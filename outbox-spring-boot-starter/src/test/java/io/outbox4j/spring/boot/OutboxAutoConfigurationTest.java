@@ -232,6 +232,8 @@ class OutboxAutoConfigurationTest {
         configured.close();
         assertThat(new OutboxProperties().getStore().getJdbc().getTableName())
                 .isEqualTo(JdbiOutboxStore.DEFAULT_TABLE_NAME);
+        assertThat(new OutboxProperties().getHealth().getMaxPublishStall())
+                .isEqualTo(Relay.DEFAULT_MAX_PUBLISH_STALL);
     }
 
     @Test
