@@ -1,5 +1,9 @@
 package io.outbox4j.api;
 
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
 /**
  * The names under which every publisher puts a message's own fields beside its payload: Kafka
  * record headers, AMQP headers, SQS message attributes. One set of names for all transports, so a
@@ -7,7 +11,9 @@ package io.outbox4j.api;
  * Message#RESERVED_HEADER_PREFIX}, which {@link Message} forbids in user headers, so a user header
  * can never collide with one of these.
  *
- * <p>Where a transport has a native place for a field, it uses it as well (or instead):
+ * <p>Every transport carries the same standard set, {@link #of(Message)}: {@value #ID}, {@value
+ * #TOPIC}, {@value #MODULE}, {@value #CONTENT_TYPE}, {@value #OCCURRED_AT}, and {@value #KEY} when
+ * the message has a key. Where a transport has a native place for a field, it uses it as well:
  *
  * <table>
  *   <caption>Which transport carries which name</caption>
@@ -15,11 +21,11 @@ package io.outbox4j.api;
  *   <tr><td>{@value #ID}</td><td>yes</td><td>yes (and {@code message-id})</td><td>yes</td></tr>
  *   <tr><td>{@value #TOPIC}</td><td>yes</td><td>yes (and {@code type})</td><td>yes</td></tr>
  *   <tr><td>{@value #MODULE}</td><td>yes</td><td>yes</td><td>yes</td></tr>
- *   <tr><td>{@value #CONTENT_TYPE}</td><td>yes</td><td>no: the {@code content-type}
- *       property</td><td>yes</td></tr>
+ *   <tr><td>{@value #CONTENT_TYPE}</td><td>yes</td><td>yes (and {@code
+ *       content-type})</td><td>yes</td></tr>
  *   <tr><td>{@value #OCCURRED_AT}</td><td>yes</td><td>yes</td><td>yes</td></tr>
- *   <tr><td>{@value #KEY}</td><td>no: the record key</td><td>when the message has a
- *       key</td><td>when the message has a key</td></tr>
+ *   <tr><td>{@value #KEY}</td><td>when the message has a key (and the record
+ *       key)</td><td>when the message has a key</td><td>when the message has a key</td></tr>
  *   <tr><td>{@value #HEADERS}</td><td>no: user headers are record headers</td><td>no: user
  *       headers are AMQP headers</td><td>when the message has user headers</td></tr>
  *   <tr><td>{@value #BODY_ENCODING}</td><td>no</td><td>no</td><td>when the body is not the
@@ -51,8 +57,8 @@ public final class OutboxHeaders {
     public static final String OCCURRED_AT = "outbox-occurred-at";
 
     /**
-     * The message key ({@link Message#key()}), where the transport has no native key; absent when
-     * the message has none.
+     * The message key ({@link Message#key()}); absent when the message has none (a Kafka record's
+     * key is then the message id, which is why a consumer reads the key here).
      */
     public static final String KEY = "outbox-key";
 
@@ -69,4 +75,26 @@ public final class OutboxHeaders {
     public static final String BODY_ENCODING = "outbox-body-encoding";
 
     private OutboxHeaders() {}
+
+    /**
+     * The standard headers of a message, the same on every transport, in this order: {@value #ID},
+     * {@value #TOPIC}, {@value #MODULE}, {@value #CONTENT_TYPE}, {@value #OCCURRED_AT} (ISO-8601 as
+     * {@link java.time.Instant#toString()} writes it) and {@value #KEY} when the message has a key.
+     * User headers are not included: each transport adds them its own way.
+     *
+     * @param message the message
+     * @return the names and UTF-8 text values, unmodifiable, in the order above
+     * @throws IllegalArgumentException if {@code message} is null
+     */
+    public static Map<String, String> of(Message message) {
+        Checks.notNull(message, "message");
+        Map<String, String> headers = new LinkedHashMap<>(8);
+        headers.put(ID, message.id());
+        headers.put(TOPIC, message.topic());
+        headers.put(MODULE, message.module());
+        headers.put(CONTENT_TYPE, message.contentType());
+        headers.put(OCCURRED_AT, message.occurredAt().toString());
+        message.key().ifPresent(key -> headers.put(KEY, key));
+        return Collections.unmodifiableMap(headers);
+    }
 }

@@ -3,6 +3,7 @@ package io.outbox4j.tck;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
 import java.time.Duration;
@@ -34,9 +35,10 @@ import org.junit.jupiter.api.Test;
  * connected to a real broker, a fresh destination per rule ({@link #newTopic()}), a way to read
  * back what reached the broker ({@link #readBack(String, int, Duration)}), and, where the transport
  * has one, a message the broker rejects for good. The rules check one outcome per message in order,
- * that "published" means the message is readable at the broker with its id, payload and key, that a
- * permanent rejection is reported as permanent without failing the rest of the batch, and that
- * concurrent calls are safe. Rules are package-private test methods named {@code required_…} /
+ * that "published" means the message is readable at the broker with its id, payload, key and the
+ * standard headers of {@link OutboxHeaders#of(Message)}, that a permanent rejection is reported as
+ * permanent without failing the rest of the batch, that concurrent calls are safe, and that a
+ * closed publisher sends nothing. Rules are package-private test methods named {@code required_…} /
  * {@code optional_…}, grouped in {@link Nested} classes; an optional rule the transport cannot
  * support is skipped with the reason its knob gives.
  */
@@ -105,6 +107,17 @@ public abstract class PublisherContract {
     }
 
     /**
+     * Capability knob: a new publisher configured like {@link #publisher()}, which the kit closes.
+     * The default is empty, and the rule {@code optional_publishAfterCloseSendsNothing} is then
+     * skipped, naming this method.
+     *
+     * @return a fresh publisher the kit may close, or empty
+     */
+    protected Optional<Publisher> closablePublisher() {
+        return Optional.empty();
+    }
+
+    /**
      * How long each {@link Publisher#publish} call of the kit may take. The default is 30 seconds.
      *
      * @return a positive timeout
@@ -128,8 +141,35 @@ public abstract class PublisherContract {
      * @param id the message id the broker carried (a header, property or attribute)
      * @param payload the body bytes
      * @param key the key the broker carried, if the transport has one
+     * @param headers the headers (or message attributes) the broker carried, as text; empty when
+     *     the implementer does not read them, which skips the rule {@code
+     *     optional_standardHeadersArriveWithTheMessage}
      */
-    public record Received(String id, byte[] payload, Optional<String> key) {}
+    public record Received(
+            String id, byte[] payload, Optional<String> key, Map<String, String> headers) {
+        /**
+         * Copies the headers, keeping their order.
+         *
+         * @param id the message id
+         * @param payload the body bytes
+         * @param key the key, if any
+         * @param headers the headers the broker carried
+         */
+        public Received {
+            headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+        }
+
+        /**
+         * A message read back without its headers.
+         *
+         * @param id the message id
+         * @param payload the body bytes
+         * @param key the key, if any
+         */
+        public Received(String id, byte[] payload, Optional<String> key) {
+            this(id, payload, key, Map.of());
+        }
+    }
 
     // ------------------------------------------------------------------------------------------------
     // Kit helpers
@@ -331,6 +371,84 @@ public abstract class PublisherContract {
                                     + "delivered %s",
                             Describe.idsOf(sent), order)
                     .containsExactlyElementsOf(Describe.idsOf(sent));
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // Headers and close
+    // ------------------------------------------------------------------------------------------------
+
+    @Nested
+    @DisplayName("Headers and close")
+    class HeadersAndClose extends Rules {
+        @Test
+        @DisplayName(
+                "a published message reaches the broker with the standard headers of OutboxHeaders.of")
+        void optional_standardHeadersArriveWithTheMessage() {
+            String topic = newTopic();
+            Message m = message(topic).key("order-42").build();
+            assertAllPublished(List.of(m), publish(List.of(m)));
+            Received r = assertArrived(topic, List.of(m)).get(0);
+            Assumptions.assumeFalse(
+                    r.headers().isEmpty(),
+                    "skipped: readBack() returned no headers (Received's three-argument"
+                            + " constructor); pass the headers the broker carried to check them");
+            Map<String, String> expected = OutboxHeaders.of(m);
+            Map<String, String> carried = new LinkedHashMap<>(r.headers());
+            carried.keySet().retainAll(expected.keySet());
+            assertThat(carried)
+                    .as(
+                            "message '%s' must reach the broker with the standard headers %s"
+                                    + " (OutboxHeaders.of, the same on every transport), but the broker"
+                                    + " carried %s",
+                            m.id(), expected, r.headers())
+                    .isEqualTo(expected);
+        }
+
+        @Test
+        @DisplayName(
+                "after close, publish fails every message as retryable and sends nothing to the broker")
+        void optional_publishAfterCloseSendsNothing() {
+            Optional<Publisher> fresh = closablePublisher();
+            Assumptions.assumeTrue(
+                    fresh.isPresent(),
+                    "skipped: closablePublisher() returned empty; return a publisher the kit may close"
+                            + " to check this rule");
+            String topic = newTopic();
+            Publisher closing = fresh.get();
+            Message before = message(topic).key("close").build();
+            Message after = message(topic).key("close").build();
+            Message marker = message(topic).key("close").build();
+            List<PublishOutcome> outcomes;
+            try {
+                assertAllPublished(
+                        List.of(before), closing.publish(List.of(before), publishTimeout()));
+            } finally {
+                closing.close();
+            }
+            outcomes = closing.publish(List.of(after), publishTimeout());
+            assertThat(outcomes)
+                    .as(
+                            "publish after close must return one outcome per message, but your"
+                                    + " publisher returned %s",
+                            outcomes)
+                    .hasSize(1);
+            assertThat(!outcomes.get(0).isPublished() && !outcomes.get(0).isPermanent())
+                    .as(
+                            "publish after close must fail the message as retryable (another"
+                                    + " publisher may take it), but your publisher reported %s",
+                            outcomes.get(0))
+                    .isTrue();
+            // the marker, published after the refused message on the same key, bounds the wait
+            assertAllPublished(List.of(marker), publish(List.of(marker)));
+            List<String> arrived =
+                    readBack(topic, 2, readBackTimeout()).stream().map(Received::id).toList();
+            assertThat(arrived)
+                    .as(
+                            "a closed publisher must send nothing: the broker must hold '%s' and the"
+                                    + " marker '%s' published afterwards, not '%s' (refused after close)",
+                            before.id(), marker.id(), after.id())
+                    .containsExactlyInAnyOrder(before.id(), marker.id());
         }
     }
 

@@ -31,6 +31,11 @@ class InMemoryBrokerPublisherContractTest extends PublisherContract {
     }
 
     @Override
+    protected Optional<Publisher> closablePublisher() {
+        return Optional.of(newPublisher());
+    }
+
+    @Override
     protected Optional<Message> permanentlyRejectedMessage(String topic) {
         return Optional.of(
                 Message.builder()

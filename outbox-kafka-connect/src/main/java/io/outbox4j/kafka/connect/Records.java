@@ -17,11 +17,7 @@ final class Records {
 
     static SourceRecord toRecord(Message m, String topic) {
         ConnectHeaders headers = new ConnectHeaders();
-        headers.addString(OutboxHeaders.ID, m.id());
-        headers.addString(OutboxHeaders.TOPIC, m.topic());
-        headers.addString(OutboxHeaders.MODULE, m.module());
-        headers.addString(OutboxHeaders.CONTENT_TYPE, m.contentType());
-        headers.addString(OutboxHeaders.OCCURRED_AT, m.occurredAt().toString());
+        OutboxHeaders.of(m).forEach(headers::addString);
         for (Map.Entry<String, String> h : m.headers().entrySet()) {
             headers.addString(h.getKey(), h.getValue());
         }

@@ -80,6 +80,7 @@ class TopicsAndRecordsTest {
                         Map.entry(OutboxHeaders.MODULE, "orders"),
                         Map.entry(OutboxHeaders.CONTENT_TYPE, "application/json"),
                         Map.entry(OutboxHeaders.OCCURRED_AT, "2026-12-01T10:15:30.123456Z"),
+                        Map.entry(OutboxHeaders.KEY, "order-7"),
                         Map.entry("trace-id", "abc"),
                         Map.entry("tenant", "t1"));
     }

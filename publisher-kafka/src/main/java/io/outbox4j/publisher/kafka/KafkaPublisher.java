@@ -38,10 +38,11 @@ import org.apache.kafka.common.errors.InterruptException;
  *   <li>value: the payload bytes; timestamp: set by the producer when sent (the event time is a
  *       header, so an old message is not expired by time-based retention the moment it is
  *       published);
- *   <li>headers, UTF-8 values: {@value OutboxHeaders#ID}, {@value OutboxHeaders#TOPIC}, {@value
- *       OutboxHeaders#MODULE}, {@value OutboxHeaders#CONTENT_TYPE}, {@value
- *       OutboxHeaders#OCCURRED_AT} (ISO-8601, e.g. {@code 2024-05-01T12:00:00.123456Z}), then the
- *       user headers in their order. User headers cannot collide with these: {@link Message}
+ *   <li>headers, UTF-8 values: the standard set of {@link OutboxHeaders#of(Message)} ({@value
+ *       OutboxHeaders#ID}, {@value OutboxHeaders#TOPIC}, {@value OutboxHeaders#MODULE}, {@value
+ *       OutboxHeaders#CONTENT_TYPE}, {@value OutboxHeaders#OCCURRED_AT} (ISO-8601, e.g. {@code
+ *       2024-05-01T12:00:00.123456Z}), {@value OutboxHeaders#KEY} when the message has a key), then
+ *       the user headers in their order. User headers cannot collide with these: {@link Message}
  *       forbids the {@code outbox-} prefix.
  * </ul>
  *

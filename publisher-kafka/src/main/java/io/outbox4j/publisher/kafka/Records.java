@@ -68,12 +68,8 @@ final class Records {
 
     static ProducerRecord<byte[], byte[]> toRecord(Message m, String topic) {
         Map<String, String> user = m.headers();
-        List<Header> headers = new ArrayList<>(5 + user.size());
-        headers.add(header(OutboxHeaders.ID, m.id()));
-        headers.add(header(OutboxHeaders.TOPIC, m.topic()));
-        headers.add(header(OutboxHeaders.MODULE, m.module()));
-        headers.add(header(OutboxHeaders.CONTENT_TYPE, m.contentType()));
-        headers.add(header(OutboxHeaders.OCCURRED_AT, m.occurredAt().toString()));
+        List<Header> headers = new ArrayList<>(6 + user.size());
+        OutboxHeaders.of(m).forEach((name, value) -> headers.add(header(name, value)));
         user.forEach((name, value) -> headers.add(header(name, value)));
         byte[] key = m.key().orElse(m.id()).getBytes(StandardCharsets.UTF_8);
         return new ProducerRecord<>(topic, null, null, key, m.payload(), headers);

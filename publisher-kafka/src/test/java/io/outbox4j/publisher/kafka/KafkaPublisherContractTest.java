@@ -52,8 +52,15 @@ class KafkaPublisherContractTest extends PublisherContract {
                                 new Received(
                                         KafkaTopics.header(r, OutboxHeaders.ID),
                                         r.value(),
-                                        Optional.ofNullable(KafkaTopics.utf8(r.key()))))
+                                        Optional.ofNullable(KafkaTopics.utf8(r.key())),
+                                        KafkaTopics.headers(r)))
                 .toList();
+    }
+
+    @Override
+    protected Optional<Publisher> closablePublisher() {
+        return Optional.of(
+                KafkaPublisher.builder().bootstrapServers(KAFKA.bootstrapServers()).build());
     }
 
     /**

@@ -77,6 +77,7 @@ class KafkaPublisherTest {
                         Map.entry("outbox-module", "orders"),
                         Map.entry("outbox-content-type", "application/json; charset=utf-8"),
                         Map.entry("outbox-occurred-at", "2024-05-01T12:00:00.123456Z"),
+                        Map.entry("outbox-key", "customer-7"),
                         Map.entry("traceparent", "00-abc-def-01"),
                         Map.entry("tenant", "acme"));
         assertThat(Instant.parse(KafkaTopics.header(r, OutboxHeaders.OCCURRED_AT)))

@@ -45,9 +45,10 @@ import java.util.function.Function;
  *   <li>Every message goes out with {@code mandatory=true}, persistent delivery mode, {@code
  *       message-id} = the message id, {@code content-type}, {@code timestamp} = occurredAt
  *       (seconds), {@code type} = topic, the optional {@code app-id}, and as headers the message's
- *       own headers plus {@value OutboxHeaders#ID}, {@value OutboxHeaders#TOPIC}, {@value
- *       OutboxHeaders#MODULE}, {@value OutboxHeaders#OCCURRED_AT} (ISO-8601, microseconds) and
- *       {@value OutboxHeaders#KEY} (when the message has a key).
+ *       own headers plus the standard set of {@link OutboxHeaders#of(Message)}: {@value
+ *       OutboxHeaders#ID}, {@value OutboxHeaders#TOPIC}, {@value OutboxHeaders#MODULE}, {@value
+ *       OutboxHeaders#CONTENT_TYPE}, {@value OutboxHeaders#OCCURRED_AT} (ISO-8601, microseconds)
+ *       and {@value OutboxHeaders#KEY} (when the message has a key).
  *   <li>A call borrows one channel in confirm mode from a small pool (a channel is never used by
  *       two calls at once), publishes the whole batch pipelined, then waits for the broker's
  *       confirms until the deadline: the smaller of the caller's {@code timeout} and {@link
@@ -352,11 +353,7 @@ public final class RabbitMqPublisher implements Publisher {
             shortString(h.getKey(), "header name '" + h.getKey() + "'", m);
             headers.put(h.getKey(), h.getValue());
         }
-        headers.put(OutboxHeaders.ID, m.id());
-        headers.put(OutboxHeaders.TOPIC, m.topic());
-        headers.put(OutboxHeaders.MODULE, m.module());
-        headers.put(OutboxHeaders.OCCURRED_AT, m.occurredAt().toString());
-        m.key().ifPresent(k -> headers.put(OutboxHeaders.KEY, k));
+        headers.putAll(OutboxHeaders.of(m));
         AMQP.BasicProperties properties =
                 new AMQP.BasicProperties.Builder()
                         .deliveryMode(2)
@@ -470,6 +467,8 @@ public final class RabbitMqPublisher implements Publisher {
     /** Configures a {@link RabbitMqPublisher}. */
     public static final class Builder {
         private ConnectionFactory factory;
+        private boolean factoryGiven;
+        private boolean uriGiven;
         private String exchange;
         private Function<Message, Destination> mapper;
         private Duration publishTimeout;
@@ -482,7 +481,7 @@ public final class RabbitMqPublisher implements Publisher {
         /**
          * Connects with a copy of this factory (host, credentials, TLS, timeouts, heartbeat...).
          * The copy has automatic connection recovery turned off: the publisher re-opens a lost
-         * connection itself.
+         * connection itself. Exclusive with {@link #uri(String)}.
          *
          * @param factory the connection factory; later changes to it do not affect the publisher
          * @return this builder
@@ -493,13 +492,14 @@ public final class RabbitMqPublisher implements Publisher {
                 throw new IllegalArgumentException("connectionFactory must not be null");
             }
             this.factory = factory.clone();
+            this.factoryGiven = true;
             return this;
         }
 
         /**
          * Connects to the broker named by an AMQP URI, e.g. {@code
          * amqp://user:pass@host:5672/vhost} or {@code amqps://...}; the rest of the factory keeps
-         * the client's defaults.
+         * the client's defaults. Exclusive with {@link #connectionFactory(ConnectionFactory)}.
          *
          * @param uri the URI
          * @return this builder
@@ -523,6 +523,7 @@ public final class RabbitMqPublisher implements Publisher {
                         e);
             }
             this.factory = f;
+            this.uriGiven = true;
             return this;
         }
 
@@ -641,13 +642,19 @@ public final class RabbitMqPublisher implements Publisher {
          * Builds the publisher. It connects on the first publish, not here.
          *
          * @return the publisher
-         * @throws IllegalArgumentException if neither a connection factory nor a URI was given, or
-         *     both an exchange and a destination mapper were (the mapper chooses the exchange)
+         * @throws IllegalArgumentException if neither or both of a connection factory and a URI
+         *     were given, or both an exchange and a destination mapper were (the mapper chooses the
+         *     exchange)
          */
         public RabbitMqPublisher build() {
             if (factory == null) {
                 throw new IllegalArgumentException(
                         "connectionFactory or uri must be set, but neither was");
+            }
+            if (factoryGiven && uriGiven) {
+                throw new IllegalArgumentException(
+                        "set either connectionFactory(...) or uri(...), not both: one would"
+                                + " silently replace the other's host, credentials and settings");
             }
             if (exchange != null && mapper != null) {
                 throw new IllegalArgumentException(

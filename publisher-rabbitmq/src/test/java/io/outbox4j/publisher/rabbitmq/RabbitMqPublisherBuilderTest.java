@@ -30,6 +30,28 @@ class RabbitMqPublisherBuilderTest {
     }
 
     @Test
+    void connectionFactoryAndUriTogether_areRejected_inEitherOrder() {
+        ConnectionFactory f = new ConnectionFactory();
+        f.setHost("rabbit-a");
+        assertThatThrownBy(
+                        () ->
+                                RabbitMqPublisher.builder()
+                                        .connectionFactory(f)
+                                        .uri("amqp://rabbit-b")
+                                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("set either connectionFactory(...) or uri(...), not both");
+        assertThatThrownBy(
+                        () ->
+                                RabbitMqPublisher.builder()
+                                        .uri("amqp://rabbit-b")
+                                        .connectionFactory(f)
+                                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("set either connectionFactory(...) or uri(...), not both");
+    }
+
+    @Test
     void uri_thatIsNotAnAmqpUri_isRejected_withoutEchoingThePassword() {
         assertThatThrownBy(() -> RabbitMqPublisher.builder().uri("http://user:s3cret@host:5672"))
                 .isInstanceOf(IllegalArgumentException.class)

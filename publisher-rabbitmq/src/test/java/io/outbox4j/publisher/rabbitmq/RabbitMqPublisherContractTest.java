@@ -6,6 +6,7 @@ import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.tck.PublisherContract;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -54,10 +55,20 @@ class RabbitMqPublisherContractTest extends PublisherContract {
     private static Received received(GetResponse r) {
         Map<String, Object> headers = r.getProps().getHeaders();
         Object key = headers == null ? null : headers.get(OutboxHeaders.KEY);
+        Map<String, String> text = new LinkedHashMap<>();
+        if (headers != null) {
+            headers.forEach((name, value) -> text.put(name, String.valueOf(value)));
+        }
         return new Received(
                 r.getProps().getMessageId(),
                 r.getBody(),
-                Optional.ofNullable(key).map(Object::toString));
+                Optional.ofNullable(key).map(Object::toString),
+                text);
+    }
+
+    @Override
+    protected Optional<Publisher> closablePublisher() {
+        return Optional.of(Rabbit.publisherBuilder().connectionName("outbox4j-tck-close").build());
     }
 
     /**

@@ -94,6 +94,7 @@ class RabbitMqPublisherTest {
                         Map.entry(OutboxHeaders.ID, "order-42"),
                         Map.entry(OutboxHeaders.TOPIC, queue),
                         Map.entry(OutboxHeaders.MODULE, "orders"),
+                        Map.entry(OutboxHeaders.CONTENT_TYPE, "application/json; charset=utf-8"),
                         Map.entry(OutboxHeaders.KEY, "customer-7"),
                         Map.entry(OutboxHeaders.OCCURRED_AT, "2024-05-06T07:08:09.123456Z"));
         assertThat(new String(got.getBody(), StandardCharsets.UTF_8)).isEqualTo("{\"total\":12.5}");

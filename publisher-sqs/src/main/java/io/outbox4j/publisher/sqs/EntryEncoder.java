@@ -66,14 +66,7 @@ final class EntryEncoder {
     Entry encode(int index, Message m, String queueUrl) {
         boolean fifo = isFifo(queueUrl);
         Map<String, MessageAttributeValue> attributes = new LinkedHashMap<>();
-        put(attributes, m, OutboxHeaders.ID, m.id());
-        put(attributes, m, OutboxHeaders.TOPIC, m.topic());
-        put(attributes, m, OutboxHeaders.MODULE, m.module());
-        put(attributes, m, OutboxHeaders.CONTENT_TYPE, m.contentType());
-        put(attributes, m, OutboxHeaders.OCCURRED_AT, m.occurredAt().toString());
-        if (m.key().isPresent()) {
-            put(attributes, m, OutboxHeaders.KEY, m.key().get());
-        }
+        OutboxHeaders.of(m).forEach((name, value) -> put(attributes, m, name, value));
         if (!m.headers().isEmpty()) {
             put(attributes, m, OutboxHeaders.HEADERS, headersJson(m.headers()));
         }

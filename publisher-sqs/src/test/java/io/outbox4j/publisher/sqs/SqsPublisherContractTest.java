@@ -5,8 +5,11 @@ import io.outbox4j.api.MessageLimits;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.tck.PublisherContract;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Nested;
 
@@ -22,16 +25,23 @@ class SqsPublisherContractTest {
      */
     abstract static class SqsContract extends PublisherContract {
         private final boolean fifo;
+        private final Supplier<Publisher> publishers;
         private final Publisher publisher;
 
-        SqsContract(boolean fifo, Publisher publisher) {
+        SqsContract(boolean fifo, Supplier<Publisher> publishers) {
             this.fifo = fifo;
-            this.publisher = publisher;
+            this.publishers = publishers;
+            this.publisher = publishers.get();
         }
 
         @Override
         protected Publisher publisher() {
             return publisher;
+        }
+
+        @Override
+        protected Optional<Publisher> closablePublisher() {
+            return Optional.of(publishers.get());
         }
 
         @Override
@@ -50,8 +60,17 @@ class SqsPublisherContractTest {
                                     new Received(
                                             SqsTestSupport.id(m),
                                             SqsTestSupport.payload(m),
-                                            SqsTestSupport.key(m)))
+                                            SqsTestSupport.key(m),
+                                            attributes(m)))
                     .collect(Collectors.toList());
+        }
+
+        private static Map<String, String> attributes(
+                software.amazon.awssdk.services.sqs.model.Message m) {
+            Map<String, String> attributes = new LinkedHashMap<>();
+            m.messageAttributes()
+                    .forEach((name, value) -> attributes.put(name, value.stringValue()));
+            return attributes;
         }
 
         @Override
@@ -71,7 +90,7 @@ class SqsPublisherContractTest {
     @Nested
     class StandardQueue extends SqsContract {
         StandardQueue() {
-            super(false, SqsPublisher.builder().client(SqsTestSupport.client()).build());
+            super(false, () -> SqsPublisher.builder().client(SqsTestSupport.client()).build());
         }
 
         @Override
@@ -87,10 +106,11 @@ class SqsPublisherContractTest {
         FifoQueue() {
             super(
                     true,
-                    SqsPublisher.builder()
-                            .asyncClient(SqsTestSupport.asyncClient())
-                            .fifoDefaultGroupId("tck-default")
-                            .build());
+                    () ->
+                            SqsPublisher.builder()
+                                    .asyncClient(SqsTestSupport.asyncClient())
+                                    .fifoDefaultGroupId("tck-default")
+                                    .build());
         }
     }
 }
