@@ -139,6 +139,23 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
      */
     public static final String RELAY_LAST_CLAIM_AGE = "outbox.relay.last.claim.age";
 
+    /**
+     * Gauge: the bound relay's publisher calls that failed in a row since the last one that
+     * published ({@link Relay.Publishing#failedCallsInARow()}).
+     */
+    public static final String RELAY_PUBLISH_FAILED_CALLS = "outbox.relay.publish.failed.calls";
+
+    /**
+     * Time gauge: how long the bound relay's publishing has been stalled ({@link
+     * Relay.Publishing#stalledFor(Instant)}: failed calls while a message waits for them, such as a
+     * stopped broker with one message waiting for its retry, or a call that does not answer); 0
+     * while publishing works.
+     */
+    public static final String RELAY_PUBLISH_STALLED = "outbox.relay.publish.stalled";
+
+    /** Time gauge: how long the bound relay's oldest publisher call in flight has waited. */
+    public static final String RELAY_OLDEST_CALL_AGE = "outbox.relay.oldest.call.age";
+
     /** Counter: statistics reads that failed (the gauges keep their last values meanwhile). */
     public static final String STATISTICS_ERRORS = "outbox.statistics.errors";
 
@@ -364,8 +381,10 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
 
     /**
      * Publishes a relay's {@link Relay#state() state} ({@value #RELAY_STATE}, one gauge per state,
-     * 1 for the current one) and the age of its {@link Relay#lastClaim() last claim} ({@value
-     * #RELAY_LAST_CLAIM_AGE}). The gauges read the relay when scraped. One relay per binder: give
+     * 1 for the current one), the age of its {@link Relay#lastClaim() last claim} ({@value
+     * #RELAY_LAST_CLAIM_AGE}) and its {@link Relay#publishing() publishing} ({@value
+     * #RELAY_PUBLISH_FAILED_CALLS}, {@value #RELAY_PUBLISH_STALLED}, {@value
+     * #RELAY_OLDEST_CALL_AGE}). The gauges read the relay when scraped. One relay per binder: give
      * each relay of an application its own binder with a distinguishing {@link
      * Builder#tags(Iterable) tag}.
      *
@@ -428,6 +447,44 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
                                                                 clock.instant())
                                                         .toMillis()))
                         .description("How long ago the relay's last claim answered")
+                        .tags(tags)
+                        .strongReference(true)
+                        .register(registry));
+        register(
+                Gauge.builder(
+                                RELAY_PUBLISH_FAILED_CALLS,
+                                relay,
+                                r -> r.publishing().failedCallsInARow())
+                        .description(
+                                "Publisher calls that failed in a row since the last one that"
+                                        + " published")
+                        .tags(tags)
+                        .strongReference(true)
+                        .register(registry));
+        register(
+                TimeGauge.builder(
+                                RELAY_PUBLISH_STALLED,
+                                relay,
+                                TimeUnit.MILLISECONDS,
+                                r ->
+                                        r.publishing()
+                                                .stalledFor(clock.instant())
+                                                .orElse(Duration.ZERO)
+                                                .toMillis())
+                        .description(
+                                "How long publishing has been stalled (failed calls while a"
+                                        + " message waits for them, or a call that does not"
+                                        + " answer); 0 while it works")
+                        .tags(tags)
+                        .strongReference(true)
+                        .register(registry));
+        register(
+                TimeGauge.builder(
+                                RELAY_OLDEST_CALL_AGE,
+                                relay,
+                                TimeUnit.MILLISECONDS,
+                                r -> r.publishing().oldestCallAge(clock.instant()).toMillis())
+                        .description("How long the oldest publisher call in flight has waited")
                         .tags(tags)
                         .strongReference(true)
                         .register(registry));

@@ -5,6 +5,7 @@ import io.outbox4j.api.Observer;
 import io.outbox4j.api.OutboxAdmin;
 import io.outbox4j.api.OutboxStatistics;
 import io.outbox4j.api.OutboxStatistics.TopicStatistics;
+import io.outbox4j.engine.Relay;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -50,6 +51,7 @@ final class Metrics implements Observer {
     private final Duration interval;
     private final ExecutorService storeThread;
     private final BooleanSupplier running;
+    private volatile @Nullable Relay relay;
 
     private final Object statisticsLock = new Object();
     private @Nullable Statistics statistics;
@@ -164,6 +166,11 @@ final class Metrics implements Observer {
         return result;
     }
 
+    /** The relay whose publishing condition the exposition shows. */
+    void relay(Relay r) {
+        relay = r;
+    }
+
     /** The whole exposition, in the Prometheus text format. */
     String render() {
         StringBuilder b = new StringBuilder(4096);
@@ -173,6 +180,36 @@ final class Metrics implements Observer {
                 "gauge",
                 "1 while the relay claims and publishes, 0 once it drains or failed.");
         b.append("outbox4j_relay_running ").append(running.getAsBoolean() ? 1 : 0).append('\n');
+        Relay r = relay;
+        if (r != null) {
+            Relay.Publishing p = r.publishing();
+            Instant now = Instant.now();
+            header(
+                    b,
+                    "outbox4j_relay_publish_failed_calls",
+                    "gauge",
+                    "Publisher calls that failed in a row since the last one that published.");
+            b.append("outbox4j_relay_publish_failed_calls ")
+                    .append(p.failedCallsInARow())
+                    .append('\n');
+            header(
+                    b,
+                    "outbox4j_relay_publish_stalled_seconds",
+                    "gauge",
+                    "How long publishing has been stalled (failed calls while messages wait for"
+                            + " them, or a call that does not answer); 0 while it works.");
+            b.append("outbox4j_relay_publish_stalled_seconds ")
+                    .append(seconds(p.stalledFor(now).orElse(Duration.ZERO).toNanos() / 1000))
+                    .append('\n');
+            header(
+                    b,
+                    "outbox4j_relay_oldest_call_age_seconds",
+                    "gauge",
+                    "How long the oldest publisher call in flight has waited for its answer.");
+            b.append("outbox4j_relay_oldest_call_age_seconds ")
+                    .append(seconds(p.oldestCallAge(now).toNanos() / 1000))
+                    .append('\n');
+        }
 
         header(
                 b,

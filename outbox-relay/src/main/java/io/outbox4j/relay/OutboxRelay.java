@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -113,6 +114,10 @@ public final class OutboxRelay {
                             + "]",
                     "  relay.shutdown-timeout      how long a drain waits for calls in flight ["
                             + Settings.format(Relay.DEFAULT_SHUTDOWN_TIMEOUT)
+                            + "]",
+                    "  relay.max-publish-stall     /health/ready fails once publishing is stalled this long"
+                            + " (a broker down) ["
+                            + Settings.format(Relay.DEFAULT_MAX_PUBLISH_STALL)
                             + "]",
                     "  http.port                   health and metrics port, 0 for any free one ["
                             + RelayConfig.DEFAULT_HTTP_PORT
@@ -262,6 +267,8 @@ public final class OutboxRelay {
                 log.error("bad relay settings: {}", e.getMessage());
                 return USAGE;
             }
+            metrics.relay(relay);
+            Relay r = relay;
             StoreProbe probe = new StoreProbe(store.admin(), storeThread);
             http =
                     new HealthServer(
@@ -271,7 +278,7 @@ public final class OutboxRelay {
                                     exitCode.get() == FAILED
                                             ? Optional.of(String.valueOf(stopReason.get()))
                                             : Optional.empty(),
-                            () -> running.get() ? probe.check() : Optional.of(notRunning()),
+                            () -> running.get() ? ready(probe, r) : Optional.of(notRunning()),
                             metrics::render);
             installSignalHandlers();
             log.info(
@@ -285,7 +292,6 @@ public final class OutboxRelay {
             running.set(true);
             stop.await();
             running.set(false);
-            Relay r = relay;
             long start = System.nanoTime();
             log.info(
                     "{}: draining (waiting up to {} for publisher calls in flight)",
@@ -339,6 +345,20 @@ public final class OutboxRelay {
             log.info("outbox4j relay stopped");
             stopped.countDown();
         }
+    }
+
+    /**
+     * Ready while the store answers and publishing has not been stalled for {@code
+     * relay.max-publish-stall} (a stopped broker fails it even with one message in flight).
+     */
+    private Optional<String> ready(StoreProbe probe, Relay r) {
+        Optional<String> store = probe.check();
+        if (store.isPresent()) {
+            return store;
+        }
+        return r.publishing()
+                .problem(Instant.now(), config.maxPublishStall)
+                .map(problem -> problem + " (" + RelayConfig.MAX_PUBLISH_STALL + ")");
     }
 
     private String notRunning() {

@@ -36,6 +36,7 @@ final class RelayConfig {
     static final String BACKOFF_MAX = "relay.backoff-max";
     static final String POLL_INTERVAL = "relay.poll-interval";
     static final String SHUTDOWN_TIMEOUT = "relay.shutdown-timeout";
+    static final String MAX_PUBLISH_STALL = "relay.max-publish-stall";
     static final String HTTP_PORT = "http.port";
     static final String HTTP_HOST = "http.host";
     static final String METRICS_STORE_STATISTICS = "metrics.store-statistics";
@@ -77,6 +78,7 @@ final class RelayConfig {
                         BACKOFF_MAX,
                         POLL_INTERVAL,
                         SHUTDOWN_TIMEOUT,
+                        MAX_PUBLISH_STALL,
                         HTTP_PORT,
                         HTTP_HOST,
                         METRICS_STORE_STATISTICS,
@@ -104,6 +106,7 @@ final class RelayConfig {
     final Duration backoffMax;
     final Duration pollInterval;
     final Duration shutdownTimeout;
+    final Duration maxPublishStall;
     final int httpPort;
     final String httpHost;
     final boolean storeStatistics;
@@ -158,6 +161,9 @@ final class RelayConfig {
         this.shutdownTimeout =
                 s.duration(SHUTDOWN_TIMEOUT, Duration.ZERO, Duration.ofHours(1))
                         .orElse(Relay.DEFAULT_SHUTDOWN_TIMEOUT);
+        this.maxPublishStall =
+                s.duration(MAX_PUBLISH_STALL, Duration.ofSeconds(1), Duration.ofDays(1))
+                        .orElse(Relay.DEFAULT_MAX_PUBLISH_STALL);
         this.httpPort = s.integer(HTTP_PORT, DEFAULT_HTTP_PORT, 0, 65535);
         this.httpHost = s.text(HTTP_HOST).orElse("0.0.0.0");
         this.storeStatistics = s.flag(METRICS_STORE_STATISTICS, true);
@@ -219,6 +225,8 @@ final class RelayConfig {
                 + " poll-interval="
                 + Settings.format(pollInterval)
                 + " shutdown-timeout="
-                + Settings.format(shutdownTimeout);
+                + Settings.format(shutdownTimeout)
+                + " max-publish-stall="
+                + Settings.format(maxPublishStall);
     }
 }

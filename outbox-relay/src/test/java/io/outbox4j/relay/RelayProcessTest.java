@@ -207,6 +207,71 @@ class RelayProcessTest {
         assertThat(p.exitValue()).as(log("relay-no-db")).isZero();
     }
 
+    @Test
+    void brokerStopped_oneMessageInFlight_notReadyWithinMaxPublishStall_readyOnceItReturns()
+            throws Exception {
+        PostgresServer pg = PostgresServer.shared();
+        String url = pg.createDatabase("relay_broker_down");
+        Jdbi jdbi = Jdbi.create(url, pg.user(), pg.password());
+        JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).build();
+        store.createSchemaIfAbsent();
+        try (KafkaServer kafka = KafkaServer.startEmbedded()) {
+            String topic = "relay-broker-down";
+            kafka.createTopic(topic, 1, Map.of());
+            int port = ServerSupport.freePort();
+            Map<String, String> settings = new HashMap<>();
+            settings.put("store.url", url);
+            settings.put("store.user", pg.user());
+            settings.put("publisher.uri", "kafka://" + kafka.bootstrapServers());
+            settings.put("relay.delivery-timeout", "2s");
+            settings.put("relay.backoff-base", "1s");
+            settings.put("relay.backoff-max", "2s");
+            settings.put("relay.max-attempts", "1000");
+            settings.put("relay.poll-interval", "200ms");
+            settings.put("relay.max-publish-stall", "5s");
+            settings.put("http.port", String.valueOf(port));
+            Process p =
+                    start(
+                            "relay-broker-down",
+                            settings,
+                            Map.of("OUTBOX4J_STORE_PASSWORD", pg.password()));
+            awaitStatus(p, port, "/health/ready", 200, Duration.ofSeconds(60));
+
+            kafka.stop();
+            long enqueued = System.nanoTime();
+            Message one =
+                    Message.builder()
+                            .id("o-1")
+                            .topic(topic)
+                            .key("order-1")
+                            .module("relay-process-test")
+                            .payload("{}")
+                            .build();
+            jdbi.useTransaction(h -> store.enqueue(h, one));
+            awaitStatus(p, port, "/health/ready", 503, Duration.ofSeconds(30));
+            long tookMillis = (System.nanoTime() - enqueued) / 1_000_000;
+            HttpResponse<String> notReady = get(port, "/health/ready");
+            assertThat(notReady.body())
+                    .startsWith("not ready: publishing has been stalled for ")
+                    .contains("(limit 5s)")
+                    .contains("relay.max-publish-stall");
+            assertThat(tookMillis)
+                    .as("enqueue to 503, in ms (max-publish-stall 5s, poll interval 200ms)")
+                    .isLessThanOrEqualTo(5_000 + 2_000);
+            assertThat(get(port, "/metrics").body())
+                    .containsPattern("outbox4j_relay_publish_failed_calls [1-9]\\d*\n")
+                    .containsPattern("outbox4j_relay_publish_stalled_seconds [5-9]");
+
+            kafka.start();
+            awaitStatus(p, port, "/health/ready", 200, Duration.ofSeconds(60));
+            assertThat(get(port, "/metrics").body())
+                    .contains("outbox4j_relay_publish_failed_calls 0\n")
+                    .contains("outbox4j_relay_publish_stalled_seconds 0.0\n");
+            p.destroy();
+            assertThat(p.waitFor(20, TimeUnit.SECONDS)).as(log("relay-broker-down")).isTrue();
+        }
+    }
+
     // --------------------------------------------------------------------------------------------
 
     private static void enqueue(Jdbi jdbi, JdbiOutboxStore store, String topic) {
