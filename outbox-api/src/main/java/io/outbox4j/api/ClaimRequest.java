@@ -9,14 +9,16 @@ import java.time.Instant;
  *
  * @param owner the claiming relay's identity; every later write must name the same owner
  * @param now the current time by the relay's clock; stores use it, never their own clock, for every
- *     lease decision
+ *     lease decision. A member claim's {@code now} must be within {@link
+ *     OutboxMembership#MAX_CLOCK_OFFSET} of the store's clock, which the store checks inside the
+ *     claim (so a member's leases are timed by the store's clock)
  * @param lease how long the claimed messages stay invisible to other claimers
  * @param limit the maximum number of messages to claim, 1 to {@value #MAX_LIMIT}
  * @param member whether the owner claims as a member of the outbox ({@link OutboxMembership}):
  *     keyed messages are then taken only from the buckets the store assigns to the owner, judged by
  *     the store's clock inside the claim, and none at all when the owner's membership has lapsed;
- *     unkeyed messages are taken either way. {@code false} claims from every bucket, as a single
- *     relay or a store without membership does.
+ *     unkeyed messages are taken either way; refused when {@code now} is off the store's clock.
+ *     {@code false} claims from every bucket, as a single relay or a store without membership does.
  */
 public record ClaimRequest(String owner, Instant now, Duration lease, int limit, boolean member) {
     /** The largest batch a single claim may ask for. */

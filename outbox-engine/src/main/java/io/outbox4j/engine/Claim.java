@@ -17,6 +17,9 @@ final class Claim {
      * @return the claimed deliveries in claim order, possibly none
      */
     static List<Tracked> claim(Settings settings, OutboxStore store, Instant claimTime, int limit) {
+        if (!settings.members().mayClaim()) {
+            return List.of(); // a member claims once its clock is in the store's frame
+        }
         List<Delivery> deliveries;
         try {
             deliveries =

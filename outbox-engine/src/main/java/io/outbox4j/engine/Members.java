@@ -3,6 +3,7 @@ package io.outbox4j.engine;
 import io.outbox4j.api.Membership;
 import io.outbox4j.api.OutboxMembership;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -25,9 +26,13 @@ import org.slf4j.LoggerFactory;
 final class Members {
     private static final Logger LOG = LoggerFactory.getLogger(Members.class);
 
+    /** A store clock this far from the relay's is logged at the first renewal. */
+    private static final Duration NOTABLE_OFFSET = Duration.ofSeconds(1);
+
     private final @Nullable OutboxMembership store;
     private final String owner;
     private final Duration lease;
+    private final StoreClock clock;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition stopping = lock.newCondition();
     private volatile boolean active;
@@ -39,16 +44,27 @@ final class Members {
     /**
      * @param store the store's membership port, or null when the store has none (or membership is
      *     turned off): every claim then takes every bucket
+     * @param clock the relay's clock in the store's frame, moved at every renewal
      */
-    Members(@Nullable OutboxMembership store, String owner, Duration lease) {
+    Members(@Nullable OutboxMembership store, String owner, Duration lease, StoreClock clock) {
         this.store = store;
         this.owner = owner;
         this.lease = lease;
+        this.clock = clock;
     }
 
     /** Whether claims are made as a member now. */
     boolean active() {
         return active;
+    }
+
+    /**
+     * Whether the relay may claim: always when it is not a member; as a member only once a renewal
+     * succeeded, so that its clock is in the store's frame ({@link StoreClock}) before it times a
+     * lease.
+     */
+    boolean mayClaim() {
+        return !active || last != null;
     }
 
     /** The last successful renewal, or null. */
@@ -69,7 +85,8 @@ final class Members {
     /**
      * Starts joining and renewing on the member thread: the first renewal runs at once there (never
      * on the caller's thread, which a store that cannot be reached would hold up), and wakes the
-     * loop up when it brings buckets; claims made before it take only unkeyed messages.
+     * loop up when it succeeded and whenever a renewal changes the buckets; the loop claims nothing
+     * before the first renewal succeeded ({@link #mayClaim()}).
      *
      * @param wakeUp called when a renewal changed the buckets this relay owns
      */
@@ -156,16 +173,32 @@ final class Members {
     private boolean renew(OutboxMembership m, Runnable wakeUp) {
         Membership before = last;
         try {
+            Instant sent = clock.base().instant();
             Membership now = m.renew(owner, lease);
+            clock.sync(sent, now.storeTime(), clock.base().instant());
             last = now;
             handovers += now.handedOver();
+            if (before == null) {
+                Duration offset = clock.offset();
+                if (offset.abs().compareTo(NOTABLE_OFFSET) > 0) {
+                    LOG.warn(
+                            "relay '{}': the store's clock is {} {} this relay's; the relay times"
+                                    + " its leases by the store's clock",
+                            owner,
+                            Durations.format(offset.abs()),
+                            offset.isNegative() ? "behind" : "ahead of");
+                }
+            }
             List<Integer> had = before == null ? List.of() : before.buckets();
-            if (!now.buckets().equals(had)) {
+            boolean moved = !now.buckets().equals(had);
+            if (moved) {
                 LOG.info(
                         "relay '{}' owns {} of the outbox's buckets among {} members",
                         owner,
                         now.buckets().size(),
                         now.members().size());
+            }
+            if (moved || before == null) { // the loop waits for the first renewal to claim
                 wakeUp.run();
             }
             return true;

@@ -956,6 +956,7 @@ public final class Relay implements AutoCloseable {
             // The claim request's own check (non-blank, at most 255 characters, no control
             // characters).
             new ClaimRequest(who, Instant.EPOCH, Duration.ofSeconds(1), 1);
+            StoreClock storeClock = new StoreClock(clock);
             Settings settings =
                     new Settings(
                             who,
@@ -968,7 +969,7 @@ public final class Relay implements AutoCloseable {
                             maxAttempts,
                             backoff,
                             pollInterval,
-                            clock,
+                            storeClock,
                             new SafeObserver(observer),
                             shutdownTimeout,
                             storeWriteTimeout,
@@ -979,7 +980,8 @@ public final class Relay implements AutoCloseable {
                             new Members(
                                     membership && store instanceof OutboxMembership m ? m : null,
                                     who,
-                                    memberLease),
+                                    memberLease,
+                                    storeClock),
                             new PublishTracker(clock, pollInterval, lease));
             return new Relay(settings, store, publisher);
         }

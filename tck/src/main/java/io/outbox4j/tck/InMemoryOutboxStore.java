@@ -59,7 +59,8 @@ import java.util.function.Predicate;
  * <p>Membership ({@link OutboxMembership}) is judged by the store's clock, the one given to the
  * builder, as a database judges it by its own: a claim {@link ClaimRequest#member() as a member}
  * takes keyed messages only of the buckets its owner holds while its membership lasts by that
- * clock.
+ * clock, and is refused when its {@code now} is more than {@link OutboxMembership#MAX_CLOCK_OFFSET}
+ * off that clock.
  *
  * <p>Dead letters block the later messages of their key until they are replayed or discarded; a
  * store built with {@link Builder#deadLettersBlockTheirKey(boolean)
@@ -83,6 +84,7 @@ public class InMemoryOutboxStore
     private final Storage storage;
     private final Clock clock;
     private final boolean deadLettersBlockTheirKey;
+    private final boolean checksMemberClock;
 
     /**
      * Creates an empty store whose enqueued messages are stamped by the system clock, and whose
@@ -103,9 +105,26 @@ public class InMemoryOutboxStore
     }
 
     private InMemoryOutboxStore(Storage storage, Clock clock, boolean deadLettersBlockTheirKey) {
+        this(storage, clock, deadLettersBlockTheirKey, true);
+    }
+
+    private InMemoryOutboxStore(
+            Storage storage,
+            Clock clock,
+            boolean deadLettersBlockTheirKey,
+            boolean checksMemberClock) {
         this.storage = storage;
         this.clock = Objects.requireNonNull(clock, "clock");
         this.deadLettersBlockTheirKey = deadLettersBlockTheirKey;
+        this.checksMemberClock = checksMemberClock;
+    }
+
+    /**
+     * The same store with one defect, for the kit's self-test: member claims are not refused when
+     * their clock is off this store's, so a member's leases are timed by its own clock.
+     */
+    InMemoryOutboxStore trustingMembersClocks() {
+        return new InMemoryOutboxStore(storage, clock, deadLettersBlockTheirKey, false);
     }
 
     /**
@@ -192,6 +211,9 @@ public class InMemoryOutboxStore
     @Override
     public List<Delivery> claim(ClaimRequest request) {
         synchronized (storage) {
+            if (request.member() && checksMemberClock) {
+                OutboxMembership.checkClock(request, clock.instant());
+            }
             Instant now = request.now();
             Predicate<Row> owned = ownedBy(request);
             List<Row> due = new ArrayList<>();

@@ -27,6 +27,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
@@ -43,10 +44,11 @@ import org.junit.jupiter.api.Test;
  * {@code required_<rule>} in a {@link Nested} class; none is ever skipped.
  *
  * <p>Time: member leases are judged by the store's own clock, so the rules about a lapsed member
- * wait for real (about {@link #shortMemberLease()} each). Message leases are still decided by the
- * claim's {@code now}: the kit claims at the wall clock plus one minute, so every message enqueued
- * is due whatever the store's clock says, and it varies that {@code now} by an hour either way to
- * prove a claimer's clock cannot keep buckets its membership lost.
+ * wait for real (about {@link #shortMemberLease()} each). A member claim's {@code now} must be
+ * within {@link OutboxMembership#MAX_CLOCK_OFFSET} of the store's clock: the kit claims at this
+ * JVM's clock (the store's clock must agree with it that closely) and its messages are due an hour
+ * before, whatever the store's clock says; it moves {@code now} by an hour either way to prove that
+ * a claimer's clock can neither keep buckets its membership lost nor time a member's leases.
  */
 public abstract class OutboxMembershipContract {
     /** The member lease of rules that do not wait for a lapse. */
@@ -54,6 +56,9 @@ public abstract class OutboxMembershipContract {
 
     /** The message lease of every claim. */
     static final Duration MESSAGE_LEASE = Duration.ofMinutes(5);
+
+    /** How long before the kit's clock its messages are due. */
+    static final Duration DUE_BEFORE = Duration.ofHours(1);
 
     static final String A = "tck-member-a";
     static final String B = "tck-member-b";
@@ -129,8 +134,22 @@ public abstract class OutboxMembershipContract {
         return membership(store());
     }
 
+    /**
+     * The time of a member claim: this JVM's clock, which must be within {@link
+     * OutboxMembership#MAX_CLOCK_OFFSET} of the store's (the kit's messages are due an hour before
+     * it, so that a store clock a little ahead of this one finds them due).
+     */
     private static Instant claimTime() {
-        return Instant.now().plus(Duration.ofMinutes(1));
+        return Instant.now();
+    }
+
+    /** Runs a member claim that the store may refuse for its clock; a refusal claims nothing. */
+    private static List<Delivery> claimOrRefused(Supplier<List<Delivery>> claim) {
+        try {
+            return claim.get();
+        } catch (IllegalArgumentException refused) {
+            return List.of();
+        }
     }
 
     private List<Delivery> claimAsMember(OutboxStore on, String member, Instant now, int limit) {
@@ -147,6 +166,7 @@ public abstract class OutboxMembershipContract {
                         .id(prefix + (counter++))
                         .topic("tck.membership")
                         .module("tck")
+                        .notBefore(Instant.now().minus(DUE_BEFORE))
                         .payload("p" + counter);
         if (key != null) {
             b.key(key);
@@ -367,7 +387,7 @@ public abstract class OutboxMembershipContract {
                             wall.minus(Duration.ofHours(1)),
                             wall,
                             wall.plus(Duration.ofHours(1)))) {
-                assertThat(claimAsMember(store(), A, now, 100))
+                assertThat(claimOrRefused(() -> claimAsMember(store(), A, now, 100)))
                         .as(
                                 "member A's lease ended by the store's clock; a claim as A with"
                                         + " now=%s must take no keyed message (membership is"
@@ -375,6 +395,42 @@ public abstract class OutboxMembershipContract {
                                 now)
                         .isEmpty();
             }
+        }
+
+        @Test
+        @DisplayName(
+                "a member claim whose clock is off the store's by more than MAX_CLOCK_OFFSET is"
+                        + " refused and leases nothing")
+        void required_memberClaimOffTheStoresClockIsRefused() {
+            members().renew(A, LONG);
+            Message keyed = message(prefix + "k");
+            Message unkeyed = message(null);
+            enqueueCommitted(List.of(keyed, unkeyed));
+            Duration off = OutboxMembership.MAX_CLOCK_OFFSET.plusSeconds(30);
+            for (Instant now : List.of(claimTime().plus(off), claimTime().minus(off))) {
+                IllegalArgumentException refused = null;
+                List<Delivery> got = List.of();
+                try {
+                    got = claimAsMember(store(), A, now, 100);
+                } catch (IllegalArgumentException e) {
+                    refused = e;
+                }
+                assertThat(refused)
+                        .as(
+                                "a member claim at now=%s, %s off the store's clock, must be"
+                                        + " refused with an IllegalArgumentException (message"
+                                        + " leases of members are timed by the store's clock);"
+                                        + " it claimed %s",
+                                now, off, got.stream().map(d -> d.message().id()).toList())
+                        .isNotNull();
+                assertThat(refused.getMessage()).as("the refusal names the member").contains(A);
+            }
+            assertThat(claimAsMember(store(), A))
+                    .as(
+                            "after the refused claims, a claim on the store's clock takes both"
+                                    + " messages: a refused claim leases nothing")
+                    .extracting(d -> d.message().id())
+                    .containsExactlyInAnyOrder(keyed.id(), unkeyed.id());
         }
 
         @Test

@@ -244,6 +244,20 @@ class BrokenMembershipsTest {
         }
     }
 
+    /** Times a member's message leases by the member's clock: never refuses a skewed claim. */
+    static class TrustsMembersClocks extends BrokenMembershipContract {
+        @Override
+        ForwardingMembership breakIt(InMemoryOutboxStore reference) {
+            InMemoryOutboxStore trusting = reference.trustingMembersClocks();
+            return new ForwardingMembership(reference) {
+                @Override
+                List<Delivery> claim(ClaimRequest r) {
+                    return trusting.claim(r);
+                }
+            };
+        }
+    }
+
     /** Renews without dropping lapsed members: they keep their buckets for good. */
     static class NeverDropsLapsedMembers extends BrokenMembershipContract {
         @Override
@@ -279,14 +293,23 @@ class BrokenMembershipsTest {
                         "required_lapsedMemberClaimsNoKeyedMessageWhateverItsClock",
                         "judged by the store's clock",
                         "required_leaveHandsBucketsOverAtOnce",
-                        "A left: it claims no keyed message"),
+                        "A left: it claims no keyed message",
+                        "required_memberClaimOffTheStoresClockIsRefused",
+                        "must be refused"),
                 defect(
                         "judges membership by the claimer's clock",
                         JudgesMembershipByTheClaimersClock.class,
                         "required_lapsedMemberClaimsNoKeyedMessageWhateverItsClock",
                         "judged by the store's clock",
                         "required_leaveHandsBucketsOverAtOnce",
-                        "B owns every bucket the moment A has left"),
+                        "B owns every bucket the moment A has left",
+                        "required_memberClaimOffTheStoresClockIsRefused",
+                        "must be refused"),
+                defect(
+                        "times members' leases by their own clocks",
+                        TrustsMembersClocks.class,
+                        "required_memberClaimOffTheStoresClockIsRefused",
+                        "must be refused"),
                 defect(
                         "keeps a leaving member's buckets",
                         LeaveKeepsTheBuckets.class,

@@ -10,7 +10,7 @@ class ReferenceMembershipKitTest {
     /**
      * The membership kit has at least this many rules; a rule lost by accident fails this count.
      */
-    static final int MINIMUM_RULES = 12;
+    static final int MINIMUM_RULES = 13;
 
     /** The README's example: the membership kit against the reference store. */
     static final String README_EXAMPLE = "io.outbox4j.tck.example.MyMembershipContractTest";

@@ -74,6 +74,8 @@ public class OutboxSourceTask extends SourceTask {
     /** Whether the task renewed its membership at least once (its claims are member claims). */
     private volatile boolean joined;
 
+    private volatile Duration storeOffset = Duration.ZERO;
+
     private @Nullable HikariDataSource pool;
     private volatile @Nullable OutboxStore store;
     private volatile @Nullable ScheduledExecutorService keeper;
@@ -134,8 +136,13 @@ public class OutboxSourceTask extends SourceTask {
             return null;
         }
         long round = completionRound();
-        if (!joined) {
+        boolean member = st instanceof OutboxMembership;
+        if (member && !joined) {
             renewMembership();
+            if (!joined) { // claims wait until the task's clock is in the store's frame
+                pause(s.pollInterval());
+                return null;
+            }
         }
         List<Delivery> claimed;
         try {
@@ -143,10 +150,10 @@ public class OutboxSourceTask extends SourceTask {
                     st.claim(
                             new ClaimRequest(
                                     who,
-                                    Instant.now(),
+                                    now(),
                                     s.lease(),
                                     Math.min(s.batchSize(), capacity),
-                                    st instanceof OutboxMembership));
+                                    member));
         } catch (RuntimeException e) {
             warnStore("claiming from the outbox failed; trying again", e);
             pause(s.pollInterval());
@@ -280,7 +287,13 @@ public class OutboxSourceTask extends SourceTask {
             return;
         }
         try {
+            Instant sent = Instant.now();
             Membership renewed = m.renew(who, MEMBER_LEASE);
+            Instant received = Instant.now();
+            storeOffset =
+                    Duration.between(
+                            sent.plus(Duration.between(sent, received).dividedBy(2)),
+                            renewed.storeTime());
             if (!joined) {
                 LOG.info(
                         "outbox task {} joined the outbox: {} of its buckets among {} members",
@@ -292,6 +305,16 @@ public class OutboxSourceTask extends SourceTask {
         } catch (RuntimeException e) {
             warnStore("renewing the task's membership of the outbox failed; trying again", e);
         }
+    }
+
+    /**
+     * This worker's clock moved into the store's frame: the task times every lease (claims,
+     * renewals, dead letters) by the store's clock, read at each membership renewal (the offset
+     * from the middle of its round trip), so a skewed worker clock neither takes live leases nor
+     * grants short ones. Zero offset for a store without membership.
+     */
+    private Instant now() {
+        return Instant.now().plus(storeOffset);
     }
 
     /** Leaves the outbox at once, so the other tasks take this one's buckets. */
@@ -360,7 +383,7 @@ public class OutboxSourceTask extends SourceTask {
         if (receipts.isEmpty()) {
             return;
         }
-        Instant until = Instant.now().plus(s.lease());
+        Instant until = now().plus(s.lease());
         try {
             Set<String> stale = new HashSet<>();
             for (int i = 0; i < receipts.size(); i += WRITE_CHUNK) {
@@ -389,7 +412,7 @@ public class OutboxSourceTask extends SourceTask {
                 d.message().topic(),
                 reason);
         try {
-            st.deadLetter(new DeadLetter(owner(), d.receipt(), reason, Instant.now()));
+            st.deadLetter(new DeadLetter(owner(), d.receipt(), reason, now()));
         } catch (RuntimeException e) {
             warnStore("dead-lettering message " + d.message().id() + " failed", e);
         }

@@ -42,7 +42,11 @@ final class H2Dialect extends SqlDialect {
                         "c.parked, c.available_at NULLS LAST, c.seq",
                         "p.msg_key, p.seq DESC",
                         "dead_at NULLS LAST, seq"),
-                "CAST(CURRENT_TIMESTAMP(6) AT TIME ZONE 'UTC' AS TIMESTAMP(6))");
+                // UTC from the session's local time and zone offset: H2 casts a timestamp with
+                // time zone to the session's zone, whatever AT TIME ZONE said
+                "DATEADD(MINUTE, -(EXTRACT(TIMEZONE_HOUR FROM CURRENT_TIMESTAMP(6)) * 60"
+                        + " + EXTRACT(TIMEZONE_MINUTE FROM CURRENT_TIMESTAMP(6))),"
+                        + " LOCALTIMESTAMP(6))");
         String select =
                 "SELECT c.id, c.seq, c.msg_key, "
                         + predecessor

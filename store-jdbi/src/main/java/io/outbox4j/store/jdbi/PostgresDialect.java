@@ -1,5 +1,6 @@
 package io.outbox4j.store.jdbi;
 
+import io.outbox4j.api.OutboxMembership;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -14,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.HandleCallback;
 import org.jdbi.v3.core.statement.Query;
@@ -204,7 +206,16 @@ final class PostgresDialect extends SqlDialect {
                         + " attempts = GREATEST(t.attempts - 1, 0), lease_owner = NULL, receipt = NULL"
                         + leases;
         this.claimFree = claimFree(page, leaseSet, returning);
-        this.claimFreeOwned = claimFree(page(CLAIMABLE + memberCheck), leaseSet, returning);
+        // A member's claim leases nothing when its time is off the database's clock; the settings
+        // row brings that clock along, so that the store can say why (one round trip either way).
+        String window =
+                " AND :now BETWEEN statement_timestamp() - interval '"
+                        + OutboxMembership.MAX_CLOCK_OFFSET.toMillis()
+                        + " milliseconds' AND statement_timestamp() + interval '"
+                        + OutboxMembership.MAX_CLOCK_OFFSET.toMillis()
+                        + " milliseconds'";
+        this.claimFreeOwned =
+                claimFree(page(CLAIMABLE + memberCheck + window), leaseSet, returning);
         this.completeKeyed =
                 "WITH d AS (DELETE FROM "
                         + table
@@ -223,7 +234,9 @@ final class PostgresDialect extends SqlDialect {
                         + " SELECT id, receipt, msg_key FROM d";
         this.lockAndCompleteKeyed = lockBucketsOfIds + "; " + completeKeyed;
         this.claimFreeSql = Sql.named(claimSettings + "; " + claimFree);
-        this.claimFreeOwnedSql = Sql.named(claimSettings + "; " + claimFreeOwned);
+        this.claimFreeOwnedSql =
+                Sql.named(
+                        claimSettings + ", statement_timestamp() AS store_now; " + claimFreeOwned);
         this.lockAndCompleteKeyedSql = Sql.named(lockAndCompleteKeyed);
         // The statements a relay runs outside a claim transaction take the planner settings along
         // (one round trip): planned while the table was empty they would scan it whole.
@@ -415,6 +428,7 @@ final class PostgresDialect extends SqlDialect {
                         db,
                         "claim",
                         member == null ? claimFreeSql : claimFreeOwnedSql,
+                        member == null ? null : dbNow -> checkClock(member, now, dbNow),
                         b ->
                                 (member == null ? b : b.set("member", member))
                                         .time("now", now, this)
@@ -626,6 +640,21 @@ final class PostgresDialect extends SqlDialect {
      */
     private <T> List<T> afterSettings(
             Db db, String operation, Sql sql, Binder binder, RowReader<T> rows) {
+        return afterSettings(db, operation, sql, null, binder, rows);
+    }
+
+    /**
+     * {@link #afterSettings(Db, String, Sql, Binder, RowReader)} whose settings row ends with the
+     * database's clock ({@code store_now}), handed to {@code clock} before the rows are read: a
+     * member claim is refused there when its time is off that clock.
+     */
+    private <T> List<T> afterSettings(
+            Db db,
+            String operation,
+            Sql sql,
+            Consumer<Instant> clock,
+            Binder binder,
+            RowReader<T> rows) {
         if (askForReadCommitted) {
             return null;
         }
@@ -641,6 +670,9 @@ final class PostgresDialect extends SqlDialect {
                                         try (ResultSet rs = st.getResultSet()) {
                                             rs.next();
                                             level = rs.getString(1);
+                                            if (clock != null) {
+                                                clock.accept(getTime(rs, 4));
+                                            }
                                         }
                                         List<T> out = new ArrayList<>();
                                         try (ResultSet rs = nextResult(st, "the claim settings")) {

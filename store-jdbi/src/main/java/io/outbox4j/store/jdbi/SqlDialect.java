@@ -1,7 +1,9 @@
 package io.outbox4j.store.jdbi;
 
 import io.outbox4j.api.Buckets;
+import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.OutboxException;
+import io.outbox4j.api.OutboxMembership;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -444,37 +446,69 @@ abstract class SqlDialect {
      */
     final List<StoredRow> claimPages(
             Db db, Instant now, LeaseTerms terms, ClaimWalk walk, String member) {
-        return db.transaction(
-                "claim",
-                h -> {
-                    beginClaim(h);
-                    List<Integer> owned = member == null ? null : owned(h, member);
-                    List<StoredRow> leased = new ArrayList<>();
-                    int parked = 0;
-                    for (int size = walk.limit();
-                            ;
-                            size = Math.max(size, Math.min(2 * size, MAX_PAGE))) {
-                        List<Candidate> candidates = lockCandidates(h, now, size, owned);
-                        ClaimWalk.Step step = walk.next(candidates);
-                        if (!step.taken().isEmpty()) {
-                            leased.addAll(lease(h, step.taken(), terms));
-                        }
-                        boolean allParked = true;
-                        if (!step.parked().isEmpty()) {
-                            allParked = park(h, step.parked());
-                            parked += step.parked().size();
-                        }
-                        if (step.parked().isEmpty()
-                                || walk.full()
-                                || candidates.size() < size
-                                || parked >= MAX_PARKED
-                                || (!allParked && size >= MAX_PAGE)) {
-                            // Rows whose bucket lock was busy stay in the index: the next pages
-                            // (growing) read past them, up to one page of MAX_PAGE rows.
-                            return leased;
-                        }
-                    }
-                });
+        IllegalArgumentException[] refused = {null};
+        List<StoredRow> claimed =
+                db.transaction(
+                        "claim",
+                        h -> {
+                            beginClaim(h);
+                            if (member != null) {
+                                try {
+                                    checkClock(
+                                            member,
+                                            now,
+                                            h.createQuery("SELECT " + dbNow)
+                                                    .map((rs, ctx) -> getTime(rs, 1))
+                                                    .one());
+                                } catch (IllegalArgumentException e) {
+                                    refused[0] = e; // thrown once the transaction has ended
+                                    return List.of();
+                                }
+                            }
+                            return claimPages(h, now, terms, walk, member);
+                        });
+        if (refused[0] != null) {
+            throw refused[0];
+        }
+        return claimed;
+    }
+
+    private List<StoredRow> claimPages(
+            Handle h, Instant now, LeaseTerms terms, ClaimWalk walk, String member) {
+        List<Integer> owned = member == null ? null : owned(h, member);
+        List<StoredRow> leased = new ArrayList<>();
+        int parked = 0;
+        for (int size = walk.limit(); ; size = Math.max(size, Math.min(2 * size, MAX_PAGE))) {
+            List<Candidate> candidates = lockCandidates(h, now, size, owned);
+            ClaimWalk.Step step = walk.next(candidates);
+            if (!step.taken().isEmpty()) {
+                leased.addAll(lease(h, step.taken(), terms));
+            }
+            boolean allParked = true;
+            if (!step.parked().isEmpty()) {
+                allParked = park(h, step.parked());
+                parked += step.parked().size();
+            }
+            if (step.parked().isEmpty()
+                    || walk.full()
+                    || candidates.size() < size
+                    || parked >= MAX_PARKED
+                    || (!allParked && size >= MAX_PAGE)) {
+                // Rows whose bucket lock was busy stay in the index: the next pages
+                // (growing) read past them, up to one page of MAX_PAGE rows.
+                return leased;
+            }
+        }
+    }
+
+    /**
+     * Refuses a member claim whose time is more than {@link OutboxMembership#MAX_CLOCK_OFFSET} off
+     * the database's clock, read inside the claim: a member's leases are timed by the database's
+     * clock (docs/scale-out.md, "Clocks").
+     */
+    static void checkClock(String member, Instant now, Instant dbNow) {
+        OutboxMembership.checkClock(
+                new ClaimRequest(member, now, OutboxMembership.MIN_LEASE, 1, true), dbNow);
     }
 
     /**

@@ -78,7 +78,7 @@ class FrozenMembershipTest {
                             store.claim(
                                     new ClaimRequest(
                                             "live",
-                                            Instant.now().plusSeconds(60),
+                                            Instant.now(),
                                             Duration.ofMinutes(1),
                                             10,
                                             true)))

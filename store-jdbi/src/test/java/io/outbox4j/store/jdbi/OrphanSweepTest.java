@@ -58,7 +58,7 @@ class OrphanSweepTest {
                                         + setup.sql().table
                                         + " SET parked = TRUE WHERE id IN ('orphan-1', 'orphan-2',"
                                         + " 'held-2')"));
-        Instant now = Instant.now().plusSeconds(60);
+        Instant now = Instant.now();
         ClaimRequest claim = new ClaimRequest("sweeper", now, Duration.ofMinutes(1), 10, true);
         JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).tableName("outbox_orphans").build();
         store.renew("sweeper", Duration.ofSeconds(30));

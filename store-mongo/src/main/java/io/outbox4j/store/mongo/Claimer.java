@@ -125,6 +125,9 @@ final class Claimer {
         List<Taken> taken = new ArrayList<>();
         Map<String, Long> lastTaken = new HashMap<>();
         try (ClaimLock.Held held = lock.acquire("claim")) {
+            if (request.member()) {
+                members.checkClock(request);
+            }
             // null: every bucket (a claim not as a member, or a member that owns them all)
             Set<Integer> owned = request.member() ? members.claimable(request.owner()) : null;
             if (owned != null && owned.size() == Buckets.COUNT) {

@@ -35,8 +35,11 @@ import org.junit.jupiter.api.Test;
  * messages enqueued by a version without membership, and the compare-and-set of the assignment.
  */
 class MongoMembershipTest {
-    /** The builder's clock: far from the server's, so a use of it for membership would show. */
-    private static final Instant BUILDER_TIME = Instant.parse("2030-01-02T03:04:05Z");
+    /**
+     * The builder's clock: years behind the server's, so a use of it for membership would show
+     * (messages it stamps are due at once).
+     */
+    private static final Instant BUILDER_TIME = Instant.parse("2020-01-02T03:04:05Z");
 
     private static final Duration LONG = Duration.ofMinutes(5);
 
@@ -105,8 +108,8 @@ class MongoMembershipTest {
     }
 
     private List<Delivery> claimAsMember(MongoOutboxStore on, String member, int limit) {
-        // Messages are stamped by the builder's clock (2030): claim after that.
-        return on.claim(new ClaimRequest(member, BUILDER_TIME.plusSeconds(60), LONG, limit, true));
+        // A member claims on the server's clock (refused more than MAX_CLOCK_OFFSET off it).
+        return on.claim(new ClaimRequest(member, serverTime(), LONG, limit, true));
     }
 
     private static Set<Integer> bucketsOf(List<Delivery> deliveries) {

@@ -1,0 +1,97 @@
+package io.outbox4j.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.Message;
+import io.outbox4j.api.PublishOutcome;
+import io.outbox4j.api.Publisher;
+import io.outbox4j.tck.InMemoryOutboxStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A member relay whose clock is an hour off its store's times its leases by the store's clock
+ * (docs/scale-out.md, "Clocks"): its claims are not refused, and the leases it takes last their
+ * full length by the store's clock, so a claimer on the store's clock cannot take them over.
+ */
+class RelayClockSkewTest {
+    private static final Duration LEASE = Duration.ofSeconds(30);
+
+    /** Holds its first call until released; records what it published. */
+    static final class HeldPublisher implements Publisher {
+        final CountDownLatch entered = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        final List<String> published = new CopyOnWriteArrayList<>();
+
+        @Override
+        public List<PublishOutcome> publish(List<Message> messages, Duration timeout) {
+            entered.countDown();
+            try {
+                release.await(20, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            messages.forEach(m -> published.add(m.id()));
+            return messages.stream().map(m -> PublishOutcome.published()).toList();
+        }
+    }
+
+    @ParameterizedTest(name = "relay clock {0} s off the store's")
+    @ValueSource(longs = {3600, -3600})
+    void aSkewedMemberTimesItsLeasesByTheStoresClock(long skewSeconds) throws Exception {
+        Clock storeClock = Clock.systemUTC();
+        InMemoryOutboxStore store = new InMemoryOutboxStore(storeClock);
+        HeldPublisher publisher = new HeldPublisher();
+        Relay relay =
+                Relay.builder(store, publisher)
+                        .owner("skewed")
+                        .clock(Clock.offset(Clock.systemUTC(), Duration.ofSeconds(skewSeconds)))
+                        .lease(LEASE)
+                        .pollInterval(Duration.ofMillis(20))
+                        .memberLease(Duration.ofSeconds(2))
+                        .build();
+        store.enqueueCommitted(
+                List.of(Fixtures.message("keyed", "k"), Fixtures.message("unkeyed")));
+        try {
+            relay.start();
+            assertThat(publisher.entered.await(10, TimeUnit.SECONDS))
+                    .as(
+                            "a member relay %d s off the store's clock claims (its claims are"
+                                    + " moved into the store's frame, not refused)",
+                            skewSeconds)
+                    .isTrue();
+            for (Duration later : List.of(Duration.ZERO, LEASE.minusSeconds(5))) {
+                assertThat(
+                                store.claim(
+                                        new ClaimRequest(
+                                                "other",
+                                                storeClock.instant().plus(later),
+                                                LEASE,
+                                                100)))
+                        .as(
+                                "%s after the relay's claim by the store's clock its leases"
+                                        + " (%s) still hold: a relay clock %d s off must not"
+                                        + " shorten them",
+                                later, LEASE, skewSeconds)
+                        .isEmpty();
+            }
+            publisher.release.countDown();
+            Fixtures.await(
+                    "the relay publishes and completes both",
+                    Duration.ofSeconds(10),
+                    () -> store.size() == 0);
+            assertThat(publisher.published).containsExactlyInAnyOrder("keyed", "unkeyed");
+            assertThat(relay.membership()).isPresent();
+        } finally {
+            publisher.release.countDown();
+            relay.close();
+        }
+    }
+}
