@@ -9,8 +9,6 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
@@ -66,10 +64,13 @@ import org.apache.kafka.common.errors.InterruptException;
  * A Kafka exception is never reported bare: it is the cause of the outbox exception that names the
  * message and its topic.
  *
- * <p>The call returns within its timeout even when the producer blocks (no metadata, full buffer):
- * sending runs on a helper thread, and whatever is not acknowledged by the deadline is reported
- * failed. Such a record may still reach the broker later; it is then delivered twice, which
- * at-least-once delivery allows (consumers deduplicate on {@value OutboxHeaders#ID}).
+ * <p>The call runs on the caller's thread, with no hand-off to another one, and returns within its
+ * timeout even when the producer blocks (no metadata, full buffer): one timer thread per publisher
+ * interrupts a call still inside the producer at its deadline (the interrupt status it set is
+ * cleared before the call returns), and whatever is not acknowledged by then is reported failed.
+ * Such a record may still reach the broker later; it is then delivered twice, which at-least-once
+ * delivery allows (consumers deduplicate on {@value OutboxHeaders#ID}). An interrupt from the
+ * caller (the relay cancelling a late call) ends the call at once, its interrupt status kept.
  *
  * <p>Instances are thread-safe: several relay workers may call {@link #publish} at once; they share
  * one producer.
@@ -81,7 +82,7 @@ public final class KafkaPublisher implements Publisher {
     private final boolean ownsProducer;
     private final Function<Message, String> topicMapper;
     private final Duration closeTimeout;
-    private final ExecutorService senders;
+    private final DeadlineInterrupt deadlines;
     private volatile boolean closed;
 
     private KafkaPublisher(
@@ -93,15 +94,9 @@ public final class KafkaPublisher implements Publisher {
         this.ownsProducer = ownsProducer;
         this.topicMapper = topicMapper;
         this.closeTimeout = closeTimeout;
-        String prefix = "outbox4j-kafka-" + INSTANCES.incrementAndGet() + "-send-";
-        AtomicInteger threads = new AtomicInteger();
-        this.senders =
-                Executors.newCachedThreadPool(
-                        task -> {
-                            Thread t = new Thread(task, prefix + threads.incrementAndGet());
-                            t.setDaemon(true);
-                            return t;
-                        });
+        this.deadlines =
+                new DeadlineInterrupt(
+                        "outbox4j-kafka-" + INSTANCES.incrementAndGet() + "-deadline-");
     }
 
     /**
@@ -146,12 +141,18 @@ public final class KafkaPublisher implements Publisher {
                     new RetryableFailureException(
                             "the KafkaPublisher is closed; the message will be retried"));
         }
+        DeadlineInterrupt.Armed interrupt;
         try {
-            senders.execute(() -> batch.send(producer, () -> closed));
+            interrupt = deadlines.arm(deadline);
         } catch (RejectedExecutionException e) {
             return batch.failAll(
                     new RetryableFailureException(
                             "the KafkaPublisher is closed; the message will be retried", e));
+        }
+        try {
+            batch.send(producer, () -> closed, deadline);
+        } finally {
+            interrupt.disarm();
         }
         return batch.await(deadline);
     }
@@ -176,7 +177,7 @@ public final class KafkaPublisher implements Publisher {
             return;
         }
         closed = true;
-        senders.shutdown();
+        deadlines.shutdown();
         if (ownsProducer) {
             try {
                 producer.close(closeTimeout);
@@ -193,7 +194,6 @@ public final class KafkaPublisher implements Publisher {
                 Thread.currentThread().interrupt();
             }
         }
-        senders.shutdownNow();
     }
 
     @Override

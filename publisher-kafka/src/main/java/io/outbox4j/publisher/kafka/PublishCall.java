@@ -15,17 +15,18 @@ import java.util.function.Function;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.errors.InterruptException;
 
 /**
- * One {@code publish} call: the records, one acknowledgement future per message, the send loop (run
- * on a helper thread, since a Kafka send may block) and the bounded wait (run by the caller).
+ * One {@code publish} call, run on the caller's thread: the records, one acknowledgement future per
+ * message, the send loop (its blocking steps bounded by a {@link DeadlineInterrupt}) and the
+ * bounded wait for the acknowledgements.
  */
 final class PublishCall {
     private final List<Message> messages;
     private final List<ProducerRecord<byte[], byte[]>> records;
     private final List<CompletableFuture<RecordMetadata>> acks;
     private final Duration timeout;
-    private volatile boolean abandoned;
 
     PublishCall(List<Message> messages, Function<Message, String> topicMapper, Duration timeout) {
         this.messages = List.copyOf(messages);
@@ -47,10 +48,12 @@ final class PublishCall {
 
     /**
      * Hands every record to the producer, then flushes it so the batch does not wait for {@code
-     * linger.ms}. Stops handing records over once the caller gave up or the publisher closed; never
-     * throws.
+     * linger.ms}. Stops handing records over once the deadline ({@link System#nanoTime()}) passed,
+     * the thread was interrupted (a blocked send or flush then ends with Kafka's {@link
+     * InterruptException}) or the publisher closed; the acknowledgements of records already handed
+     * over are left to {@link #await}. Never throws but an {@link Error}.
      */
-    void send(Producer<byte[], byte[]> producer, BooleanSupplier closed) {
+    void send(Producer<byte[], byte[]> producer, BooleanSupplier closed, long deadline) {
         int sent = 0;
         try {
             for (int i = 0; i < records.size(); i++) {
@@ -58,18 +61,16 @@ final class PublishCall {
                 if (ack.isDone()) {
                     continue;
                 }
-                if (abandoned || closed.getAsBoolean()) {
-                    ack.completeExceptionally(
-                            new RetryableFailureException(
-                                    "message '"
-                                            + messages.get(i).id()
-                                            + "' was not handed to the Kafka producer: "
-                                            + (abandoned
-                                                    ? "the call's timeout of "
-                                                            + timeout
-                                                            + " passed first"
-                                                    : "the KafkaPublisher was closed")
-                                            + "; it will be retried"));
+                String stop =
+                        closed.getAsBoolean()
+                                ? "the KafkaPublisher was closed"
+                                : System.nanoTime() - deadline >= 0
+                                        ? "the call's timeout of " + timeout + " passed first"
+                                        : Thread.currentThread().isInterrupted()
+                                                ? "the call was interrupted"
+                                                : null;
+                if (stop != null) {
+                    notHandedOver(i, stop);
                     continue;
                 }
                 try {
@@ -83,6 +84,14 @@ final class PublishCall {
                                 }
                             });
                     sent++;
+                } catch (InterruptException e) {
+                    // blocked for metadata or buffer space until the deadline or an interrupt:
+                    // this record was not appended; the loop's next turn stops the rest
+                    notHandedOver(
+                            i,
+                            System.nanoTime() - deadline >= 0
+                                    ? "the call's timeout of " + timeout + " passed first"
+                                    : "the call was interrupted");
                 } catch (RuntimeException e) {
                     ack.completeExceptionally(e);
                 }
@@ -90,12 +99,25 @@ final class PublishCall {
             if (sent > 0) {
                 producer.flush();
             }
+        } catch (InterruptException e) {
+            // the flush was cut short: await() reports what was not acknowledged
         } catch (RuntimeException | Error e) {
             acks.forEach(a -> a.completeExceptionally(e));
             if (e instanceof Error) {
                 throw (Error) e;
             }
         }
+    }
+
+    private void notHandedOver(int i, String why) {
+        acks.get(i)
+                .completeExceptionally(
+                        new RetryableFailureException(
+                                "message '"
+                                        + messages.get(i).id()
+                                        + "' was not handed to the Kafka producer: "
+                                        + why
+                                        + "; it will be retried"));
     }
 
     /**
@@ -118,7 +140,6 @@ final class PublishCall {
             } catch (ExecutionException e) {
                 outcome = PublishOutcome.failed(Failures.classify(m, topicOf(i), e.getCause()));
             } catch (TimeoutException e) {
-                abandoned = true;
                 outcome =
                         PublishOutcome.failed(
                                 new RetryableFailureException(
@@ -132,7 +153,6 @@ final class PublishCall {
                                         e));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                abandoned = true;
                 outcome =
                         PublishOutcome.failed(
                                 new RetryableFailureException(
@@ -153,7 +173,6 @@ final class PublishCall {
      * could not be built.
      */
     List<PublishOutcome> failAll(Throwable cause) {
-        abandoned = true;
         acks.forEach(ack -> ack.completeExceptionally(cause));
         return await(System.nanoTime());
     }

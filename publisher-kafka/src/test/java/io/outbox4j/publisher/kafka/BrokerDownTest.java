@@ -86,7 +86,60 @@ class BrokerDownTest {
             assertThat(outcomes).hasSize(5);
             assertAllRetryable(outcomes);
             assertThat(tookMs).as("publish returns within its 2 s timeout").isLessThan(3_000);
-            assertThat(outcomes.get(0).failure().orElseThrow()).hasMessageContaining("within PT2S");
+            assertThat(outcomes.get(0).failure().orElseThrow())
+                    .hasMessageContaining("not handed to the Kafka producer")
+                    .hasMessageContaining("timeout of PT2S");
+            assertThat(Thread.currentThread().isInterrupted())
+                    .as("the interrupt that ended the blocked send at the deadline is cleared")
+                    .isFalse();
+        }
+    }
+
+    @Test
+    void publish_interruptedByItsCaller_whileBlockedForMetadata_endsAtOnce_andKeepsTheInterrupt()
+            throws Exception {
+        String nowhere = "127.0.0.1:" + ServerSupport.freePort();
+        String topic = "interrupted-" + System.nanoTime();
+        ExecutorService caller = Executors.newSingleThreadExecutor();
+        try (KafkaPublisher publisher =
+                KafkaPublisher.builder()
+                        .bootstrapServers(nowhere)
+                        .producerProperty(
+                                ProducerConfig.INTERCEPTOR_CLASSES_CONFIG,
+                                SendCounter.class.getName())
+                        .closeTimeout(Duration.ZERO)
+                        .build()) {
+            CountDownLatch handedOver = SendCounter.expect(topic, 1);
+            CompletableFuture<Thread> callerThread = new CompletableFuture<>();
+            CompletableFuture<Boolean> interruptKept = new CompletableFuture<>();
+            CompletableFuture<List<PublishOutcome>> call =
+                    CompletableFuture.supplyAsync(
+                            () -> {
+                                callerThread.complete(Thread.currentThread());
+                                List<PublishOutcome> outcomes =
+                                        publisher.publish(
+                                                batch("cut", topic, 3), Duration.ofSeconds(30));
+                                interruptKept.complete(Thread.interrupted());
+                                return outcomes;
+                            },
+                            caller);
+            assertThat(handedOver.await(10, TimeUnit.SECONDS))
+                    .as("the first record reached the producer, which now waits for metadata")
+                    .isTrue();
+
+            long t0 = System.nanoTime();
+            callerThread.get(10, TimeUnit.SECONDS).interrupt();
+            List<PublishOutcome> outcomes = call.get(10, TimeUnit.SECONDS);
+            long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+
+            assertThat(outcomes).hasSize(3);
+            assertAllRetryable(outcomes);
+            assertThat(outcomes.get(0).failure().orElseThrow())
+                    .hasMessageContaining("the call was interrupted");
+            assertThat(tookMs).as("the call ends at the interrupt, not its 30 s").isLessThan(5_000);
+            assertThat(interruptKept.get()).as("the caller's interrupt status is kept").isTrue();
+        } finally {
+            caller.shutdownNow();
         }
     }
 

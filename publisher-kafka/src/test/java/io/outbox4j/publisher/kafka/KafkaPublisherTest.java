@@ -22,6 +22,7 @@ import java.util.concurrent.Future;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -243,6 +244,29 @@ class KafkaPublisherTest {
         assertThat(KafkaTopics.readAll(KAFKA, topic, 1, TIMEOUT))
                 .extracting(r -> KafkaTopics.header(r, OutboxHeaders.ID))
                 .containsExactly("fine");
+    }
+
+    @Test
+    void publish_sendsOnTheCallersThread_withoutAHandOff() {
+        String topic = KafkaTopics.create(KAFKA, "caller", 1, Map.of());
+        try (KafkaPublisher own =
+                KafkaPublisher.builder()
+                        .bootstrapServers(KAFKA.bootstrapServers())
+                        .producerProperty(
+                                ProducerConfig.INTERCEPTOR_CLASSES_CONFIG,
+                                SendCounter.class.getName())
+                        .build()) {
+            List<Message> batch =
+                    IntStream.range(0, 20).mapToObj(i -> message("c-" + i, topic).build()).toList();
+
+            assertThat(own.publish(batch, TIMEOUT))
+                    .hasSize(20)
+                    .allMatch(PublishOutcome::isPublished);
+        }
+        assertThat(SendCounter.senders(topic))
+                .as("the threads that handed the records to the producer")
+                .containsExactly(Thread.currentThread());
+        assertThat(Thread.currentThread().isInterrupted()).isFalse();
     }
 
     @Test

@@ -279,6 +279,7 @@ class RelayToKafkaEndToEndTest {
                             Map.entry(OutboxHeaders.MODULE, "orders"),
                             Map.entry(OutboxHeaders.CONTENT_TYPE, "application/json"),
                             Map.entry(OutboxHeaders.OCCURRED_AT, m.occurredAt().toString()),
+                            Map.entry(OutboxHeaders.KEY, m.key().orElseThrow()),
                             Map.entry("seq", Integer.toString(i)));
         }
         Map<String, List<ConsumerRecord<byte[], byte[]>>> byKey =
