@@ -8,6 +8,7 @@ import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.engine.Relay;
 import io.outbox4j.publisher.kafka.KafkaPublisher;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,6 +42,7 @@ public final class FaultRelays {
                         ? Relay.builder(store, publisher).memberLease(settings.memberLease())
                         : Relay.builder(store, publisher).membership(false);
         return b.observer(observer)
+                .clock(Clock.offset(Clock.systemUTC(), settings.clockOffset()))
                 .owner(owner)
                 .batchSize(settings.batchSize())
                 .workers(settings.workers())

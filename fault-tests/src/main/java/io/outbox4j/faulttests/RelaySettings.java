@@ -1,5 +1,6 @@
 package io.outbox4j.faulttests;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -22,6 +23,8 @@ import java.util.Map;
  * @param memberLease the relay's member lease (docs/scale-out.md: it joins the outbox as a member,
  *     renews every third of it and claims keyed messages only of its buckets), or zero: not a
  *     member ({@code Relay.Builder.membership(false)}), it claims from every bucket
+ * @param clockOffset how far the relay's clock is from this machine's ({@code Relay.Builder.clock}
+ *     with {@link Clock#offset}): a relay whose clock is skewed (zero: none)
  */
 public record RelaySettings(
         int batchSize,
@@ -32,7 +35,8 @@ public record RelaySettings(
         Duration backoff,
         int maxAttempts,
         Duration linkLatency,
-        Duration memberLease) {
+        Duration memberLease,
+        Duration clockOffset) {
 
     /**
      * Checks the settings.
@@ -43,6 +47,9 @@ public record RelaySettings(
         if (memberLease == null || memberLease.isNegative()) {
             throw new IllegalArgumentException(
                     "memberLease must be zero (not a member) or positive, but was " + memberLease);
+        }
+        if (clockOffset == null) {
+            throw new IllegalArgumentException("clockOffset must not be null");
         }
     }
 
@@ -65,6 +72,7 @@ public record RelaySettings(
                 Duration.ofMillis(200),
                 10_000,
                 Duration.ofMillis(10),
+                Duration.ZERO,
                 Duration.ZERO);
     }
 
@@ -89,7 +97,28 @@ public record RelaySettings(
                 backoff,
                 maxAttempts,
                 linkLatency,
-                memberLease);
+                memberLease,
+                clockOffset);
+    }
+
+    /**
+     * These settings with a relay clock that is {@code offset} away from this machine's.
+     *
+     * @param offset positive: ahead, negative: behind
+     * @return the new settings
+     */
+    public RelaySettings withClockOffset(Duration offset) {
+        return new RelaySettings(
+                batchSize,
+                workers,
+                deliveryTimeout,
+                lease,
+                pollInterval,
+                backoff,
+                maxAttempts,
+                linkLatency,
+                memberLease,
+                offset);
     }
 
     /** As {@code name=value} pairs, for a child JVM's command line and for the figures. */
@@ -104,6 +133,7 @@ public record RelaySettings(
         m.put("maxAttempts", Integer.toString(maxAttempts));
         m.put("linkLatencyMs", Long.toString(linkLatency.toMillis()));
         m.put("memberLeaseMs", Long.toString(memberLease.toMillis()));
+        m.put("clockOffsetMs", Long.toString(clockOffset.toMillis()));
         return m;
     }
 
@@ -118,7 +148,8 @@ public record RelaySettings(
                 Duration.ofMillis(Long.parseLong(required(args, "backoffMs"))),
                 Integer.parseInt(required(args, "maxAttempts")),
                 Duration.ofMillis(Long.parseLong(required(args, "linkLatencyMs"))),
-                Duration.ofMillis(Long.parseLong(args.getOrDefault("memberLeaseMs", "0"))));
+                Duration.ofMillis(Long.parseLong(args.getOrDefault("memberLeaseMs", "0"))),
+                Duration.ofMillis(Long.parseLong(args.getOrDefault("clockOffsetMs", "0"))));
     }
 
     static String required(Map<String, String> args, String name) {

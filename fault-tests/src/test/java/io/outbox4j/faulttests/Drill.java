@@ -177,6 +177,11 @@ final class Drill implements AutoCloseable {
 
     /** A relay in a child JVM (Kafka drills only: the child builds its own Kafka publisher). */
     ChildRelay childRelay(String name) {
+        return childRelay(name, settings);
+    }
+
+    /** {@link #childRelay(String)} with settings of its own (a skewed clock, say). */
+    ChildRelay childRelay(String name, RelaySettings settings) {
         if (!(sink instanceof KafkaSink kafka)) {
             throw new IllegalStateException("child relays publish to Kafka only, not to " + sink);
         }
