@@ -51,6 +51,22 @@ public final class ChildRelay implements AutoCloseable {
             String bootstrapServers,
             RelaySettings settings,
             Path dir) {
+        return start(name, db, db.jdbcUrl(), bootstrapServers, settings, dir);
+    }
+
+    /**
+     * {@link #start(String, OutboxDatabase, String, RelaySettings, Path)} with the database reached
+     * at another URL (through a proxy, say).
+     *
+     * @param jdbcUrl the URL the child connects to
+     */
+    public static ChildRelay start(
+            String name,
+            OutboxDatabase db,
+            String jdbcUrl,
+            String bootstrapServers,
+            RelaySettings settings,
+            Path dir) {
         try {
             Files.createDirectories(dir);
             Path journal = dir.resolve(name + ".journal");
@@ -72,7 +88,7 @@ public final class ChildRelay implements AutoCloseable {
                             "-cp",
                             System.getProperty("java.class.path"),
                             RelayProcess.class.getName()));
-            cmd.add("jdbcUrl=" + db.jdbcUrl());
+            cmd.add("jdbcUrl=" + jdbcUrl);
             cmd.add("user=" + db.user());
             cmd.add("password=" + db.password());
             cmd.add("bootstrap=" + bootstrapServers);

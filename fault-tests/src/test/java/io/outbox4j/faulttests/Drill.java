@@ -182,6 +182,11 @@ final class Drill implements AutoCloseable {
 
     /** {@link #childRelay(String)} with settings of its own (a skewed clock, say). */
     ChildRelay childRelay(String name, RelaySettings settings) {
+        return childRelay(name, settings, db.jdbcUrl());
+    }
+
+    /** {@link #childRelay(String, RelaySettings)} reaching the database at another URL. */
+    ChildRelay childRelay(String name, RelaySettings settings, String jdbcUrl) {
         if (!(sink instanceof KafkaSink kafka)) {
             throw new IllegalStateException("child relays publish to Kafka only, not to " + sink);
         }
@@ -189,6 +194,7 @@ final class Drill implements AutoCloseable {
                 ChildRelay.start(
                         name,
                         db,
+                        jdbcUrl,
                         kafka.bootstrapServers(),
                         settings,
                         Path.of(

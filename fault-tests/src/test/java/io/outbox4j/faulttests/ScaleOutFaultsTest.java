@@ -40,8 +40,10 @@ import org.junit.jupiter.api.Test;
  * something to take over count: a message first published after the fault (after the exit, for a
  * closed relay). The broker's append time is the clock ({@link KafkaSink}).
  *
- * <p>A fourth drill, opt-in ({@code -Doutbox4j.faults.renewalFreeze=true}), freezes the member
- * while it is inside its membership renewal.
+ * <p>Variants of drill 2 freeze the member inside its membership renewal, inside a claim holding
+ * bucket locks, and (its process running) its database connections by a TCP proxy that stops
+ * forwarding while it is inside such a claim. A last drill runs members whose clocks are 30 s ahead
+ * and behind.
  */
 class ScaleOutFaultsTest {
     static final Duration MEMBER_LEASE = Duration.ofSeconds(2);
@@ -207,14 +209,35 @@ class ScaleOutFaultsTest {
         freezeDrill("scale_out_sigstop_in_claim", Freeze.IN_CLAIM_HOLDING_BUCKET_LOCKS);
     }
 
-    /** Where the SIGSTOP of {@link #freezeDrill} lands. */
+    /**
+     * Drill 2 with the relay's process running and its database connections frozen by a TCP proxy
+     * that stops forwarding (a partition without a reset) while it is inside a claim holding bucket
+     * locks: PostgreSQL ends that transaction after 2 s idle, the others take its buckets over when
+     * its member lease runs out, and its connections recover when the proxy forwards again.
+     */
+    @Test
+    void
+            oneOfThreeMemberJvmsWithItsDatabaseConnectionsFrozenByAProxyInsideAClaimHoldingBucketLocks_othersKeepPublishingAndTakeItsBuckets_losesNothing()
+                    throws Exception {
+        freezeDrill(
+                "scale_out_proxy_freeze_in_claim",
+                Freeze.CONNECTIONS_IN_CLAIM_HOLDING_BUCKET_LOCKS);
+    }
+
+    /** Where the SIGSTOP (or the proxy's freeze) of {@link #freezeDrill} lands. */
     private enum Freeze {
         /** At a random moment while the relay holds leases. */
         ANYWHERE,
         /** Inside a membership renewal transaction. */
         IN_RENEWAL,
         /** Inside a claim transaction holding bucket locks (advisory locks). */
-        IN_CLAIM_HOLDING_BUCKET_LOCKS
+        IN_CLAIM_HOLDING_BUCKET_LOCKS,
+        /**
+         * Not the process: its database connections, frozen by a TCP proxy that stops forwarding
+         * while the relay is inside a claim transaction holding bucket locks. The relay's process,
+         * publisher and broker keep running.
+         */
+        CONNECTIONS_IN_CLAIM_HOLDING_BUCKET_LOCKS
     }
 
     private static void freezeDrill(String scenario, Freeze where) throws Exception {
@@ -224,15 +247,22 @@ class ScaleOutFaultsTest {
         // a claim parks rows (and takes bucket locks) when keys have many messages waiting:
         // freezing
         // one there needs a bigger backlog, reached early
-        boolean inClaim = where == Freeze.IN_CLAIM_HOLDING_BUCKET_LOCKS;
+        boolean viaProxy = where == Freeze.CONNECTIONS_IN_CLAIM_HOLDING_BUCKET_LOCKS;
+        boolean inClaim = viaProxy || where == Freeze.IN_CLAIM_HOLDING_BUCKET_LOCKS;
+        Map<String, FreezingProxy> proxies = new HashMap<>();
         try (Drill d = open(scenario, inClaim ? 7000 : 4000);
                 PacedWriter writer =
                         new PacedWriter(d.db, d.load, inClaim ? 4000 : 1000, RATE).start()) {
-            List<ChildRelay> relays =
-                    List.of(
-                            d.childRelay("relay-a"),
-                            d.childRelay("relay-b"),
-                            d.childRelay("relay-c"));
+            List<ChildRelay> relays = new ArrayList<>();
+            for (String name : List.of("relay-a", "relay-b", "relay-c")) {
+                if (viaProxy) { // each relay reaches the database through a proxy of its own
+                    FreezingProxy proxy = FreezingProxy.before(d.db.jdbcUrl());
+                    proxies.put(name, proxy);
+                    relays.add(d.childRelay(name, SETTINGS, proxy.through(d.db.jdbcUrl())));
+                } else {
+                    relays.add(d.childRelay(name));
+                }
+            }
             for (ChildRelay r : relays) {
                 awaitOwnsBuckets(d, r, JOIN_TIMEOUT);
             }
@@ -254,7 +284,7 @@ class ScaleOutFaultsTest {
                 } else if (inClaim) {
                     Thread.sleep(random.nextInt(30));
                 }
-                stoppedAt = victim.signal("STOP");
+                stoppedAt = viaProxy ? proxies.get(victim.name()).freeze() : victim.signal("STOP");
                 Thread.sleep(inClaim ? 110 : 150);
                 frozenIn = List.copyOf(idleTransactions(d).values());
                 if (where == Freeze.ANYWHERE || frozenAsWanted(where, frozenIn)) {
@@ -264,14 +294,19 @@ class ScaleOutFaultsTest {
                 if (where == Freeze.ANYWHERE || frozenAsWanted(where, frozenIn) || attempts == 40) {
                     break;
                 }
-                victim.signal("CONT"); // it was not where it should be: again
+                // it was not where it should be: again
+                if (viaProxy) {
+                    proxies.get(victim.name()).thaw();
+                } else {
+                    victim.signal("CONT");
+                }
                 Thread.sleep(inClaim ? 20 : 100 + random.nextInt(100));
             }
             long stopAt = stoppedAt;
             DbTimeline timeline = DbTimeline.start(d.db, stopAt, 250);
-            Handover h = Handover.at(d, "sigstop", victim, stopAt);
+            Handover h = Handover.at(d, viaProxy ? "proxy-freeze" : "sigstop", victim, stopAt);
             Thread.sleep(Math.max(0, stopAt + frozen.toMillis() - System.currentTimeMillis()));
-            long contAt = victim.signal("CONT");
+            long contAt = viaProxy ? proxies.get(victim.name()).thaw() : victim.signal("CONT");
             h.figures.put("stoppedAt", java.time.Instant.ofEpochMilli(stopAt).toString());
             h.figures.put("frozenMillis", contAt - stopAt);
             h.figures.put("transactionsIdleWhenFrozen", frozenIn);
@@ -363,7 +398,9 @@ class ScaleOutFaultsTest {
             Map<String, Object> extra = new LinkedHashMap<>();
             extra.put(
                     "recoveryMeans",
-                    "from SIGSTOP to the first publish by another relay of a message the frozen"
+                    "from "
+                            + (viaProxy ? "the freeze of its connections" : "SIGSTOP")
+                            + " to the first publish by another relay of a message the frozen"
                             + " relay had leased");
             Handover.summarise(d, List.of(h), extra);
             extra.put("frozenRelay", victim.name());
@@ -412,6 +449,8 @@ class ScaleOutFaultsTest {
                     .isNotNull();
             checkTrickle(soft, writer);
             soft.assertAll();
+        } finally {
+            proxies.values().forEach(FreezingProxy::close);
         }
     }
 
@@ -467,8 +506,8 @@ class ScaleOutFaultsTest {
         return switch (where) {
             case ANYWHERE -> true;
             case IN_RENEWAL -> idle.stream().anyMatch(ScaleOutFaultsTest::isRenewal);
-            case IN_CLAIM_HOLDING_BUCKET_LOCKS ->
-                    idle.stream().anyMatch(q -> q.contains("[advisory locks:"));
+            case IN_CLAIM_HOLDING_BUCKET_LOCKS, CONNECTIONS_IN_CLAIM_HOLDING_BUCKET_LOCKS ->
+                    idle.stream().anyMatch(q -> q.contains("[advisory locks:") && !isRenewal(q));
         };
     }
 
@@ -476,6 +515,8 @@ class ScaleOutFaultsTest {
     private static boolean isRenewal(String statement) {
         // the bucket-owner lock, the database's clock, prune / extend / join / list, assignment
         return statement.contains("ORDER BY bucket FOR UPDATE")
+                || statement.contains("advisory_xact_lock($1, -1)") // the membership lock
+                || statement.contains("SELECT bucket, owner FROM") // the owners, under it
                 || statement.contains("SELECT clock_timestamp()")
                 || (statement.contains("_members\"") && !statement.contains(" JOIN "))
                 || statement.contains("_buckets\" SET owner");
