@@ -36,8 +36,8 @@ import java.util.Set;
  *       {@link #abandon}) is a compare-and-set on owner and receipt. A stale receipt (the lease
  *       expired and the message was claimed again, or it was already finished) or a foreign owner
  *       changes nothing and is reported as stale, never thrown.
- *   <li>Failures of the store itself (connection lost, timeout) are thrown as unchecked {@link
- *       OutboxException}s.
+ *   <li>Failures of the store itself (connection lost, timeout) are thrown as {@link
+ *       StoreUnavailableException}s (unchecked {@link OutboxException}s).
  * </ul>
  *
  * <p>Implementations must be safe for use by several threads and several processes at once. The

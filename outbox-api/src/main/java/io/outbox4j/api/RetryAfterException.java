@@ -6,9 +6,10 @@ import java.util.Objects;
 /**
  * A retryable publish failure that carries the minimum delay before the next attempt, for example a
  * broker's throttling hint. The relay retries no earlier than this delay (it takes precedence over
- * the configured {@link Backoff}, but not over a permanent failure or exhausted attempts).
+ * the configured {@link Backoff}, but not over a permanent failure or exhausted attempts). It is a
+ * {@link RetryableFailureException}, so code that handles retryable failures handles it too.
  */
-public class RetryAfterException extends OutboxException {
+public class RetryAfterException extends RetryableFailureException {
     private static final long serialVersionUID = 1L;
 
     /** The minimum delay before the next attempt. */

@@ -2,10 +2,10 @@ package io.outbox4j.cli;
 
 import io.outbox4j.api.OutboxAdmin;
 import io.outbox4j.cli.Arguments.UsageException;
+import io.outbox4j.cli.internal.CannotConnectException;
 import io.outbox4j.cli.internal.Settings;
 import io.outbox4j.cli.internal.SettingsException;
 import io.outbox4j.cli.internal.StoreConnection;
-import io.outbox4j.cli.internal.StoreUnavailableException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -159,7 +159,7 @@ public final class OutboxCli {
                     store.admin(), store.describe(), new Output(out, a.flag("--json")), err);
         } catch (SettingsException e) {
             return usage(err, e.getMessage());
-        } catch (StoreUnavailableException e) {
+        } catch (CannotConnectException e) {
             err.println("outbox4j: " + e.getMessage());
             return STORE_FAILED;
         } catch (RuntimeException e) {

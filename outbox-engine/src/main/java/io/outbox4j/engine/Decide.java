@@ -1,7 +1,7 @@
 package io.outbox4j.engine;
 
-import io.outbox4j.api.OutboxException;
 import io.outbox4j.api.PublishOutcome;
+import io.outbox4j.api.RetryableFailureException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -45,7 +45,7 @@ final class Decide {
                         outcome != null
                                 ? outcome
                                 : PublishOutcome.failed(
-                                        new OutboxException(
+                                        new RetryableFailureException(
                                                 "publisher returned no outcome for this message")));
             }
         }
@@ -144,7 +144,7 @@ final class Decide {
     private static void holdBack(Lanes.Lane lane) {
         abandonRest(
                 lane,
-                new OutboxException(
+                new RetryableFailureException(
                         "held back: an earlier message with the same key was not published in"
                                 + " this batch; given back untried, the store keeps it behind"
                                 + " that message"));

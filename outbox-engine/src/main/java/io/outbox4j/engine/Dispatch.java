@@ -1,9 +1,10 @@
 package io.outbox4j.engine;
 
 import io.outbox4j.api.Message;
-import io.outbox4j.api.OutboxException;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
+import io.outbox4j.api.RetryableFailureException;
+import io.outbox4j.api.StaleLeaseException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
@@ -154,12 +155,13 @@ final class Dispatch {
             log.leaseUnprovable(leases.provenUntil(), unprovable);
         }
         // Safety net: nothing may leave the batch undecided (it would wait for its lease to end).
-        OutboxException notPublished = null;
+        RetryableFailureException notPublished = null;
         for (Tracked t : tracked) {
             if (!t.decided()) {
                 if (notPublished == null) {
                     notPublished =
-                            new OutboxException("not published in this batch; given back untried");
+                            new RetryableFailureException(
+                                    "not published in this batch; given back untried");
                 }
                 if (t.handed) {
                     t.release(settings.clock().instant(), notPublished);
@@ -265,7 +267,7 @@ final class Dispatch {
         for (Tracked t : lost) {
             if (!t.handed && !t.decided()) {
                 t.abandon(
-                        new OutboxException(
+                        new StaleLeaseException(
                                 "lease lost before the message was handed to the publisher;"
                                         + " dropped from the batch"));
             }
@@ -273,7 +275,7 @@ final class Dispatch {
         for (Tracked t : lost) {
             Decide.abandonRest(
                     t.lane,
-                    new OutboxException(
+                    new RetryableFailureException(
                             "held back: the lease of an earlier message with the same key was"
                                     + " lost"));
         }
@@ -360,8 +362,8 @@ final class Dispatch {
     }
 
     private void giveBack(Lanes.Group group, String reason) {
-        OutboxException why =
-                new OutboxException("not started: " + reason + "; given back untried");
+        RetryableFailureException why =
+                new RetryableFailureException("not started: " + reason + "; given back untried");
         int count = 0;
         for (Lanes.Lane lane : group.lanes) {
             for (Tracked t : lane.takeRest()) {
@@ -388,7 +390,8 @@ final class Dispatch {
                 finish(call, done);
             }
         }
-        OutboxException why = new OutboxException(reason + "; released for an immediate retry");
+        RetryableFailureException why =
+                new RetryableFailureException(reason + "; released for an immediate retry");
         for (Map.Entry<Future<List<PublishOutcome>>, Call> e : inFlight.entrySet()) {
             e.getKey().cancel(true);
             decide.cancelled(e.getValue().heads(), why, e.getValue().took());
@@ -434,7 +437,7 @@ final class Dispatch {
         if (outcomes == null || outcomes.size() != call.heads().size()) {
             decide.failedAll(
                     call.heads(),
-                    new OutboxException(
+                    new RetryableFailureException(
                             "publisher returned "
                                     + (outcomes == null ? "null" : outcomes.size() + " outcomes")
                                     + " for "

@@ -9,6 +9,7 @@ import io.outbox4j.api.Observation;
 import io.outbox4j.api.Observation.Outcome;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
+import io.outbox4j.api.StaleLeaseException;
 import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Duration;
 import java.time.Instant;
@@ -214,7 +215,11 @@ class LeaseRenewalTest {
         assertThat(observer.outcomes())
                 .containsExactly(Outcome.STALE, Outcome.STALE, Outcome.STALE);
         assertThat(observer.deliveries.get(1).error())
-                .hasValueSatisfying(e -> assertThat(e).hasMessageContaining("lease lost"));
+                .hasValueSatisfying(
+                        e ->
+                                assertThat(e)
+                                        .isInstanceOf(StaleLeaseException.class)
+                                        .hasMessageContaining("lease lost"));
         assertThat(store.abandonments).as("nothing to give back: the leases are gone").isEmpty();
         assertThat(store.completedPerId).isEmpty();
     }

@@ -170,7 +170,7 @@ public final class StoreConnection implements AutoCloseable {
         try {
             dataSource = new HikariDataSource(config);
         } catch (RuntimeException e) {
-            throw new StoreUnavailableException(
+            throw new CannotConnectException(
                     "cannot connect to " + mask(url) + ": " + rootMessage(e), e);
         }
         try {

@@ -2,6 +2,7 @@ package io.outbox4j.publisher.rabbitmq;
 
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.ConnectionFactory;
+import io.outbox4j.api.InvalidMessageException;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.api.PermanentFailureException;
@@ -58,10 +59,11 @@ import java.util.function.Function;
  *   <li>Ack → published. Returned as unroutable (no queue bound), nack, channel or connection
  *       closed before the confirm, no confirm by the deadline, connection blocked by a resource
  *       alarm → a {@link RetryableFailureException} for that message. A payload over {@link
- *       Builder#maxBodyBytes(int)}, a value that does not fit an AMQP short string (255 bytes), or
- *       a destination mapper that throws or gives no valid destination (see {@link
- *       Builder#destinationMapper(Function)}) → a {@link PermanentFailureException}. A client
- *       library exception is never reported bare: it is the cause of one of these two.
+ *       Builder#maxBodyBytes(int)} or a value that does not fit an AMQP short string (255 bytes) →
+ *       an {@link io.outbox4j.api.InvalidMessageException}; a destination mapper that throws or
+ *       gives no valid destination (see {@link Builder#destinationMapper(Function)}) → a {@link
+ *       PermanentFailureException}. A client library exception is never reported bare: it is the
+ *       cause of one of these two.
  *   <li>A channel that closed (for example after publishing to an exchange that does not exist) is
  *       discarded with its unconfirmed messages failed; the next call gets a new channel. An
  *       exchange the broker closed a channel for is checked with a passive declare before anything
@@ -336,7 +338,7 @@ public final class RabbitMqPublisher implements Publisher {
                             + "')");
         }
         if (m.payloadSize() > maxBodyBytes) {
-            throw new PermanentFailureException(
+            throw new InvalidMessageException(
                     "message '"
                             + m.id()
                             + "' has a "
@@ -370,7 +372,7 @@ public final class RabbitMqPublisher implements Publisher {
     private static void shortString(String value, String what, Message m) {
         int bytes = utf8Length(value);
         if (bytes > SHORT_STRING_MAX) {
-            throw new PermanentFailureException(
+            throw new InvalidMessageException(
                     "message '"
                             + m.id()
                             + "' cannot be published to RabbitMQ: "

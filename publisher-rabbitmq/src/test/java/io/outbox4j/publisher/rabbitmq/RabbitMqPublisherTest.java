@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.GetResponse;
+import io.outbox4j.api.InvalidMessageException;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.api.PublishOutcome;
@@ -368,6 +369,12 @@ class RabbitMqPublisherTest {
         assertThat(o.get(0).isPublished()).isTrue();
         assertThat(o.get(1).isPermanent()).isTrue();
         assertThat(failureText(o.get(1))).contains("1025", "maxBodyBytes");
+        assertThat(o.subList(1, 4))
+                .as("the message itself is at fault: too big, an id or header name over 255 bytes")
+                .allSatisfy(
+                        f ->
+                                assertThat(f.failure().orElseThrow())
+                                        .isInstanceOf(InvalidMessageException.class));
         assertThat(o.get(2).isPermanent()).isTrue();
         assertThat(failureText(o.get(2))).contains("256 bytes", "255");
         assertThat(o.get(3).isPermanent()).isTrue();

@@ -1,8 +1,8 @@
 package io.outbox4j.publisher.sqs;
 
+import io.outbox4j.api.InvalidMessageException;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxHeaders;
-import io.outbox4j.api.PermanentFailureException;
 import io.outbox4j.api.RetryableFailureException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -59,7 +59,7 @@ final class EntryEncoder {
     /**
      * Encodes a message for a queue.
      *
-     * @throws PermanentFailureException if SQS can never accept this message (too large, characters
+     * @throws InvalidMessageException if SQS can never accept this message (too large, characters
      *     SQS refuses)
      * @throws RetryableFailureException if the configuration lacks something this message needs
      */
@@ -90,7 +90,7 @@ final class EntryEncoder {
         }
         int bytes = size(body, attributes);
         if (bytes > maxMessageBytes) {
-            throw new PermanentFailureException(
+            throw new InvalidMessageException(
                     "message '"
                             + m.id()
                             + "' is "
@@ -228,7 +228,7 @@ final class EntryEncoder {
             Map<String, MessageAttributeValue> attributes, Message m, String name, String value) {
         int refused = firstRefused(value);
         if (refused >= 0) {
-            throw new PermanentFailureException(
+            throw new InvalidMessageException(
                     "message '"
                             + m.id()
                             + "' cannot be sent to SQS: its "

@@ -1,5 +1,6 @@
 package io.outbox4j.publisher.sqs;
 
+import io.outbox4j.api.InvalidMessageException;
 import io.outbox4j.api.PermanentFailureException;
 import io.outbox4j.api.RetryableFailureException;
 import java.util.Set;
@@ -100,7 +101,7 @@ final class Failures {
     static RuntimeException ofRequest(
             Throwable error, String queueUrl, int entries, boolean alone) {
         if (alone && isContentError(error)) {
-            return new PermanentFailureException(
+            return new InvalidMessageException(
                     "SQS rejected the message for " + queueUrl + ": " + error.getMessage(), error);
         }
         if (error instanceof QueueDoesNotExistException) {

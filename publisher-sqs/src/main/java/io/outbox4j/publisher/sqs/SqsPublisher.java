@@ -63,11 +63,12 @@ import software.amazon.awssdk.services.sqs.SqsClient;
  *
  * <ul>
  *   <li>Published: the entry is in {@code Successful[]}.
- *   <li>Permanent ({@link io.outbox4j.api.PermanentFailureException}): the message is larger than
- *       {@code maxMessageBytes} (body plus attributes, checked before sending; the other messages
- *       are still sent), an attribute would hold a character SQS refuses, SQS lists it in {@code
- *       Failed[]} with {@code SenderFault=true}, SQS rejects its content when it is sent alone, or
- *       its mapping failed.
+ *   <li>Permanent ({@link io.outbox4j.api.PermanentFailureException}; an {@link
+ *       io.outbox4j.api.InvalidMessageException} where the message itself is at fault): the message
+ *       is larger than {@code maxMessageBytes} (body plus attributes, checked before sending; the
+ *       other messages are still sent), an attribute would hold a character SQS refuses, SQS lists
+ *       it in {@code Failed[]} with {@code SenderFault=true}, SQS rejects its content when it is
+ *       sent alone, or its mapping failed.
  *   <li>Retryable ({@link io.outbox4j.api.RetryableFailureException}, with the SDK's exception as
  *       the cause): everything else — {@code Failed[]} with {@code SenderFault=false}, a request
  *       that failed as a whole (every entry of that request fails), a missing queue, access denied,

@@ -8,6 +8,7 @@ import static io.outbox4j.publisher.sqs.SqsTestSupport.uniqueName;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox4j.api.InvalidMessageException;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.MessageLimits;
 import io.outbox4j.api.OutboxHeaders;
@@ -269,6 +270,7 @@ class SqsPublisherTest {
             }
             assertThat(outcomes.get(4).isPermanent()).isTrue();
             assertThat(outcomes.get(4).failure().orElseThrow())
+                    .isInstanceOf(InvalidMessageException.class)
                     .hasMessageContaining("too-big")
                     .hasMessageContaining("over the maxMessageBytes limit of 262144");
             assertThat(receive(url, 9, READ))

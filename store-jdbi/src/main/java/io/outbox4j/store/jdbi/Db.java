@@ -1,6 +1,6 @@
 package io.outbox4j.store.jdbi;
 
-import io.outbox4j.api.OutboxException;
+import io.outbox4j.api.StoreUnavailableException;
 import java.sql.SQLException;
 import java.util.function.Supplier;
 import org.jdbi.v3.core.ConnectionException;
@@ -66,9 +66,9 @@ final class Db {
                     continue;
                 }
                 if (SqlErrors.missingTable(e)) {
-                    throw new OutboxException(missingTable(), e);
+                    throw new StoreUnavailableException(missingTable(), e);
                 }
-                throw new OutboxException(
+                throw new StoreUnavailableException(
                         operation + " on table " + quotedName() + " failed: " + e.getMessage(), e);
             }
         }

@@ -12,6 +12,7 @@ import io.outbox4j.api.Message;
 import io.outbox4j.api.MessageLimits;
 import io.outbox4j.api.OutboxException;
 import io.outbox4j.api.Release;
+import io.outbox4j.api.StoreUnavailableException;
 import io.outbox4j.store.jdbi.JdbiOutboxStore.Dialect;
 import java.sql.Connection;
 import java.time.Duration;
@@ -101,7 +102,7 @@ abstract class JdbiOutboxStoreTest {
                 .hasMessageStartingWith(expected)
                 .hasMessageContaining("createSchemaIfAbsent()");
         assertThatThrownBy(() -> missing.claim(claimNow("a", 10)))
-                .isInstanceOf(OutboxException.class)
+                .isInstanceOf(StoreUnavailableException.class)
                 .hasMessageStartingWith(expected);
     }
 

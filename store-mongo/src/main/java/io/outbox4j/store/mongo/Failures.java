@@ -3,6 +3,7 @@ package io.outbox4j.store.mongo;
 import com.mongodb.MongoException;
 import com.mongodb.MongoNamespace;
 import io.outbox4j.api.OutboxException;
+import io.outbox4j.api.StoreUnavailableException;
 
 /**
  * Turns the driver's exceptions into the library's: a caller of the store catches {@link
@@ -19,12 +20,12 @@ final class Failures {
      * @param what the operation, as a user would name it ("claim", "complete")
      */
     static OutboxException of(String what, MongoNamespace namespace, MongoException e) {
-        return new OutboxException(
+        return new StoreUnavailableException(
                 "MongoDB outbox " + namespace + ": " + what + " failed: " + e.getMessage(), e);
     }
 
     /** A store operation that could not run, with a message that says why. */
     static OutboxException of(String message) {
-        return new OutboxException(message);
+        return new StoreUnavailableException(message);
     }
 }

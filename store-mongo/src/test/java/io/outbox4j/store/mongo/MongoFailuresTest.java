@@ -12,6 +12,7 @@ import io.outbox4j.api.Completion;
 import io.outbox4j.api.DeadLetterQuery;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxException;
+import io.outbox4j.api.StoreUnavailableException;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -59,7 +60,7 @@ class MongoFailuresTest {
                                 store.claim(
                                         new ClaimRequest(
                                                 "relay", Instant.now(), Duration.ofMinutes(1), 5)))
-                .isInstanceOf(OutboxException.class)
+                .isInstanceOf(StoreUnavailableException.class)
                 .hasMessageStartingWith(
                         "MongoDB outbox outbox4j_nowhere.outbox_message: claim failed: ")
                 .hasCauseInstanceOf(MongoException.class);

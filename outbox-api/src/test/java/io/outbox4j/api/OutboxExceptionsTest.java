@@ -1,0 +1,44 @@
+package io.outbox4j.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class OutboxExceptionsTest {
+    @Test
+    void retryAfter_isARetryableFailure_thatCarriesItsDelay() {
+        RetryAfterException e = new RetryAfterException("throttled", Duration.ofSeconds(3), null);
+        assertThat(e).isInstanceOf(RetryableFailureException.class);
+
+        PublishOutcome outcome = PublishOutcome.failed(e);
+        assertThat(outcome.isPermanent()).isFalse();
+        assertThat(outcome.retryAfter()).contains(Duration.ofSeconds(3));
+    }
+
+    @Test
+    void invalidMessage_isAPermanentFailure_soTheRelayDeadLettersIt() {
+        InvalidMessageException e = new InvalidMessageException("id over 255 bytes");
+        assertThat(e).isInstanceOf(PermanentFailureException.class);
+        assertThat(PublishOutcome.failed(new RuntimeException("wrapped", e)).isPermanent())
+                .isTrue();
+    }
+
+    @Test
+    void everySubtype_isAnOutboxException() {
+        Throwable cause = new IllegalStateException("driver");
+        assertThat(
+                        new Throwable[] {
+                            new StoreUnavailableException("claim failed", cause),
+                            new StaleLeaseException("lease lost"),
+                            new DuplicateMessageException("m-1", null),
+                            new RetryableFailureException("later"),
+                            new PermanentFailureException("never"),
+                            new InvalidMessageException("too large", cause)
+                        })
+                .allSatisfy(e -> assertThat(e).isInstanceOf(OutboxException.class));
+        assertThat(new StoreUnavailableException("claim failed", cause))
+                .hasMessage("claim failed")
+                .hasCause(cause);
+    }
+}
