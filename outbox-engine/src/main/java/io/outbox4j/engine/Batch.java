@@ -100,14 +100,6 @@ final class Batch {
         return tracked.size();
     }
 
-    /** Claims and processes, on the calling thread. */
-    Relay.Result run(int limit) {
-        if (claim(limit).isEmpty()) {
-            return Relay.Result.EMPTY;
-        }
-        return process();
-    }
-
     /**
      * Whether a keyed message of this batch was completed: the store may now hand out the next
      * message of its key, which a claim made while this batch was in flight could not have taken.

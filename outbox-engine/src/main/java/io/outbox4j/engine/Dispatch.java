@@ -301,7 +301,7 @@ final class Dispatch {
             return true;
         }
         Instant now = settings.clock().instant();
-        String stop = stopReason(now);
+        Stop stop = stopReason(now);
         if (stop == null && !slots.tryAcquire(wake)) {
             return false;
         }
@@ -332,38 +332,50 @@ final class Dispatch {
                 return true;
             } catch (RejectedExecutionException closed) {
                 slots.release();
-                stop = "the relay is closed";
+                stop = new Stop("the relay is closed", false);
             }
         }
         giveBack(group, stop);
         return true;
     }
 
+    /**
+     * Why no further call may start.
+     *
+     * @param reason for the observations of the messages given back
+     * @param leaseUnprovable whether the lease can no longer be proven (counted for the log)
+     */
+    private record Stop(String reason, boolean leaseUnprovable) {}
+
     /** Why no further call may start, or null if one may. */
-    private @Nullable String stopReason(Instant now) {
+    private @Nullable Stop stopReason(Instant now) {
         if (interrupted) {
-            return "the relay was interrupted";
+            return new Stop("the relay was interrupted", false);
         }
         if (decide.publisherError() != null) {
-            return "the publisher threw an Error";
+            return new Stop("the publisher threw an Error", false);
         }
         if (closing.getAsBoolean() || aborted) {
-            return "the relay is closing";
+            return new Stop("the relay is closing", false);
         }
         if (!leases.provable(now)) {
-            return "the lease could not be renewed (last confirmed until "
-                    + leases.provenUntil()
-                    + ")";
+            return new Stop(
+                    "the lease could not be renewed (last confirmed until "
+                            + leases.provenUntil()
+                            + ")",
+                    true);
         }
         if (now.isAfter(lastStart)) {
-            return "the batch ran for its limit of " + Durations.format(batchLimit);
+            return new Stop(
+                    "the batch ran for its limit of " + Durations.format(batchLimit), false);
         }
         return null;
     }
 
-    private void giveBack(Lanes.Group group, String reason) {
+    private void giveBack(Lanes.Group group, Stop stop) {
         RetryableFailureException why =
-                new RetryableFailureException("not started: " + reason + "; given back untried");
+                new RetryableFailureException(
+                        "not started: " + stop.reason() + "; given back untried");
         int count = 0;
         for (Lanes.Lane lane : group.lanes) {
             for (Tracked t : lane.takeRest()) {
@@ -373,7 +385,7 @@ final class Dispatch {
                 }
             }
         }
-        if (reason.startsWith("the lease could not")) {
+        if (stop.leaseUnprovable()) {
             unprovable += count;
         }
     }
@@ -402,7 +414,7 @@ final class Dispatch {
         waiting.clear();
         slots.cancel(wake);
         for (Lanes.Group group : groups) {
-            giveBack(group, reason);
+            giveBack(group, new Stop(reason, false));
         }
     }
 

@@ -29,7 +29,6 @@ final class LeaseKeeper {
     private Instant provenUntil;
 
     private Instant nextRenewal;
-    private int renewals;
 
     LeaseKeeper(
             Settings settings,
@@ -57,11 +56,6 @@ final class LeaseKeeper {
 
     Instant provenUntil() {
         return provenUntil;
-    }
-
-    /** How many renewals the store confirmed. */
-    int renewals() {
-        return renewals;
     }
 
     /** Time until the next renewal is due, at least zero. */
@@ -101,7 +95,6 @@ final class LeaseKeeper {
             nextRenewal = now.plus(settings.renewalRetry());
             return List.of();
         }
-        renewals++;
         provenUntil = until;
         nextRenewal = now.plus(settings.renewEvery());
         if (stale.isEmpty()) {

@@ -26,11 +26,7 @@ final class Verdicts {
      * A verdict: dead-letter with {@code reason}, or (when {@code reason} is null) retry at {@code
      * retryAt}.
      */
-    record Verdict(@Nullable Instant retryAt, @Nullable String reason) {
-        boolean deadLetter() {
-            return reason != null;
-        }
-    }
+    record Verdict(@Nullable Instant retryAt, @Nullable String reason) {}
 
     /**
      * Decides, in this order: a permanent failure is dead-lettered; so is a message at its last
