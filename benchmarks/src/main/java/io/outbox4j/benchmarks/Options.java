@@ -89,6 +89,12 @@ final class Options {
                         + " membership-off setup has 4, or this many if fewer)");
         size("scale-io-sleep-ms", "20", "20", "the scale-io publisher's wait per call (ms)");
         size(
+                "scale-io-tuning",
+                "1",
+                "0",
+                "1: also drain the first key spread with one relay at other batch sizes, in-flight"
+                        + " bounds and workers (against the defaults)");
+        size(
                 "scale-io-rounds",
                 "2",
                 "1",

@@ -1,5 +1,6 @@
 package io.outbox4j.benchmarks;
 
+import io.outbox4j.engine.Relay;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -35,21 +36,60 @@ final class ScaleIoScenario {
 
     private ScaleIoScenario() {}
 
-    /** One configuration: {@code relays} processes, members or not, over {@code keys} keys. */
-    record Setup(int relays, boolean membership, int keys) {
+    /**
+     * One configuration: {@code relays} processes, members or not, over {@code keys} keys, with the
+     * relay's defaults or (the tuning series) another batch size, in-flight bound and workers.
+     */
+    record Setup(
+            int relays, boolean membership, int keys, int batch, int maxInFlight, int workers) {
+        Setup(int relays, boolean membership, int keys) {
+            this(relays, membership, keys, 0, 0, 0);
+        }
+
+        boolean tuned() {
+            return batch > 0;
+        }
+
         String name() {
             return relays
                     + (relays == 1 ? " relay" : " relays")
                     + (membership ? "" : " (membership off)")
+                    + (tuned()
+                            ? " batch "
+                                    + batch
+                                    + " in flight "
+                                    + maxInFlight
+                                    + " workers "
+                                    + workers
+                            : "")
                     + ", "
                     + keys
                     + " keys";
         }
 
         String key() {
-            return "keys_" + keys + "_relays_" + relays + (membership ? "" : "_no_membership");
+            return "keys_"
+                    + keys
+                    + "_relays_"
+                    + relays
+                    + (membership ? "" : "_no_membership")
+                    + (tuned()
+                            ? "_batch_" + batch + "_inflight_" + maxInFlight + "_workers_" + workers
+                            : "");
         }
     }
+
+    /**
+     * The tuning series (one relay over the first key spread; {@code scale-io-tuning} 1): batch
+     * size, in-flight bound and workers around the defaults (500, 1 000, 4), up to the relay tuned
+     * to batch 1 000 with 8 000 messages in flight and 8 workers.
+     */
+    static final List<int[]> TUNINGS =
+            List.of(
+                    new int[] {100, 200, 4},
+                    new int[] {1000, 2000, 4},
+                    new int[] {500, 4000, 4},
+                    new int[] {1000, 8000, 8});
 
     /**
      * What one timed drain measured.
@@ -104,6 +144,11 @@ final class ScaleIoScenario {
                 setups.add(new Setup(k, true, keys));
             }
             setups.add(new Setup(off, false, keys));
+        }
+        if (o.size("scale-io-tuning") > 0) {
+            for (int[] t : TUNINGS) {
+                setups.add(new Setup(1, true, spreads.get(0), t[0], t[1], t[2]));
+            }
         }
         int warm = Math.max(100, n / 10);
         Result r =
@@ -310,6 +355,24 @@ final class ScaleIoScenario {
                         "<=",
                         one[2]);
                 r.check("CPU/msg " + most + " relays / 1 relay, " + spread, many[3], "<=", 1.3);
+            }
+        }
+        for (Setup s : summary.keySet().stream().filter(Setup::tuned).toList()) {
+            double ratio =
+                    Stats.medianRatio(
+                            values(drains.get(s), Drain::rate),
+                            values(drains.get(new Setup(1, true, s.keys())), Drain::rate));
+            r.figure(
+                    s.key() + "_vs_defaults",
+                    s.name() + ": rate / the defaults' of the same round (median)",
+                    ratio,
+                    "x");
+            // tuning up (nothing below the defaults) must never drain below 0.8x the defaults;
+            // fewer messages in flight than the defaults caps the rate by itself
+            if (s.batch() >= Relay.DEFAULT_BATCH_SIZE
+                    && s.maxInFlight() >= Relay.DEFAULT_BATCH_SIZE * Relay.DEFAULT_IN_FLIGHT_BATCHES
+                    && s.workers() >= Relay.DEFAULT_WORKERS) {
+                r.check(s.name() + " / defaults", ratio, ">=", 0.8);
             }
         }
         r.note(
@@ -559,6 +622,16 @@ final class ScaleIoScenario {
                                     state.toString()));
             if (!s.membership()) {
                 command.add("--no-membership");
+            }
+            if (s.tuned()) {
+                command.addAll(
+                        List.of(
+                                "--batch-size",
+                                Integer.toString(s.batch()),
+                                "--max-in-flight",
+                                Integer.toString(s.maxInFlight()),
+                                "--workers",
+                                Integer.toString(s.workers())));
             }
             Process p =
                     ChildJvms.java(

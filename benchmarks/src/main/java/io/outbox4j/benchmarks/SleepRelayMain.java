@@ -39,7 +39,7 @@ import org.jdbi.v3.core.Jdbi;
  *
  * <pre>
  * java -cp ... io.outbox4j.benchmarks.SleepRelayMain --table T --owner O --sleep-ms 20 \
- *     --state FILE [--no-membership]
+ *     --state FILE [--no-membership] [--batch-size N --max-in-flight N --workers N]
  * </pre>
  *
  * The database comes from the environment: {@code BENCH_DB_URL}, {@code BENCH_DB_USER}, {@code
@@ -52,7 +52,10 @@ import org.jdbi.v3.core.Jdbi;
  * the relay, which leaves the outbox, and ends the process.
  */
 public final class SleepRelayMain {
-    /** JDBC connections: the relay's workers plus two, as {@code outbox4j relay} sizes its pool. */
+    /**
+     * JDBC connections with the default workers: the relay's workers plus two, as {@code outbox4j
+     * relay} sizes its pool (the tuning series sizes it the same way for its workers).
+     */
     static final int POOL_SIZE = Relay.DEFAULT_WORKERS + 2;
 
     private SleepRelayMain() {}
@@ -69,6 +72,7 @@ public final class SleepRelayMain {
         Path state = null;
         long sleepMs = 20;
         boolean membership = true;
+        int[] tuning = {Relay.DEFAULT_BATCH_SIZE, 0, Relay.DEFAULT_WORKERS};
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--table":
@@ -86,6 +90,15 @@ public final class SleepRelayMain {
                 case "--no-membership":
                     membership = false;
                     break;
+                case "--batch-size":
+                    tuning[0] = Integer.parseInt(args[++i]);
+                    break;
+                case "--max-in-flight":
+                    tuning[1] = Integer.parseInt(args[++i]);
+                    break;
+                case "--workers":
+                    tuning[2] = Integer.parseInt(args[++i]);
+                    break;
                 default:
                     throw new IllegalArgumentException("unknown argument " + args[i]);
             }
@@ -93,18 +106,22 @@ public final class SleepRelayMain {
         if (table == null || owner == null || state == null) {
             throw new IllegalArgumentException("--table, --owner and --state are required");
         }
-        run(table, owner, state, sleepMs, membership);
+        run(table, owner, state, sleepMs, membership, tuning);
     }
 
+    /**
+     * @param tuning batch size, in-flight bound (0: the engine's default for the batch size) and
+     *     workers
+     */
     private static void run(
-            String table, String owner, Path state, long sleepMs, boolean membership)
+            String table, String owner, Path state, long sleepMs, boolean membership, int[] tuning)
             throws IOException {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(System.getenv("BENCH_DB_URL"));
         config.setUsername(System.getenv("BENCH_DB_USER"));
         config.setPassword(System.getenv("BENCH_DB_PASSWORD"));
-        config.setMaximumPoolSize(POOL_SIZE);
-        config.setMinimumIdle(POOL_SIZE);
+        config.setMaximumPoolSize(tuning[2] + 2);
+        config.setMinimumIdle(tuning[2] + 2);
         config.setPoolName("sleep-relay");
         HikariDataSource pool = new HikariDataSource(config);
         JdbiOutboxStore store =
@@ -115,7 +132,11 @@ public final class SleepRelayMain {
         SleepPublisher publisher = new SleepPublisher(Duration.ofMillis(sleepMs));
         Counts counts = new Counts();
         Relay relay =
-                Relay.builder(store, publisher)
+                (tuning[1] > 0
+                                ? Relay.builder(store, publisher).maxInFlight(tuning[1])
+                                : Relay.builder(store, publisher))
+                        .batchSize(tuning[0])
+                        .workers(tuning[2])
                         .owner(owner)
                         .pollInterval(Duration.ofMillis(100))
                         .membership(membership)
@@ -166,7 +187,7 @@ public final class SleepRelayMain {
     private static void flushStatistics(HikariDataSource pool) {
         List<Connection> held = new ArrayList<>();
         try {
-            for (int i = 0; i < POOL_SIZE; i++) {
+            for (int i = 0; i < pool.getMaximumPoolSize(); i++) {
                 held.add(pool.getConnection());
             }
             for (Connection c : held) {
