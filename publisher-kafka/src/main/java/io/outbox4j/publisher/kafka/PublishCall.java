@@ -61,14 +61,7 @@ final class PublishCall {
                 if (ack.isDone()) {
                     continue;
                 }
-                String stop =
-                        closed.getAsBoolean()
-                                ? "the KafkaPublisher was closed"
-                                : System.nanoTime() - deadline >= 0
-                                        ? "the call's timeout of " + timeout + " passed first"
-                                        : Thread.currentThread().isInterrupted()
-                                                ? "the call was interrupted"
-                                                : null;
+                String stop = stopReason(closed, deadline);
                 if (stop != null) {
                     notHandedOver(i, stop);
                     continue;
@@ -85,13 +78,10 @@ final class PublishCall {
                             });
                     sent++;
                 } catch (InterruptException e) {
-                    // blocked for metadata or buffer space until the deadline or an interrupt:
-                    // this record was not appended; the loop's next turn stops the rest
-                    notHandedOver(
-                            i,
-                            System.nanoTime() - deadline >= 0
-                                    ? "the call's timeout of " + timeout + " passed first"
-                                    : "the call was interrupted");
+                    // blocked for metadata or buffer space until the deadline or an interrupt
+                    // (Kafka set the interrupt status again): this record was not appended, and
+                    // the loop's next turns stop the rest
+                    notHandedOver(i, stopReason(closed, deadline));
                 } catch (RuntimeException e) {
                     ack.completeExceptionally(e);
                 }
@@ -107,6 +97,17 @@ final class PublishCall {
                 throw (Error) e;
             }
         }
+    }
+
+    /** Why no further record may be handed to the producer, or null if one may. */
+    private String stopReason(BooleanSupplier closed, long deadline) {
+        if (closed.getAsBoolean()) {
+            return "the KafkaPublisher was closed";
+        }
+        if (System.nanoTime() - deadline >= 0) {
+            return "the call's timeout of " + timeout + " passed first";
+        }
+        return Thread.currentThread().isInterrupted() ? "the call was interrupted" : null;
     }
 
     private void notHandedOver(int i, String why) {
