@@ -205,7 +205,22 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
     private volatile long blockedKeys;
     private final @Nullable ScheduledExecutorService scheduler;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final AtomicBoolean relayBound = new AtomicBoolean();
+
+    /** The relay the gauges read; replaced only once it has stopped (a restart). */
+    private @Nullable BoundRelay boundRelay;
+
+    /** What the relay gauges read: the relay bound last. */
+    private static final class BoundRelay {
+        private volatile Relay relay;
+
+        BoundRelay(Relay relay) {
+            this.relay = relay;
+        }
+
+        Relay get() {
+            return relay;
+        }
+    }
 
     private OutboxMetrics(Builder b) {
         this.registry = b.registry;
@@ -386,24 +401,35 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
      * #RELAY_PUBLISH_FAILED_CALLS}, {@value #RELAY_PUBLISH_STALLED}, {@value
      * #RELAY_OLDEST_CALL_AGE}). The gauges read the relay when scraped. One relay per binder: give
      * each relay of an application its own binder with a distinguishing {@link
-     * Builder#tags(Iterable) tag}.
+     * Builder#tags(Iterable) tag}. A relay that replaces a stopped one (a restart builds a new
+     * {@link Relay}) may be bound to the same binder: the gauges then read the new one.
      *
      * @param relay the relay to watch
      * @throws IllegalArgumentException if {@code relay} is null
-     * @throws IllegalStateException if a relay is already bound to this binder
+     * @throws IllegalStateException if a relay that has not stopped is already bound to this binder
      */
-    public void relay(Relay relay) {
+    public synchronized void relay(Relay relay) {
         if (relay == null) {
             throw new IllegalArgumentException("relay must not be null");
         }
-        if (!relayBound.compareAndSet(false, true)) {
-            throw new IllegalStateException(
-                    "a relay is already bound to this OutboxMetrics; bind each relay to its own"
-                            + " binder with a distinguishing tag");
+        BoundRelay earlier = boundRelay;
+        if (earlier != null) {
+            Relay previous = earlier.get();
+            if (previous == relay || previous.state() != Relay.State.STOPPED) {
+                throw new IllegalStateException(
+                        "a relay is already bound to this OutboxMetrics; bind each relay to its own"
+                                + " binder with a distinguishing tag (a relay that replaces a"
+                                + " stopped one, as after a restart, may be bound to the same"
+                                + " binder)");
+            }
+            earlier.relay = relay; // the gauges read it from now on
+            return;
         }
+        BoundRelay current = new BoundRelay(relay);
+        boundRelay = current;
         for (Relay.State state : Relay.State.values()) {
             register(
-                    Gauge.builder(RELAY_STATE, relay, r -> r.state() == state ? 1 : 0)
+                    Gauge.builder(RELAY_STATE, current, c -> c.get().state() == state ? 1 : 0)
                             .description("1 for the relay's current state, 0 for the others")
                             .tags(tags)
                             .tag("state", state.name().toLowerCase(Locale.ROOT))
@@ -413,9 +439,10 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
         register(
                 Gauge.builder(
                                 RELAY_BUCKETS,
-                                relay,
+                                current,
                                 r ->
-                                        r.membership()
+                                        r.get()
+                                                .membership()
                                                 .map(m -> m.buckets().size())
                                                 .orElse(io.outbox4j.api.Buckets.COUNT))
                         .description(
@@ -427,8 +454,8 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
         register(
                 Gauge.builder(
                                 RELAY_MEMBERS,
-                                relay,
-                                r -> r.membership().map(m -> m.members().size()).orElse(1))
+                                current,
+                                r -> r.get().membership().map(m -> m.members().size()).orElse(1))
                         .description("Live members of the outbox at the relay's last renewal")
                         .tags(tags)
                         .strongReference(true)
@@ -437,13 +464,13 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
         register(
                 TimeGauge.builder(
                                 RELAY_LAST_CLAIM_AGE,
-                                relay,
+                                current,
                                 TimeUnit.MILLISECONDS,
                                 r ->
                                         Math.max(
                                                 0,
                                                 Duration.between(
-                                                                r.lastClaim().orElse(bound),
+                                                                r.get().lastClaim().orElse(bound),
                                                                 clock.instant())
                                                         .toMillis()))
                         .description("How long ago the relay's last claim answered")
@@ -453,8 +480,8 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
         register(
                 Gauge.builder(
                                 RELAY_PUBLISH_FAILED_CALLS,
-                                relay,
-                                r -> r.publishing().failedCallsInARow())
+                                current,
+                                r -> r.get().publishing().failedCallsInARow())
                         .description(
                                 "Publisher calls that failed in a row since the last one that"
                                         + " published")
@@ -464,10 +491,11 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
         register(
                 TimeGauge.builder(
                                 RELAY_PUBLISH_STALLED,
-                                relay,
+                                current,
                                 TimeUnit.MILLISECONDS,
                                 r ->
-                                        r.publishing()
+                                        r.get()
+                                                .publishing()
                                                 .stalledFor(clock.instant())
                                                 .orElse(Duration.ZERO)
                                                 .toMillis())
@@ -481,9 +509,9 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
         register(
                 TimeGauge.builder(
                                 RELAY_OLDEST_CALL_AGE,
-                                relay,
+                                current,
                                 TimeUnit.MILLISECONDS,
-                                r -> r.publishing().oldestCallAge(clock.instant()).toMillis())
+                                r -> r.get().publishing().oldestCallAge(clock.instant()).toMillis())
                         .description("How long the oldest publisher call in flight has waited")
                         .tags(tags)
                         .strongReference(true)

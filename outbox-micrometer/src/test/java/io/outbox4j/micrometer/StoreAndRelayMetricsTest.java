@@ -137,6 +137,20 @@ class StoreAndRelayMetricsTest {
         assertThatThrownBy(() -> metrics.relay(relay))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("already bound");
+        Relay second = Relay.builder(store, Publisher.perMessage(m -> {})).build();
+        assertThatThrownBy(() -> metrics.relay(second))
+                .as("the first relay has not stopped")
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("already bound");
+        relay.close();
+        metrics.relay(second); // a restart: the gauges read the new relay
+        assertThat(
+                        registry.get(OutboxMetrics.RELAY_STATE)
+                                .tag("state", "not_started")
+                                .gauge()
+                                .value())
+                .isEqualTo(1);
+        second.close();
         assertThatThrownBy(() -> metrics.store(null))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("store must not be null");

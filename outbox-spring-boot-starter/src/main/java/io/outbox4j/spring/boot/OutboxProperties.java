@@ -24,6 +24,7 @@ public class OutboxProperties {
     private final PublisherProperties publisher = new PublisherProperties();
     private final Health health = new Health();
     private final Modulith modulith = new Modulith();
+    private final Metrics metrics = new Metrics();
 
     /** Creates the defaults. */
     public OutboxProperties() {}
@@ -89,6 +90,15 @@ public class OutboxProperties {
      */
     public Modulith getModulith() {
         return modulith;
+    }
+
+    /**
+     * The Micrometer settings.
+     *
+     * @return the metrics settings
+     */
+    public Metrics getMetrics() {
+        return metrics;
     }
 
     /** Which store holds the outbox. */
@@ -972,6 +982,36 @@ public class OutboxProperties {
          */
         public void setModule(@Nullable String module) {
             this.module = module;
+        }
+    }
+
+    /** Micrometer meters (outbox-micrometer), bound when a MeterRegistry bean exists. */
+    public static class Metrics {
+        /**
+         * Whether outbox4j's meters are bound: the relay's observer and gauges, and the backlog
+         * read through the store's admin port every 30 s.
+         */
+        private boolean enabled = true;
+
+        /** Creates the defaults. */
+        public Metrics() {}
+
+        /**
+         * Whether the meters are bound.
+         *
+         * @return {@code true} by default
+         */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /**
+         * Sets whether the meters are bound.
+         *
+         * @param enabled whether to bind them
+         */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
         }
     }
 }

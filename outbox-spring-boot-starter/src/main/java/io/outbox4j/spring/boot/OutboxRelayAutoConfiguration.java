@@ -95,6 +95,7 @@ public class OutboxRelayAutoConfiguration {
                 OutboxStore store,
                 ObjectProvider<Publisher> publishers,
                 ObjectProvider<Observer> observers,
+                ObjectProvider<RelayListener> listeners,
                 OutboxProperties properties) {
             Publisher publisher = publishers.getIfAvailable();
             if (publisher == null) {
@@ -106,7 +107,7 @@ public class OutboxRelayAutoConfiguration {
             buildChecked(relayBuilder(store, publisher, relay, observer)).close();
             Supplier<Relay> factory =
                     () -> buildChecked(relayBuilder(store, publisher, relay, observer));
-            return new RelayLifecycle(factory);
+            return new RelayLifecycle(factory, listeners.orderedStream().toList());
         }
     }
 

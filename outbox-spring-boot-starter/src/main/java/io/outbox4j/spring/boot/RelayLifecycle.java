@@ -1,6 +1,7 @@
 package io.outbox4j.spring.boot;
 
 import io.outbox4j.engine.Relay;
+import java.util.List;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.SmartLifecycle;
@@ -17,12 +18,18 @@ final class RelayLifecycle implements SmartLifecycle {
     static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
 
     private final Supplier<Relay> factory;
+    private final List<RelayListener> listeners;
     private volatile @Nullable Relay relay;
     private volatile boolean running;
     private volatile long startedAtMillis;
 
     RelayLifecycle(Supplier<Relay> factory) {
+        this(factory, List.of());
+    }
+
+    RelayLifecycle(Supplier<Relay> factory, List<RelayListener> listeners) {
         this.factory = factory;
+        this.listeners = List.copyOf(listeners);
     }
 
     @Override
@@ -32,6 +39,9 @@ final class RelayLifecycle implements SmartLifecycle {
         }
         Relay r = factory.get();
         r.start();
+        for (RelayListener l : listeners) {
+            l.started(r);
+        }
         relay = r;
         startedAtMillis = System.currentTimeMillis();
         running = true;

@@ -5,6 +5,8 @@ import io.outbox4j.spring.boot.OutboxProperties;
 import io.outbox4j.spring.boot.OutboxRelayAutoConfiguration;
 import io.outbox4j.spring.boot.TransactionalOutbox;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -23,16 +25,19 @@ import org.springframework.util.ClassUtils;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Makes outbox4j the engine behind Spring Modulith's event externalization (Modulith 2.0): every
- * event its {@code EventExternalizationConfiguration} selects (by default those annotated with
- * {@code @Externalized}) is enqueued in the publishing transaction and published by outbox4j's
+ * Makes outbox4j the engine behind Spring Modulith's event externalization (Modulith 2.0 and 2.1):
+ * every event its {@code EventExternalizationConfiguration} selects (by default those annotated
+ * with {@code @Externalized}) is enqueued in the publishing transaction and published by outbox4j's
  * relay. The default configuration bean comes with Modulith's starters ({@code
  * spring-modulith-events-core}); with {@code spring-modulith-events-api} alone, declare one ({@code
  * EventExternalizationConfiguration.defaults("com.acme").build()}).
  *
  * <p>Use it instead of Modulith's own broker modules ({@code spring-modulith-events-kafka}, {@code
  * -amqp}, {@code -jms}, {@code -messaging}), which would publish the same events a second time
- * after the commit: startup fails when one of them is present. Turned off with {@code
+ * after the commit: startup fails when one of them is present (2.0's {@code
+ * DelegatingEventExternalizer}, 2.1's {@code EventExternalizerModuleListener}, {@code
+ * OutboxEventExternalizer} or a broker's {@code EventExternalizationTransport}), and when {@code
+ * spring.modulith.events.externalization.mode} is {@code outbox}. Turned off with {@code
  * outbox4j.modulith.enabled=false}.
  */
 @AutoConfiguration(
@@ -47,9 +52,24 @@ import tools.jackson.databind.json.JsonMapper;
         })
 @ConditionalOnBooleanProperty(name = "outbox4j.modulith.enabled", matchIfMissing = true)
 public class OutboxModulithAutoConfiguration {
-    /** Modulith's own externalizers (one per broker module) are beans of this type. */
-    static final String MODULITH_EXTERNALIZER =
-            "org.springframework.modulith.events.support.DelegatingEventExternalizer";
+    /**
+     * Beans through which Spring Modulith externalizes events itself: 2.0 registers a {@code
+     * DelegatingEventExternalizer} per broker module (deprecated in 2.1); 2.1 registers an {@code
+     * EventExternalizerModuleListener} (mode {@code module-listener}, the default) or an {@code
+     * OutboxEventExternalizer} (mode {@code outbox}) over an {@code EventExternalizationTransport}
+     * that each broker module contributes. Any of them beside outbox4j publishes every event twice.
+     */
+    static final List<String> MODULITH_EXTERNALIZERS =
+            List.of(
+                    "org.springframework.modulith.events.support.DelegatingEventExternalizer",
+                    "org.springframework.modulith.events.support.EventExternalizerModuleListener",
+                    "org.springframework.modulith.events.support.OutboxEventExternalizer",
+                    "org.springframework.modulith.events.support.EventExternalizationTransport");
+
+    /**
+     * Spring Modulith 2.1's choice of externalization: {@code module-listener} or {@code outbox}.
+     */
+    static final String MODULITH_MODE = "spring.modulith.events.externalization.mode";
 
     /** Creates the configuration; Spring calls it. */
     public OutboxModulithAutoConfiguration() {}
@@ -96,7 +116,7 @@ public class OutboxModulithAutoConfiguration {
             BeanFactory beanFactory,
             OutboxProperties properties,
             Environment environment) {
-        refuseModulithExternalizers(beans);
+        refuseModulithExternalizers(beans, environment);
         StandardEvaluationContext evaluation = new StandardEvaluationContext();
         evaluation.setBeanResolver(new BeanFactoryResolver(beanFactory));
         String module = properties.getModulith().getModule();
@@ -107,23 +127,49 @@ public class OutboxModulithAutoConfiguration {
                 configuration, outbox, serializer, evaluation, module.strip());
     }
 
-    private static void refuseModulithExternalizers(ListableBeanFactory beans) {
-        ClassLoader loader = OutboxModulithAutoConfiguration.class.getClassLoader();
-        if (!ClassUtils.isPresent(MODULITH_EXTERNALIZER, loader)) {
-            return;
-        }
-        String[] names =
-                beans.getBeanNamesForType(
-                        ClassUtils.resolveClassName(MODULITH_EXTERNALIZER, loader), true, false);
-        if (names.length > 0) {
+    /**
+     * Stops the start when Spring Modulith would externalize the same events itself: a bean of one
+     * of {@link #MODULITH_EXTERNALIZERS} (a broker module such as {@code
+     * spring-modulith-events-kafka}, 2.0 or 2.1 style), or {@value #MODULITH_MODE} set to {@code
+     * outbox} (Modulith's own outbox integrations).
+     */
+    static void refuseModulithExternalizers(ListableBeanFactory beans, Environment environment) {
+        String mode = environment.getProperty(MODULITH_MODE);
+        if (mode != null && !mode.isBlank() && !isModuleListener(mode)) {
             throw new IllegalStateException(
-                    "outbox4j: Spring Modulith's own event externalizer "
-                            + String.join(", ", names)
-                            + " is configured too (from spring-modulith-events-kafka, -amqp, -jms or"
-                            + " -messaging) and would publish every @Externalized event a second time after"
-                            + " the commit; remove that module, or set outbox4j.modulith.enabled=false to"
-                            + " leave externalization to Modulith");
+                    "outbox4j: "
+                            + MODULITH_MODE
+                            + "="
+                            + mode.strip()
+                            + " hands @Externalized events to Spring Modulith's own outbox"
+                            + " externalization, which would publish them a second time beside"
+                            + " outbox4j; remove the property, or set outbox4j.modulith.enabled=false"
+                            + " to leave externalization to Modulith");
         }
+        ClassLoader loader = OutboxModulithAutoConfiguration.class.getClassLoader();
+        List<String> found = new ArrayList<>();
+        for (String type : MODULITH_EXTERNALIZERS) {
+            if (ClassUtils.isPresent(type, loader)) {
+                for (String name :
+                        beans.getBeanNamesForType(
+                                ClassUtils.resolveClassName(type, loader), true, false)) {
+                    found.add(name + " (" + ClassUtils.getShortName(type) + ")");
+                }
+            }
+        }
+        if (!found.isEmpty()) {
+            throw new IllegalStateException(
+                    "outbox4j: Spring Modulith externalizes events itself too: "
+                            + String.join(", ", found)
+                            + ", from spring-modulith-events-kafka, -amqp, -jms, -messaging or"
+                            + " another broker module; it would publish every @Externalized event a"
+                            + " second time after the commit. Remove that module, or set"
+                            + " outbox4j.modulith.enabled=false to leave externalization to Modulith");
+        }
+    }
+
+    private static boolean isModuleListener(String mode) {
+        return mode.strip().replace('_', '-').equalsIgnoreCase("module-listener");
     }
 
     /** Writes Strings and byte arrays as they are; returns false for anything else. */

@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -22,6 +23,9 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.modulith.events.EventExternalizationConfiguration;
 import org.springframework.modulith.events.Externalized;
+import org.springframework.modulith.events.support.DelegatingEventExternalizer;
+import org.springframework.modulith.events.support.EventExternalizationTransport;
+import org.springframework.modulith.events.support.EventExternalizerModuleListener;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -132,5 +136,99 @@ class OutboxModulithTest {
                                         () -> context.publishEvent(new OrderPlaced("o-2", "c-2")))
                                 .hasMessageContaining(
                                         "needs an active Spring-managed transaction"));
+    }
+
+    private static final EventExternalizationConfiguration CONFIG =
+            EventExternalizationConfiguration.defaults(OutboxModulithTest.class.getPackageName())
+                    .build();
+
+    private static final EventExternalizationTransport TRANSPORT =
+            (payload, target) -> CompletableFuture.completedFuture(null);
+
+    @Test
+    @DisplayName(
+            "Modulith 2.0 style: a broker module's DelegatingEventExternalizer stops the start, naming it")
+    @SuppressWarnings("removal") // Modulith 2.1 deprecates it for removal; 2.0 registers it
+    void modulith20Externalizer_stopsTheStart() {
+        runner.withBean(
+                        "kafkaEventExternalizer",
+                        DelegatingEventExternalizer.class,
+                        () ->
+                                new DelegatingEventExternalizer(
+                                        CONFIG,
+                                        (target, event) -> CompletableFuture.completedFuture(null)))
+                .run(
+                        context ->
+                                assertThat(context)
+                                        .getFailure()
+                                        .rootCause()
+                                        .hasMessageContaining(
+                                                "kafkaEventExternalizer"
+                                                        + " (DelegatingEventExternalizer)")
+                                        .hasMessageContaining("a second time")
+                                        .hasMessageContaining("outbox4j.modulith.enabled=false"));
+    }
+
+    @Test
+    @DisplayName(
+            "Modulith 2.1 style: a broker module's EventExternalizerModuleListener stops the start, naming it")
+    void modulith21ModuleListener_stopsTheStart() {
+        runner.withBean(
+                        "eventExternalizerModuleListener",
+                        EventExternalizerModuleListener.class,
+                        () -> new EventExternalizerModuleListener(CONFIG, TRANSPORT))
+                .run(
+                        context ->
+                                assertThat(context)
+                                        .getFailure()
+                                        .rootCause()
+                                        .hasMessageContaining(
+                                                "eventExternalizerModuleListener"
+                                                        + " (EventExternalizerModuleListener)")
+                                        .hasMessageContaining("a second time"));
+    }
+
+    @Test
+    @DisplayName(
+            "Modulith 2.1 style: a broker module's EventExternalizationTransport alone stops the start")
+    void modulith21Transport_stopsTheStart() {
+        runner.withBean("kafkaTransport", EventExternalizationTransport.class, () -> TRANSPORT)
+                .run(
+                        context ->
+                                assertThat(context)
+                                        .getFailure()
+                                        .rootCause()
+                                        .hasMessageContaining(
+                                                "kafkaTransport (EventExternalizationTransport)"));
+    }
+
+    @Test
+    @DisplayName(
+            "spring.modulith.events.externalization.mode=outbox (Modulith's own outbox) stops the start; module-listener does not")
+    void externalizationModeOutbox_stopsTheStart() {
+        runner.withPropertyValues("spring.modulith.events.externalization.mode=outbox")
+                .run(
+                        context ->
+                                assertThat(context)
+                                        .getFailure()
+                                        .rootCause()
+                                        .hasMessageContaining(
+                                                "spring.modulith.events.externalization.mode=outbox")
+                                        .hasMessageContaining("a second time"));
+        runner.withPropertyValues("spring.modulith.events.externalization.mode=module-listener")
+                .run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
+    @DisplayName(
+            "outbox4j.modulith.enabled=false leaves externalization to Modulith: its transport no longer stops the start")
+    void disabled_leavesModulithsExternalizerAlone() {
+        runner.withBean(EventExternalizationTransport.class, () -> TRANSPORT)
+                .withPropertyValues("outbox4j.modulith.enabled=false")
+                .run(
+                        context -> {
+                            assertThat(context).hasNotFailed();
+                            assertThat(context).doesNotHaveBean(ExternalizedEventRecorder.class);
+                        });
     }
 }
