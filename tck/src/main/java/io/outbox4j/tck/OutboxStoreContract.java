@@ -874,6 +874,25 @@ public abstract class OutboxStoreContract {
         }
 
         @Test
+        @DisplayName("a claim fills a limit above a hundred, not only a first page")
+        void required_claimFillsALimitAboveAHundred() {
+            List<Message> sent = messages(250);
+            committed(sent);
+            List<Delivery> got = claim(store(), OWNER_A, 250);
+            assertThat(ids(got))
+                    .as(
+                            "claim(limit=250) with 250 messages available must lease all 250 in"
+                                    + " enqueue order (a relay claims up to its batch size, 500 by"
+                                    + " default), but your store leased %d%s%s",
+                            got.size(),
+                            got.size() < 250 && got.size() > 0
+                                    ? ": does it read one page of " + got.size() + " rows only?"
+                                    : "",
+                            skewHint(got))
+                    .containsExactlyElementsOf(idsOf(sent));
+        }
+
+        @Test
         @DisplayName("a claim takes the oldest available messages first")
         void required_claimTakesTheOldestFirst() {
             List<Message> sent = new ArrayList<>(messages(5));
@@ -1723,6 +1742,48 @@ public abstract class OutboxStoreContract {
 
         @Test
         @DisplayName(
+                "keys are compared exactly: keys that differ only by case, or share a 32-bit hash,"
+                        + " are different keys")
+        void required_keysDifferingOnlyByCaseOrSharingAHashAreDifferentKeys() {
+            String base = nextKey();
+            // "Aa" and "BB" have the same String.hashCode(), so do "AaAa" and "BBBB"
+            List<String> keys = List.of(base + "-Aa", base + "-BB", base + "-X", base + "-x");
+            List<Message> heads = new ArrayList<>();
+            for (String key : keys) {
+                heads.add(keyed(key));
+            }
+            committed(heads.get(0), heads.get(2));
+            committed(heads.get(1), heads.get(3));
+            claimExactly(
+                    store(),
+                    OWNER_A,
+                    2,
+                    List.of(heads.get(0), heads.get(2)),
+                    "the oldest two, of keys '" + keys.get(0) + "' and '" + keys.get(2) + "'");
+            claimExactly(
+                    store(),
+                    OWNER_B,
+                    10,
+                    List.of(heads.get(1), heads.get(3)),
+                    "'"
+                            + heads.get(1).id()
+                            + "' (key '"
+                            + keys.get(1)
+                            + "', same String.hashCode() as '"
+                            + keys.get(0)
+                            + "') and '"
+                            + heads.get(3).id()
+                            + "' (key '"
+                            + keys.get(3)
+                            + "', '"
+                            + keys.get(2)
+                            + "' in another case) are the first of their own keys: a store that"
+                            + " compares keys by hash or ignoring case holds them back behind the"
+                            + " leased messages of other keys");
+        }
+
+        @Test
+        @DisplayName(
                 "a later message of a key is not claimable while an earlier one waits for its retry")
         void required_laterMessageWaitsWhileAnEarlierOneWaitsForItsRetry() {
             String key = nextKey();
@@ -2380,8 +2441,17 @@ public abstract class OutboxStoreContract {
                     .containsExactlyInAnyOrder(released.id(), dead.id());
             Delivery r = of(got, released);
             Delivery x = of(got, dead);
-            assertThat(store().release(new Release(OWNER_A, r.receipt(), now(), "tck"))).isTrue();
+            assertThat(store().release(new Release(OWNER_A, r.receipt(), now(), "tck")))
+                    .as(
+                            "release by %s of its live lease on '%s' must return true (the rule"
+                                    + " then extends the finished lease)",
+                            OWNER_A, r.message().id())
+                    .isTrue();
             assertThat(store().deadLetter(new DeadLetter(OWNER_A, x.receipt(), "tck", now())))
+                    .as(
+                            "deadLetter by %s of its live lease on '%s' must return true (the rule"
+                                    + " then extends the finished lease)",
+                            OWNER_A, x.message().id())
                     .isTrue();
             Instant tomorrow = now().plus(Duration.ofDays(1));
             Set<String> stale =

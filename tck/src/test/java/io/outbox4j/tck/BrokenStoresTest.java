@@ -352,9 +352,14 @@ class BrokenStoresTest {
                 if (originals.putIfAbsent(m.id(), m) == null && m.key().isPresent()) {
                     keyOrder.computeIfAbsent(m.key().get(), k -> new ArrayList<>()).add(m.id());
                 }
-                out.add(m.toBuilder().key(null).build());
+                out.add(m.toBuilder().key(m.key().map(this::storedKey).orElse(null)).build());
             }
             return out;
+        }
+
+        /** The key the reference store sees for a message's key: none, unless overridden. */
+        String storedKey(String key) {
+            return null;
         }
 
         Delivery restore(Delivery d) {
@@ -441,6 +446,51 @@ class BrokenStoresTest {
                     return out;
                 }
             };
+        }
+    }
+
+    /** Reads one page of at most 100 rows per claim, whatever the limit. */
+    static class ClaimsOneHundredAtMost extends BrokenStoreContract {
+        @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            return new ForwardingStore(store) {
+                @Override
+                public synchronized List<Delivery> claim(ClaimRequest r) {
+                    return super.claim(
+                            new ClaimRequest(
+                                    r.owner(),
+                                    r.now(),
+                                    r.lease(),
+                                    Math.min(100, r.limit()),
+                                    r.member()));
+                }
+            };
+        }
+    }
+
+    /** Compares keys by their {@code String.hashCode()}: keys that share a hash share an order. */
+    static class KeysComparedByHash extends KeysHidden {
+        @Override
+        String storedKey(String key) {
+            return "h" + key.hashCode();
+        }
+
+        @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            return changingDeliveries(store, this::restore);
+        }
+    }
+
+    /** Compares keys ignoring case (a case-insensitive collation). */
+    static class KeysComparedIgnoringCase extends KeysHidden {
+        @Override
+        String storedKey(String key) {
+            return key.toLowerCase(java.util.Locale.ROOT);
+        }
+
+        @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            return changingDeliveries(store, this::restore);
         }
     }
 
@@ -770,8 +820,25 @@ class BrokenStoresTest {
     static Stream<Arguments> defects() {
         return Stream.of(
                 defect(
+                        "claims a hundred at most",
+                        ClaimsOneHundredAtMost.class,
+                        "required_claimFillsALimitAboveAHundred",
+                        "one page of 100 rows"),
+                defect(
+                        "compares keys by their hash code",
+                        KeysComparedByHash.class,
+                        "required_keysDifferingOnlyByCaseOrSharingAHashAreDifferentKeys",
+                        "same String.hashCode()"),
+                defect(
+                        "compares keys ignoring case",
+                        KeysComparedIgnoringCase.class,
+                        "required_keysDifferingOnlyByCaseOrSharingAHashAreDifferentKeys",
+                        "in another case"),
+                defect(
                         "ignores the claim limit",
                         IgnoresTheLimit.class,
+                        "required_keysDifferingOnlyByCaseOrSharingAHashAreDifferentKeys",
+                        "must lease exactly",
                         "required_claimHonoursTheLimit",
                         "claim(limit=2) with 5 message(s) available must lease exactly 2, but your store leased 3",
                         "required_claimOrderIsEnqueueOrderNotIdOrOccurredAtOrder",
@@ -797,6 +864,8 @@ class BrokenStoresTest {
                 defect(
                         "hands a leased message to a second claimer",
                         SharesLiveLeases.class,
+                        "required_keysDifferingOnlyByCaseOrSharingAHashAreDifferentKeys",
+                        "must lease exactly",
                         "required_claimedMessageIsInvisibleToOtherClaimers",
                         "must return nothing because owner tck-owner-a holds a live lease",
                         "required_concurrentClaimersNeverShareAMessage",
@@ -826,6 +895,10 @@ class BrokenStoresTest {
                 defect(
                         "lists its deliveries newest first",
                         ListsNewestFirst.class,
+                        "required_claimFillsALimitAboveAHundred",
+                        "must lease all 250 in enqueue order",
+                        "required_keysDifferingOnlyByCaseOrSharingAHashAreDifferentKeys",
+                        "must lease exactly",
                         "required_claimListsItsDeliveriesOldestFirst",
                         "claim must list its deliveries in order of availability, then of enqueue",
                         "required_claimOrderIsEnqueueOrderNotIdOrOccurredAtOrder",
