@@ -100,7 +100,7 @@ final class Decide {
             t.publisherThrewError = true;
             t.release(at, error);
             settings.publishing().retrying(at);
-            log.publishFailed(t.delivery.message().topic(), Verdicts.describe(error), at, now);
+            log.publishFailed(t.delivery.message().topic(), Verdicts.explain(error), at, now);
             holdBack(t.lane);
         }
     }
@@ -135,7 +135,7 @@ final class Decide {
         }
         log.publishFailed(
                 t.delivery.message().topic(),
-                Verdicts.describe(cause),
+                Verdicts.explain(cause),
                 reason != null ? null : retryAt,
                 now);
         holdBack(t.lane);

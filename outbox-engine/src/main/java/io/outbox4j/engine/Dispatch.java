@@ -317,7 +317,7 @@ final class Dispatch {
             long start = System.nanoTime();
             try {
                 Future<List<PublishOutcome>> future =
-                        calls.submit(() -> publisher.publish(batch, settings.deliveryTimeout()));
+                        calls.submit(() -> publisher.publish(batch, settings.publisherTimeout()));
                 for (Tracked t : heads) {
                     t.handed = true;
                 }

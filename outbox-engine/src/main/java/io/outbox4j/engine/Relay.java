@@ -709,7 +709,9 @@ public final class Relay implements AutoCloseable {
         /**
          * Sets how long one publisher call may take before its messages count as failed. Default
          * {@link #DEFAULT_DELIVERY_TIMEOUT} (30 s). It may be longer than the lease: the relay
-         * renews the lease while the call runs.
+         * renews the lease while the call runs. The publisher is asked to answer within a tenth
+         * less (at most 1 s less), so that its own reason for a failure (the broker's error)
+         * reaches the dead letter and the log rather than the relay's timeout.
          *
          * @param deliveryTimeout a positive duration
          * @return this builder

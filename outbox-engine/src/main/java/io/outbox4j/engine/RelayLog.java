@@ -164,7 +164,13 @@ final class RelayLog {
                         : " in the last " + Durations.format(sinceLast(f.lastLineAt, now)),
                 f.total,
                 f.lastError,
-                f.nextRetry == null ? "none (dead-lettered)" : "at " + f.nextRetry);
+                f.nextRetry == null
+                        ? "none (dead-lettered)"
+                        : "in "
+                                + Durations.format(sinceLast(now, f.nextRetry))
+                                + " ("
+                                + f.nextRetry
+                                + ")");
         f.pending = 0;
         f.lastLineAt = now;
         f.nextLineAt = now.plus(interval);

@@ -43,6 +43,16 @@ record Settings(
         Members members,
         PublishTracker publishing) {
 
+    /**
+     * The timeout a publisher call is given: the delivery timeout less a tenth of it (at most 1 s),
+     * so that a publisher that honours it answers with its own reason (the broker's error) before
+     * the relay cuts the call at the delivery timeout.
+     */
+    Duration publisherTimeout() {
+        long nanos = deliveryTimeout.toNanos();
+        return Duration.ofNanos(nanos - Math.min(nanos / 10, 1_000_000_000L));
+    }
+
     /** Renewals are due every third of the lease. */
     Duration renewEvery() {
         return thirdOfLease();

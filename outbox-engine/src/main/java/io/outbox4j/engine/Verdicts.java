@@ -4,8 +4,11 @@ import io.outbox4j.api.Backoff;
 import io.outbox4j.api.PublishOutcome;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongUnaryOperator;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,12 +38,17 @@ final class Verdicts {
      */
     static Verdict decide(
             PublishOutcome failure, int attempt, int maxAttempts, Backoff backoff, Instant now) {
-        String error = describe(failure.failure().orElseThrow());
+        Throwable cause = failure.failure().orElseThrow();
         if (failure.isPermanent()) {
-            return new Verdict(null, "permanent failure: " + error);
+            return new Verdict(null, "permanent failure: " + explain(cause));
         }
         if (attempt >= maxAttempts) {
-            return new Verdict(null, "gave up after " + attempt + " attempts: " + error);
+            return new Verdict(
+                    null,
+                    "gave up after "
+                            + attempt
+                            + (attempt == 1 ? " attempt: " : " attempts: ")
+                            + explain(cause));
         }
         Duration floor = failure.retryAfter().orElseGet(() -> backoffDelay(backoff, attempt));
         return new Verdict(retryAt(now, spread(floor)), null);
@@ -102,9 +110,52 @@ final class Verdicts {
         return Duration.ofNanos(nanos + extra);
     }
 
-    /** The error text kept by the store and shown in dead-letter reasons. */
+    /** The error text kept by the store with a release. */
     static String describe(Throwable error) {
         String text = error.toString();
         return text.isBlank() ? error.getClass().getName() : text;
+    }
+
+    /**
+     * A retry promise some publishers append to their failures ("; it will be retried"): the relay
+     * decides about retries, and a dead letter's reason must not promise one.
+     */
+    private static final Pattern RETRY_PROMISE =
+            Pattern.compile(
+                    "(?:[;,]\\s*|\\s+)(?:and\\s+)?(?:it|the message(?:\\(s\\))?)?\\s*(?:may still"
+                            + " arrive,?\\s+and\\s+)?will be retried",
+                    Pattern.CASE_INSENSITIVE);
+
+    /**
+     * The failure as a dead letter's reason and a failure summary show it: its text without a
+     * publisher's retry promise ("it may still arrive" stays), followed by its root cause when that
+     * has a message the text does not already say (the transport's own error: connection refused,
+     * unknown topic…).
+     */
+    static String explain(Throwable error) {
+        String text = withoutRetryPromise(describe(error));
+        Throwable root = error;
+        for (int depth = 0; root.getCause() != null && depth < 32; depth++) {
+            root = root.getCause();
+        }
+        if (root == error) {
+            return text;
+        }
+        String rootMessage = root.getMessage();
+        if (rootMessage == null || rootMessage.isBlank() || text.contains(rootMessage.strip())) {
+            return text; // a root cause without words of its own adds nothing
+        }
+        return text + " (cause: " + withoutRetryPromise(describe(root)) + ")";
+    }
+
+    static String withoutRetryPromise(String text) {
+        Matcher m = RETRY_PROMISE.matcher(text);
+        StringBuilder out = new StringBuilder();
+        while (m.find()) {
+            boolean mayArrive = m.group().toLowerCase(Locale.ROOT).contains("may still arrive");
+            m.appendReplacement(out, mayArrive ? "; it may still have arrived" : "");
+        }
+        m.appendTail(out);
+        return out.toString();
     }
 }

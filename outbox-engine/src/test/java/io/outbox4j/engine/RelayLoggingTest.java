@@ -107,9 +107,10 @@ class RelayLoggingTest {
                 .startsWith("relay 'log-failures': publish to topic 'orders' failed once (1 since")
                 .contains(
                         "last error: java.lang.IllegalStateException: broker unavailable",
-                        "next retry at 2030-01-01T00:00:01");
+                        "next retry in 1",
+                        "s (2030-01-01T00:00:01");
         assertThat(orders.get(1))
-                .contains("failed 10 times in the last 41s (11 since start)", "next retry at");
+                .contains("failed 10 times in the last 41s (11 since start)", "next retry in ");
         assertThat(orders.get(2)).contains("failed 4 times", "(15 since start)");
         assertThat(lines("io.outbox4j.engine.publish", "log-failures"))
                 .filteredOn(e -> e.message().contains("topic 'payments'"))

@@ -8,6 +8,7 @@ import io.outbox4j.api.PermanentFailureException;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Release;
 import io.outbox4j.api.RetryAfterException;
+import io.outbox4j.api.RetryableFailureException;
 import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Duration;
 import java.time.Instant;
@@ -93,7 +94,55 @@ class VerdictTest {
             assertThat(relay.runOnce().deadLettered()).isEqualTo(1);
         }
         assertThat(memory.deadLetterReason("m1"))
-                .hasValue("gave up after 1 attempts: java.lang.IllegalStateException: broker down");
+                .hasValue("gave up after 1 attempt: java.lang.IllegalStateException: broker down");
+    }
+
+    @Test
+    void issue29_deadLetterReason_neverPromisesARetry_andNamesTheTransportsCause() {
+        memory.enqueueCommitted(List.of(Fixtures.message("m1")));
+        try (Relay relay =
+                relay(
+                        () ->
+                                new RetryableFailureException(
+                                        "message 'm1' was not acknowledged by Kafka for topic"
+                                                + " 'orders' within 3s; it may still arrive, and"
+                                                + " will be retried",
+                                        new java.net.ConnectException(
+                                                "Connection refused: 127.0.0.1:9092")),
+                        1,
+                        Backoff.fixed(Duration.ofMinutes(1)))) {
+            assertThat(relay.runOnce().deadLettered()).isEqualTo(1);
+        }
+        assertThat(memory.deadLetterReason("m1"))
+                .hasValue(
+                        "gave up after 1 attempt: io.outbox4j.api.RetryableFailureException:"
+                                + " message 'm1' was not acknowledged by Kafka for topic 'orders'"
+                                + " within 3s; it may still have arrived (cause:"
+                                + " java.net.ConnectException: Connection refused:"
+                                + " 127.0.0.1:9092)");
+    }
+
+    @Test
+    void explain_dropsEveryFormOfRetryPromise_keepsTheRest() {
+        assertThat(
+                        Verdicts.withoutRetryPromise(
+                                "the RabbitMQ publisher is closed; the message will be retried"))
+                .isEqualTo("the RabbitMQ publisher is closed");
+        assertThat(Verdicts.withoutRetryPromise("no queue is bound for it; it will be retried"))
+                .isEqualTo("no queue is bound for it");
+        assertThat(Verdicts.withoutRetryPromise("throttled; the message(s) will be retried"))
+                .isEqualTo("throttled");
+        assertThat(Verdicts.withoutRetryPromise("broker down")).isEqualTo("broker down");
+        assertThat(
+                        Verdicts.explain(
+                                new RetryableFailureException(
+                                        "Kafka did not take message 'm1': NetworkException:"
+                                                + " disconnected; it will be retried",
+                                        new IllegalStateException("disconnected"))))
+                .as("a root cause the text already names is not repeated")
+                .isEqualTo(
+                        "io.outbox4j.api.RetryableFailureException: Kafka did not take message"
+                                + " 'm1': NetworkException: disconnected");
     }
 
     @Test

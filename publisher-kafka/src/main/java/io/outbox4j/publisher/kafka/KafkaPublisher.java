@@ -13,6 +13,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.errors.InterruptException;
 
 /**
@@ -83,14 +84,20 @@ public final class KafkaPublisher implements Publisher {
     private final Function<Message, String> topicMapper;
     private final Duration closeTimeout;
     private final DeadlineInterrupt deadlines;
+
+    /** Says why no broker answers when records time out; null for a producer given to us. */
+    private final BrokerProbe probe;
+
     private volatile boolean closed;
 
     private KafkaPublisher(
             Producer<byte[], byte[]> producer,
             boolean ownsProducer,
             Function<Message, String> topicMapper,
-            Duration closeTimeout) {
+            Duration closeTimeout,
+            BrokerProbe probe) {
         this.producer = producer;
+        this.probe = probe;
         this.ownsProducer = ownsProducer;
         this.topicMapper = topicMapper;
         this.closeTimeout = closeTimeout;
@@ -137,24 +144,20 @@ public final class KafkaPublisher implements Publisher {
         long deadline = System.nanoTime() + saturatedNanos(timeout);
         PublishCall batch = new PublishCall(messages, topicMapper, timeout);
         if (closed) {
-            return batch.failAll(
-                    new RetryableFailureException(
-                            "the KafkaPublisher is closed; the message will be retried"));
+            return batch.failAll(new RetryableFailureException("the KafkaPublisher is closed"));
         }
         DeadlineInterrupt.Armed interrupt;
         try {
             interrupt = deadlines.arm(deadline);
         } catch (RejectedExecutionException e) {
-            return batch.failAll(
-                    new RetryableFailureException(
-                            "the KafkaPublisher is closed; the message will be retried", e));
+            return batch.failAll(new RetryableFailureException("the KafkaPublisher is closed", e));
         }
         try {
             batch.send(producer, () -> closed, deadline);
         } finally {
             interrupt.disarm();
         }
-        return batch.await(deadline);
+        return Failures.diagnose(batch.await(deadline), probe);
     }
 
     private static long saturatedNanos(Duration d) {
@@ -385,12 +388,16 @@ public final class KafkaPublisher implements Publisher {
                             "give either producer(...) or bootstrapServers/producer"
                                     + " properties, not both: a given producer's configuration is its owner's");
                 }
-                return new KafkaPublisher(producer, false, topicMapper, closeTimeout);
+                return new KafkaPublisher(producer, false, topicMapper, closeTimeout, null);
             }
             Map<String, Object> config =
                     ProducerSettings.resolve(bootstrapServers, properties, allowWeakerDurability);
             return new KafkaPublisher(
-                    ProducerSettings.create(config), true, topicMapper, closeTimeout);
+                    ProducerSettings.create(config),
+                    true,
+                    topicMapper,
+                    closeTimeout,
+                    BrokerProbe.of(config.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG)));
         }
     }
 }

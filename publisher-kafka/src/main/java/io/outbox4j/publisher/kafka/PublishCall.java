@@ -63,7 +63,10 @@ final class PublishCall {
                 }
                 String stop = stopReason(closed, deadline);
                 if (stop != null) {
-                    notHandedOver(i, stop);
+                    notHandedOver(
+                            i,
+                            stop,
+                            System.nanoTime() - deadline >= 0 ? new TimeoutException(stop) : null);
                     continue;
                 }
                 try {
@@ -81,7 +84,7 @@ final class PublishCall {
                     // blocked for metadata or buffer space until the deadline or an interrupt
                     // (Kafka set the interrupt status again): this record was not appended, and
                     // the loop's next turns stop the rest
-                    notHandedOver(i, stopReason(closed, deadline));
+                    notHandedOver(i, stopReason(closed, deadline), e);
                 } catch (RuntimeException e) {
                     ack.completeExceptionally(e);
                 }
@@ -105,20 +108,21 @@ final class PublishCall {
             return "the KafkaPublisher was closed";
         }
         if (System.nanoTime() - deadline >= 0) {
-            return "the call's timeout of " + timeout + " passed first";
+            return "the call's timeout of " + Failures.format(timeout) + " passed first";
         }
         return Thread.currentThread().isInterrupted() ? "the call was interrupted" : null;
     }
 
-    private void notHandedOver(int i, String why) {
+    /** Fails record {@code i}, never handed to the producer; {@code cause} may be null. */
+    private void notHandedOver(int i, String why, Throwable cause) {
         acks.get(i)
                 .completeExceptionally(
                         new RetryableFailureException(
                                 "message '"
                                         + messages.get(i).id()
                                         + "' was not handed to the Kafka producer: "
-                                        + why
-                                        + "; it will be retried"));
+                                        + why,
+                                cause));
     }
 
     /**
@@ -149,8 +153,8 @@ final class PublishCall {
                                                 + "' was not acknowledged by Kafka"
                                                 + forTopic(i)
                                                 + " within "
-                                                + timeout
-                                                + "; it may still arrive, and will be retried",
+                                                + Failures.format(timeout)
+                                                + "; it may still arrive",
                                         e));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -160,8 +164,7 @@ final class PublishCall {
                                         "interrupted while waiting for Kafka to acknowledge message '"
                                                 + m.id()
                                                 + "'"
-                                                + forTopic(i)
-                                                + "; it will be retried",
+                                                + forTopic(i),
                                         e));
             }
             outcomes.add(outcome);

@@ -88,7 +88,9 @@ class BrokerDownTest {
             assertThat(tookMs).as("publish returns within its 2 s timeout").isLessThan(3_000);
             assertThat(outcomes.get(0).failure().orElseThrow())
                     .hasMessageContaining("not handed to the Kafka producer")
-                    .hasMessageContaining("timeout of PT2S");
+                    .hasMessageContaining("timeout of 2s")
+                    .hasMessageContaining("no broker reachable: connection refused by " + nowhere)
+                    .hasMessageNotContaining("will be retried");
             assertThat(Thread.currentThread().isInterrupted())
                     .as("the interrupt that ended the blocked send at the deadline is cleared")
                     .isFalse();
@@ -164,6 +166,12 @@ class BrokerDownTest {
 
             assertAllRetryable(whileDown);
             assertThat(tookMs).as("publish returns within its 2 s timeout").isLessThan(3_000);
+            assertThat(whileDown.get(0).failure().orElseThrow())
+                    .as("the failure names the transport's cause, as the producer's log does")
+                    .hasMessageContaining(
+                            "no broker reachable: connection refused by "
+                                    + kafka.bootstrapServers())
+                    .hasMessageNotContaining("will be retried");
             List<PublishOutcome> afterRestart =
                     publisher.publish(batch("after", topic, 20), Duration.ofSeconds(30));
             assertThat(afterRestart)

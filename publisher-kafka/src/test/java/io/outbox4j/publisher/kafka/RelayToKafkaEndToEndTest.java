@@ -297,6 +297,32 @@ class RelayToKafkaEndToEndTest {
     }
 
     @Test
+    void issue29_unreachableBroker_deadLetterReasonNamesTheRefusedConnection_andPromisesNoRetry() {
+        String nowhere = "127.0.0.1:" + io.outbox4j.testservices.ServerSupport.freePort();
+        Db db = database("kafka_e2e_unreachable");
+        db.enqueue(List.of(message("orders", 1, 1)));
+        KafkaPublisher publisher =
+                closeLater(KafkaPublisher.builder().bootstrapServers(nowhere).build());
+        Relay relay =
+                closeLater(
+                        Relay.builder(db.store(), publisher)
+                                .maxAttempts(1)
+                                .deliveryTimeout(Duration.ofSeconds(2))
+                                .build());
+
+        assertThat(relay.runOnce().deadLettered()).isEqualTo(1);
+
+        String reason = db.deadLetters().get("e2e-1");
+        System.out.println("dead-letter reason from an unreachable broker: " + reason);
+        assertThat(reason)
+                .startsWith("gave up after 1 attempt: ")
+                .containsPattern("timeout of 1\\.8s|within 1\\.8s")
+                .contains("no broker reachable: connection refused by " + nowhere)
+                .doesNotContain("will be retried")
+                .doesNotContain("PT2S");
+    }
+
+    @Test
     void
             recordTooLargeForTheTopic_isDeadLetteredWithTheReason_otherKeysArePublished_andItsKeyWaitsBehindIt()
                     throws Exception {
