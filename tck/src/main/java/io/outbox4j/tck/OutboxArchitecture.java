@@ -8,6 +8,7 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
+import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaModifier;
@@ -53,14 +54,54 @@ public final class OutboxArchitecture {
     /** The root package of outbox4j. */
     public static final String ROOT = "io.outbox4j";
 
-    /** Packages of broker and database clients that only adapter code may use. */
+    private static final String ROOT_PREFIX = ROOT + ".";
+
+    /**
+     * Packages of broker and database clients that only adapter code (and the composition root that
+     * wires them) may use: Kafka, RabbitMQ, the AWS SDK, MongoDB, Jdbi, HikariCP, JDBC ({@code
+     * java.sql}, {@code javax.sql}) and outbox4j's own implementation ({@link
+     * #IMPLEMENTATION_PACKAGES}: the engine, the stores, the publishers).
+     */
     public static final List<String> CLIENT_PACKAGES =
             List.of(
                     "org.apache.kafka..",
                     "com.rabbitmq..",
                     "software.amazon.awssdk..",
                     "com.mongodb..",
-                    "org.jdbi..");
+                    "org.jdbi..",
+                    "com.zaxxer.hikari..",
+                    "java.sql..",
+                    "javax.sql..",
+                    "io.outbox4j.engine..",
+                    "io.outbox4j.store..",
+                    "io.outbox4j.publisher..");
+
+    /**
+     * outbox4j's packages that build relays, stores and publishers (and wrap them: metrics,
+     * tracing, the Spring Boot starter's configuration): only a composition root uses them ({@link
+     * #compositionRootOnlyIn}).
+     */
+    public static final List<String> IMPLEMENTATION_PACKAGES =
+            List.of(
+                    "io.outbox4j.engine..",
+                    "io.outbox4j.store..",
+                    "io.outbox4j.publisher..",
+                    "io.outbox4j.micrometer..",
+                    "io.outbox4j.opentelemetry..",
+                    "io.outbox4j.kafka..",
+                    "io.outbox4j.spring..");
+
+    /**
+     * The ports of outbox4j for application code beside {@code io.outbox4j.api}: the Spring Boot
+     * starter's {@code TransactionalOutbox} (enqueue in the Spring-managed transaction), which a
+     * {@code @Transactional} service injects.
+     */
+    public static final List<String> APPLICATION_PORTS =
+            List.of("io.outbox4j.spring.boot.TransactionalOutbox");
+
+    /** The third-party clients of {@link #CLIENT_PACKAGES}, for the project's own rule. */
+    private static final List<String> THIRD_PARTY_CLIENTS =
+            CLIENT_PACKAGES.stream().filter(p -> !p.startsWith(ROOT_PREFIX)).toList();
 
     private static final String API = "io.outbox4j.api..";
     private static final String ENGINE = "io.outbox4j.engine..";
@@ -100,8 +141,10 @@ public final class OutboxArchitecture {
     // ------------------------------------------------------------------------------------------------
 
     /**
-     * Classes in the given packages may use outbox4j only through its ports ({@code
-     * io.outbox4j.api}): no engine, no adapter, no TCK.
+     * Classes in the given packages may use outbox4j only through its ports: {@code
+     * io.outbox4j.api} and the {@link #APPLICATION_PORTS} (the Spring Boot starter's {@code
+     * TransactionalOutbox}, as the README's {@code @Transactional OrderService} injects it); no
+     * engine, no adapter, no TCK.
      *
      * @param domainPackages the packages holding domain code, in ArchUnit syntax (e.g. {@code
      *     "com.acme.orders.."})
@@ -117,37 +160,81 @@ public final class OutboxArchitecture {
                 .dependOnClassesThat(
                         resideInAPackage(ROOT + "..")
                                 .and(not(resideInAPackage(API)))
+                                .and(not(namedAnyOf(APPLICATION_PORTS)))
                                 .and(not(resideInAnyPackage(packages))))
                 .as(
                         "classes in "
                                 + String.join(", ", packages)
-                                + " may use outbox4j only through io.outbox4j.api")
+                                + " may use outbox4j only through io.outbox4j.api (and "
+                                + String.join(", ", APPLICATION_PORTS)
+                                + ")")
                 .because("domain code must not know which store, broker or relay is used");
     }
 
     /**
-     * No class outside the given adapter packages uses a broker or database client ({@link
-     * #CLIENT_PACKAGES}: Kafka, RabbitMQ, the AWS SDK, MongoDB, Jdbi).
+     * No class outside the given packages uses a broker or database client ({@link
+     * #CLIENT_PACKAGES}: Kafka, RabbitMQ, the AWS SDK, MongoDB, Jdbi, HikariCP, JDBC, and
+     * outbox4j's engine, stores and publishers). Name your adapters and your composition root
+     * (where the relay, store and publisher are built).
      *
      * @param adapterPackages the packages allowed to use those clients, in ArchUnit syntax
      * @return the rule
      * @throws IllegalArgumentException if no package is given or one is blank
      */
     public static ArchRule brokerClientsOnlyIn(String... adapterPackages) {
-        String[] packages = packages("adapterPackages", adapterPackages);
+        return clientsOnlyIn(CLIENT_PACKAGES, packages("adapterPackages", adapterPackages));
+    }
+
+    private static ArchRule clientsOnlyIn(List<String> clients, String... packages) {
         return noClasses()
                 .that()
                 .resideOutsideOfPackages(packages)
                 .should()
                 .dependOnClassesThat()
-                .resideInAnyPackage(CLIENT_PACKAGES.toArray(new String[0]))
+                .resideInAnyPackage(clients.toArray(new String[0]))
                 .as(
                         "only classes in "
                                 + String.join(", ", packages)
                                 + " may use a broker or database client ("
-                                + String.join(", ", CLIENT_PACKAGES)
+                                + String.join(", ", clients)
                                 + ")")
                 .because("transport and storage details belong in adapters");
+    }
+
+    /**
+     * Only the given packages (an application's composition root: its configuration, its {@code
+     * main}) build relays, stores and publishers: no class outside them uses {@link
+     * #IMPLEMENTATION_PACKAGES} (the engine, the stores, the publishers, the metrics and tracing
+     * wrappers, the Spring Boot starter's configuration). Application code elsewhere uses the ports
+     * ({@code io.outbox4j.api}, {@link #APPLICATION_PORTS}).
+     *
+     * @param compositionRootPackages the packages allowed to wire outbox4j, in ArchUnit syntax
+     * @return the rule
+     * @throws IllegalArgumentException if no package is given or one is blank
+     */
+    public static ArchRule compositionRootOnlyIn(String... compositionRootPackages) {
+        String[] packages = packages("compositionRootPackages", compositionRootPackages);
+        return noClasses()
+                .that()
+                .resideOutsideOfPackages(packages)
+                .should()
+                .dependOnClassesThat(
+                        resideInAnyPackage(IMPLEMENTATION_PACKAGES.toArray(new String[0]))
+                                .and(not(namedAnyOf(APPLICATION_PORTS))))
+                .as(
+                        "only classes in "
+                                + String.join(", ", packages)
+                                + " may build relays, stores and publishers ("
+                                + String.join(", ", IMPLEMENTATION_PACKAGES)
+                                + ")")
+                .because(
+                        "one composition root wires the outbox; the rest of the application uses its"
+                                + " ports");
+    }
+
+    private static DescribedPredicate<JavaClass> namedAnyOf(List<String> names) {
+        return DescribedPredicate.describe(
+                "named " + String.join(" or ", names), c -> names.contains(c.getName()));
     }
 
     /**
@@ -349,7 +436,8 @@ public final class OutboxArchitecture {
                 noCyclesBetweenModules(),
                 libraryHasNoStandardStreamsOrJul(),
                 adapterImplementationsAreHidden(),
-                brokerClientsOnlyIn(
+                clientsOnlyIn(
+                        THIRD_PARTY_CLIENTS,
                         ROOT + ".store..",
                         ROOT + ".publisher..",
                         INTEGRATIONS,

@@ -79,6 +79,11 @@ class OutboxArchitectureTest {
         assertThatThrownBy(() -> OutboxArchitecture.brokerClientsOnlyIn(" "))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("adapterPackages");
+        assertThatThrownBy(OutboxArchitecture::compositionRootOnlyIn)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(
+                        "compositionRootPackages must name at least one package, e.g."
+                                + " 'com.acme.orders..'");
     }
 
     @Test

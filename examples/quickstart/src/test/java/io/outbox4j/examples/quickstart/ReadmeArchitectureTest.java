@@ -1,0 +1,71 @@
+package io.outbox4j.examples.quickstart;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import io.outbox4j.examples.quickstart.readme.config.OutboxWiring;
+import io.outbox4j.examples.quickstart.readme.domain.OrderEvents;
+import io.outbox4j.examples.quickstart.readme.persistence.OrderRepository;
+import io.outbox4j.examples.quickstart.readme.web.RelayInAController;
+import io.outbox4j.tck.OutboxArchitecture;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The README's patterns (an event built with the api, enqueue through the {@code Outbox} port in a
+ * Jdbi transaction, a composition root that builds the store, the Kafka publisher and the relay)
+ * pass the ArchUnit rules users apply; a class that builds a relay outside the composition root
+ * fails them. The Spring pattern ({@code @Transactional OrderService} with {@code
+ * TransactionalOutbox}) is checked in examples/spring-boot.
+ */
+class ReadmeArchitectureTest {
+    private static final String README = "io.outbox4j.examples.quickstart.readme.";
+
+    private static final JavaClasses PATTERNS =
+            new ClassFileImporter()
+                    .importClasses(OrderEvents.class, OrderRepository.class, OutboxWiring.class);
+
+    private static final JavaClasses WITH_STRAY_RELAY =
+            new ClassFileImporter()
+                    .importClasses(
+                            OrderEvents.class,
+                            OrderRepository.class,
+                            OutboxWiring.class,
+                            RelayInAController.class);
+
+    @Test
+    @DisplayName("the README's patterns pass the domain, composition-root and client rules")
+    void readmePatternsPass() {
+        assertThat(PATTERNS.size())
+                .as("guard: the fixtures were imported")
+                .isGreaterThanOrEqualTo(3);
+        OutboxArchitecture.domainMayOnlyUseOutboxApi(README + "domain..").check(PATTERNS);
+        OutboxArchitecture.compositionRootOnlyIn(README + "config..").check(PATTERNS);
+        OutboxArchitecture.brokerClientsOnlyIn(README + "persistence..", README + "config..")
+                .check(PATTERNS);
+    }
+
+    @Test
+    @DisplayName(
+            "a controller that builds a relay fails the composition-root and client rules, naming it and the Relay")
+    void relayBuiltOutsideTheCompositionRoot_fails() {
+        assertThatThrownBy(
+                        () ->
+                                OutboxArchitecture.compositionRootOnlyIn(README + "config..")
+                                        .check(WITH_STRAY_RELAY))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("may build relays, stores and publishers")
+                .hasMessageContaining("RelayInAController")
+                .hasMessageContaining("io.outbox4j.engine.Relay");
+        assertThatThrownBy(
+                        () ->
+                                OutboxArchitecture.brokerClientsOnlyIn(
+                                                README + "persistence..", README + "config..")
+                                        .check(WITH_STRAY_RELAY))
+                .as("wiring outside the named packages is caught by the client list too")
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("RelayInAController");
+    }
+}
