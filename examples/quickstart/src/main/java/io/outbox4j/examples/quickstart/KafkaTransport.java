@@ -8,6 +8,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -47,15 +50,46 @@ final class KafkaTransport implements Transport {
     }
 
     @Override
-    public void prepare(String topic) {
+    public void prepare(String topic, Duration timeout) {
+        int ms = (int) Math.min(Integer.MAX_VALUE, timeout.toMillis());
         try (Admin admin =
-                Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
-            admin.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1))).all().get();
-        } catch (java.util.concurrent.ExecutionException e) {
+                Admin.create(
+                        Map.of(
+                                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                                bootstrap,
+                                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                                ms,
+                                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                                ms))) {
+            admin.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1)))
+                    .all()
+                    .get(ms, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
             if (!(e.getCause() instanceof TopicExistsException)) {
                 throw new IllegalStateException(
-                        "could not create Kafka topic " + topic + ": " + e.getCause(), e);
+                        "could not create Kafka topic '"
+                                + topic
+                                + "' at "
+                                + bootstrap
+                                + ": "
+                                + (e.getCause()
+                                                instanceof
+                                                org.apache.kafka.common.errors.TimeoutException
+                                        ? "no broker answered within " + timeout.toSeconds() + "s"
+                                        : e.getCause().getMessage())
+                                + " (--publisher, --timeout)",
+                        e);
             }
+        } catch (TimeoutException e) {
+            throw new IllegalStateException(
+                    "could not create Kafka topic '"
+                            + topic
+                            + "' at "
+                            + bootstrap
+                            + ": no broker answered within "
+                            + timeout.toSeconds()
+                            + "s (--publisher, --timeout)",
+                    e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while creating topic " + topic, e);

@@ -26,7 +26,7 @@ final class Options {
                     "                   (default: embedded H2; a MongoDB store needs a replica set)",
                     "  --publisher URI  kafka://host:port, amqp://user:pass@host:port, or sqs://host:port",
                     "                   (sqs+https://host for TLS; default: an embedded Kafka broker)",
-                    "  --timeout SEC    how long to wait for every event to be read back   (default 120)",
+                    "  --timeout SEC    how long to wait for the broker and for every event to be read back (default 120)",
                     "  --help           print this help",
                     "");
 

@@ -79,7 +79,7 @@ public final class Quickstart {
         String topic = "quickstart.orders." + runId;
         try (StoreBackend backend = openStore();
                 Transport transport = openTransport()) {
-            transport.prepare(topic);
+            transport.prepare(topic, Duration.ofSeconds(options.timeoutSeconds));
             Tally tally = new Tally();
             transport.startConsumer(topic, tally);
             TimingPublisher publisher = new TimingPublisher(transport.publisher());

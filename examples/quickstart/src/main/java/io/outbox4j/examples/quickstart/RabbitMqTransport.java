@@ -34,7 +34,7 @@ final class RabbitMqTransport implements Transport {
     }
 
     @Override
-    public void prepare(String topic) {
+    public void prepare(String topic, java.time.Duration timeout) {
         try (Channel ch = connection.createChannel()) {
             ch.queueDeclare(topic, true, false, false, Map.of());
         } catch (Exception e) {

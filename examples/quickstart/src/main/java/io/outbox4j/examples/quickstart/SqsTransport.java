@@ -66,7 +66,7 @@ final class SqsTransport implements Transport {
     }
 
     @Override
-    public void prepare(String topic) {
+    public void prepare(String topic, java.time.Duration timeout) {
         client.createQueue(
                 b ->
                         b.queueName(queueName(topic))

@@ -4,8 +4,11 @@ import io.outbox4j.api.Publisher;
 
 /** A broker the quickstart publishes to and reads back from. */
 interface Transport extends AutoCloseable {
-    /** Creates the destination for the topic (a Kafka topic, a durable queue, an SQS queue). */
-    void prepare(String topic);
+    /**
+     * Creates the destination for the topic (a Kafka topic, a durable queue, an SQS queue), giving
+     * up after {@code timeout} (the {@code --timeout} option) with a message naming the broker.
+     */
+    void prepare(String topic, java.time.Duration timeout);
 
     /** The outbox4j publisher for this broker. */
     Publisher publisher();

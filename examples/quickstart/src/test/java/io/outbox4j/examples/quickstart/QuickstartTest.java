@@ -43,6 +43,19 @@ class QuickstartTest {
     }
 
     @Test
+    void unreachableKafka_failsWithinTimeout_namingTheBroker() {
+        String nowhere = "127.0.0.1:" + io.outbox4j.testservices.ServerSupport.freePort();
+        long t0 = System.nanoTime();
+        int status = run("--publisher", "kafka://" + nowhere, "--timeout", "3", "--messages", "10");
+        long tookMs = (System.nanoTime() - t0) / 1_000_000;
+        assertThat(status).as("exit status; stderr:%n%s", err()).isEqualTo(1);
+        assertThat(err())
+                .contains("could not create Kafka topic")
+                .contains("at " + nowhere + ": no broker answered within 3s");
+        assertThat(tookMs).as("bounded by --timeout 3 (plus start-up)").isLessThan(15_000);
+    }
+
+    @Test
     void help_listsTheOptions() {
         assertThat(run("--help")).isZero();
         assertThat(out()).contains("--messages N", "--store URL", "--publisher URI", "--relays N");

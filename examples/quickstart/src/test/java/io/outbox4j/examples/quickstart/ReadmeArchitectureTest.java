@@ -22,6 +22,9 @@ import org.junit.jupiter.api.Test;
  */
 class ReadmeArchitectureTest {
     private static final String README = "io.outbox4j.examples.quickstart.readme.";
+    private static final String DOMAIN = README + "domain..";
+    private static final String CONFIG = README + "config..";
+    private static final String PERSISTENCE = README + "persistence..";
 
     private static final JavaClasses PATTERNS =
             new ClassFileImporter()
@@ -41,10 +44,15 @@ class ReadmeArchitectureTest {
         assertThat(PATTERNS.size())
                 .as("guard: the fixtures were imported")
                 .isGreaterThanOrEqualTo(3);
-        OutboxArchitecture.domainMayOnlyUseOutboxApi(README + "domain..").check(PATTERNS);
-        OutboxArchitecture.compositionRootOnlyIn(README + "config..").check(PATTERNS);
-        OutboxArchitecture.brokerClientsOnlyIn(README + "persistence..", README + "config..")
-                .check(PATTERNS);
+        JavaClasses classes = PATTERNS;
+        // tag::architecture-rules[]
+        // domain code: io.outbox4j.api and TransactionalOutbox only
+        OutboxArchitecture.domainMayOnlyUseOutboxApi(DOMAIN).check(classes);
+        // only the composition root builds relays, stores and publishers
+        OutboxArchitecture.compositionRootOnlyIn(CONFIG).check(classes);
+        // broker and database clients (Jdbi, JDBC, Kafka, the engine...) only in these packages
+        OutboxArchitecture.brokerClientsOnlyIn(PERSISTENCE, CONFIG).check(classes);
+        // end::architecture-rules[]
     }
 
     @Test

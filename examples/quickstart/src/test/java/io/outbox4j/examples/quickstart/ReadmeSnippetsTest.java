@@ -34,6 +34,8 @@ class ReadmeSnippetsTest {
             snippets.add(normalise(m.group(1)));
         }
         List<String> regions = taggedRegions(Path.of("src/main/java"));
+        // The ArchUnit rules as the README shows them run in ReadmeArchitectureTest.
+        regions.addAll(taggedRegions(Path.of("src/test/java")));
         // The observability modules' examples are tested in their own modules.
         for (String module : List.of("outbox-micrometer", "outbox-opentelemetry")) {
             regions.addAll(taggedRegions(ROOT.resolve(module).resolve("src/test/java")));
