@@ -10,11 +10,18 @@ package io.outbox4j.store.jdbi;
  * @param seq its enqueue order
  * @param key its key, or null
  * @param prevSeq the predecessor of its key, or null
+ * @param prevMine whether that predecessor is leased, live, by the claimer itself (dialects that do
+ *     not read it say false)
  * @param row the message row when the dialect reads it with the candidate, else null
  */
-record Candidate(String id, long seq, String key, Long prevSeq, StoredRow row) {
+record Candidate(String id, long seq, String key, Long prevSeq, boolean prevMine, StoredRow row) {
     @Override
     public String toString() {
-        return id + "@" + seq + (key == null ? "" : "[" + key + " after " + prevSeq + "]");
+        return id
+                + "@"
+                + seq
+                + (key == null
+                        ? ""
+                        : "[" + key + " after " + prevSeq + (prevMine ? " (mine)" : "") + "]");
     }
 }

@@ -120,7 +120,8 @@ final class H2Dialect extends SqlDialect {
      * extension) holds is waited for and dropped if it is no longer claimable.
      */
     @Override
-    List<Candidate> lockCandidates(Handle h, Instant now, int limit, List<Integer> owned) {
+    List<Candidate> lockCandidates(
+            Handle h, Instant now, int limit, List<Integer> owned, String owner) {
         org.jdbi.v3.core.statement.Query query =
                 h.createQuery(owned == null ? candidates : candidatesOwned);
         if (owned != null) {

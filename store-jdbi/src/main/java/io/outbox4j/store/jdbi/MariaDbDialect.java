@@ -117,7 +117,8 @@ class MariaDbDialect extends SqlDialect {
     }
 
     @Override
-    List<Candidate> lockCandidates(Handle h, Instant now, int limit, List<Integer> owned) {
+    List<Candidate> lockCandidates(
+            Handle h, Instant now, int limit, List<Integer> owned, String owner) {
         Query page = h.createQuery(owned == null ? candidates : candidatesOwned);
         if (owned != null) {
             page.bindList("owned", owned);
@@ -130,7 +131,7 @@ class MariaDbDialect extends SqlDialect {
         Map<String, Long> prev = predecessors(h, rows);
         List<Candidate> candidates = new ArrayList<>(rows.size());
         for (StoredRow r : rows) {
-            candidates.add(new Candidate(r.id, r.seq, r.key, prev.get(r.id), r));
+            candidates.add(new Candidate(r.id, r.seq, r.key, prev.get(r.id), false, r));
         }
         return candidates;
     }

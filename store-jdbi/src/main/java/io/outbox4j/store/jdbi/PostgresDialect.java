@@ -44,9 +44,10 @@ import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
  */
 final class PostgresDialect extends SqlDialect {
     /**
-     * Where {@link #claimFree}'s rows have the leased message: after c_id, c_seq, c_key, prev_seq.
+     * Where {@link #claimFree}'s rows have the leased message: after c_id, c_seq, c_key, prev_seq,
+     * prev_mine.
      */
-    private static final int LEASED_COLUMNS = 5;
+    private static final int LEASED_COLUMNS = 6;
 
     /**
      * How long the server lets a claim transaction sit idle (its client silent) before it ends the
@@ -262,11 +263,16 @@ final class PostgresDialect extends SqlDialect {
                         + " ORDER BY "
                         + claimOrder
                         + " LIMIT :limit FOR UPDATE OF c SKIP LOCKED";
-        return "SELECT c.id, c.seq, c.msg_key, c.available_at, "
-                + predecessor
-                + " AS prev_seq FROM ("
+        // the predecessor, and whether the claimer itself holds it (a live lease of its own): such
+        // a row is skipped, not parked (ClaimWalk)
+        return "SELECT c.id, c.seq, c.msg_key, c.available_at, pr.seq AS prev_seq,"
+                + " COALESCE(pr.lease_owner = :owner AND pr.available_at > :now, FALSE) AS prev_mine"
+                + " FROM ("
                 + locked
-                + ") c";
+                + ") c LEFT JOIN LATERAL (SELECT p.seq, p.lease_owner, p.available_at FROM "
+                + table
+                + earlierOfKey("c")
+                + " ORDER BY p.seq DESC LIMIT 1) pr ON TRUE";
     }
 
     /** Reads a page, leases the candidates nothing precedes, returns the page. */
@@ -282,7 +288,8 @@ final class PostgresDialect extends SqlDialect {
                 + " WHERE page.msg_key IS NULL OR page.prev_seq IS NULL))"
                 + returning
                 + ") SELECT page.id AS c_id, page.seq AS c_seq, page.msg_key AS c_key,"
-                + " page.prev_seq, leased.* FROM page LEFT JOIN leased ON leased.id = page.id"
+                + " page.prev_seq, page.prev_mine, leased.* FROM page LEFT JOIN leased ON"
+                + " leased.id = page.id"
                 + " ORDER BY page.available_at, page.seq";
     }
 
@@ -439,6 +446,7 @@ final class PostgresDialect extends SqlDialect {
                         rs ->
                                 new FirstPageRow(
                                         rs.getLong(2),
+                                        rs.getBoolean(5),
                                         rs.getString(LEASED_COLUMNS) == null
                                                 ? null
                                                 : StoredRow.read(rs, this, LEASED_COLUMNS)));
@@ -451,8 +459,8 @@ final class PostgresDialect extends SqlDialect {
             if (row.leased() != null) {
                 walk.took(row.seq());
                 leased.add(row.leased());
-            } else {
-                blocked = true;
+            } else if (!row.prevMine()) {
+                blocked = true; // to take behind a row taken here, or to park
             }
         }
         if (blocked && !walk.full()) {
@@ -461,16 +469,21 @@ final class PostgresDialect extends SqlDialect {
         return leased;
     }
 
-    /** A row of the first page: its enqueue order, and its message if it was leased. */
-    private record FirstPageRow(long seq, StoredRow leased) {}
+    /**
+     * A row of the first page: its enqueue order, whether its predecessor is the claimer's own live
+     * lease (then it is left alone), and its message if it was leased.
+     */
+    private record FirstPageRow(long seq, boolean prevMine, StoredRow leased) {}
 
     @Override
-    List<Candidate> lockCandidates(Handle h, Instant now, int limit, List<Integer> owned) {
+    List<Candidate> lockCandidates(
+            Handle h, Instant now, int limit, List<Integer> owned, String owner) {
         Query page = h.createQuery(owned == null ? candidates : candidatesOwned);
         if (owned != null) {
             page.bindList("owned", owned);
         }
-        return candidates(page.bind("now", time(now)).bind("limit", limit));
+        return candidates(
+                page.bind("now", time(now)).bind("limit", limit).bind("owner", owner), true);
     }
 
     @Override

@@ -344,8 +344,11 @@ abstract class SqlDialect {
      *
      * @param owned for a member's claim, the buckets it owns (keyed rows of other buckets are left
      *     out); null for a claim of every bucket
+     * @param owner the claimer, for {@link Candidate#prevMine()} (dialects that do not read it
+     *     ignore it)
      */
-    abstract List<Candidate> lockCandidates(Handle h, Instant now, int limit, List<Integer> owned);
+    abstract List<Candidate> lockCandidates(
+            Handle h, Instant now, int limit, List<Integer> owned, String owner);
 
     /** Leases the taken candidates; returns their rows in the order given. */
     abstract List<StoredRow> lease(Handle h, List<Candidate> taken, LeaseTerms terms);
@@ -479,7 +482,7 @@ abstract class SqlDialect {
         List<StoredRow> leased = new ArrayList<>();
         int parked = 0;
         for (int size = walk.limit(); ; size = Math.max(size, Math.min(2 * size, MAX_PAGE))) {
-            List<Candidate> candidates = lockCandidates(h, now, size, owned);
+            List<Candidate> candidates = lockCandidates(h, now, size, owned, terms.owner());
             ClaimWalk.Step step = walk.next(candidates);
             if (!step.taken().isEmpty()) {
                 leased.addAll(lease(h, step.taken(), terms));
@@ -491,6 +494,7 @@ abstract class SqlDialect {
             }
             if (step.parked().isEmpty()
                     || walk.full()
+                    || walk.stopped()
                     || candidates.size() < size
                     || parked >= MAX_PARKED
                     || (!allParked && size >= MAX_PAGE)) {
@@ -730,6 +734,14 @@ abstract class SqlDialect {
 
     /** Reads a page of candidates (id, seq, msg_key, prev_seq) from a prepared query. */
     static List<Candidate> candidates(Query query) {
+        return candidates(query, false);
+    }
+
+    /**
+     * Reads candidates; {@code mine}: the query has a {@code prev_mine} column (whether the
+     * predecessor is leased, live, by the claimer).
+     */
+    static List<Candidate> candidates(Query query, boolean mine) {
         return query.map(
                         (rs, ctx) -> {
                             long prev = rs.getLong("prev_seq");
@@ -739,6 +751,7 @@ abstract class SqlDialect {
                                     rs.getLong("seq"),
                                     rs.getString("msg_key"),
                                     prevSeq,
+                                    prevSeq != null && mine && rs.getBoolean("prev_mine"),
                                     null);
                         })
                 .list();

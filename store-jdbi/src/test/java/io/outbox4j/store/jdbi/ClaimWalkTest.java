@@ -8,11 +8,16 @@ import org.junit.jupiter.api.Test;
 /** The claim's decision over a page (docs/per-key-order.md, step 3); no database needed. */
 class ClaimWalkTest {
     private static Candidate unkeyed(long seq) {
-        return new Candidate("u" + seq, seq, null, null, null);
+        return new Candidate("u" + seq, seq, null, null, false, null);
     }
 
     private static Candidate keyed(long seq, String key, Long prev) {
-        return new Candidate("k" + seq, seq, key, prev, null);
+        return new Candidate("k" + seq, seq, key, prev, false, null);
+    }
+
+    /** A row whose predecessor {@code prev} is the claimer's own live lease. */
+    private static Candidate behindMine(long seq, String key, long prev) {
+        return new Candidate("k" + seq, seq, key, prev, true, null);
     }
 
     private static List<Long> seqs(List<Candidate> candidates) {
@@ -66,5 +71,35 @@ class ClaimWalkTest {
         walk.took(4);
         ClaimWalk.Step step = walk.next(List.of(keyed(12, "a", 4L)));
         assertThat(seqs(step.taken())).containsExactly(12L);
+    }
+
+    @Test
+    void theNextRowOfAKeyTheClaimerHolds_isSkipped_notParked_andRowsBehindItAreParked() {
+        ClaimWalk walk = new ClaimWalk(10);
+        ClaimWalk.Step step =
+                walk.next(
+                        List.of(
+                                behindMine(5, "a", 1L), // 1 is leased by the claimer itself
+                                keyed(6, "a", 5L), // behind the skipped 5: parked
+                                keyed(7, "b", 2L), // 2 is leased by another owner
+                                unkeyed(8)));
+        assertThat(seqs(step.taken())).containsExactly(8L);
+        assertThat(seqs(step.parked())).containsExactly(6L, 7L);
+        assertThat(walk.stopped()).isFalse();
+    }
+
+    @Test
+    void aWalkThatSkippedAsManyRowsAsItsLimit_stops() {
+        ClaimWalk walk = new ClaimWalk(2);
+        ClaimWalk.Step step =
+                walk.next(
+                        List.of(
+                                behindMine(5, "a", 1L),
+                                behindMine(6, "b", 2L),
+                                unkeyed(7),
+                                keyed(8, "c", 3L)));
+        assertThat(step.taken()).isEmpty();
+        assertThat(step.parked()).isEmpty();
+        assertThat(walk.stopped()).isTrue();
     }
 }

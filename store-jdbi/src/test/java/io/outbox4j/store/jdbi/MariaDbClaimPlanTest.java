@@ -157,7 +157,8 @@ class MariaDbClaimPlanTest {
     void predecessorProbes_takeOneIndexStepEach_whateverTheKeysBacklog() {
         jdbi.useTransaction(
                 h -> {
-                    List<Candidate> page = sql.lockCandidates(h, Instant.now(), LIMIT, null);
+                    List<Candidate> page =
+                            sql.lockCandidates(h, Instant.now(), LIMIT, null, "plan");
                     // Heads of keys with 100 rows each: a probe walking the key would read them
                     // all.
                     List<StoredRow> heads = page.stream().map(Candidate::row).toList();

@@ -141,7 +141,8 @@ class PostgresEmptyStatisticsTest {
                         "outbox_planned_empty",
                         (dialect, h) -> dialect.beginClaim(h),
                         dialect -> dialect.claimFree,
-                        "(now(), " + LIMIT + ", now() + interval '1 minute', 'relay', 'token')");
+                        // parameters in order of first use: owner, now, limit, until, token
+                        "('relay', now(), " + LIMIT + ", now() + interval '1 minute', 'token')");
         assertThat(plan).as("plan:\n%s", plan).contains("Update on outbox_planned_empty");
         assertBuffersAtMost(plan, 20L * LIMIT);
     }
