@@ -15,11 +15,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
-import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
-import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+import org.springframework.boot.actuate.endpoint.web.annotation.WebEndpoint;
 
 /**
  * The {@code outbox} Actuator endpoint, over the store's {@link OutboxAdmin} port:
@@ -33,10 +33,16 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  *       "true"}} (optionally {@code "topic"}) for every dead letter selected.
  * </ul>
  *
- * Like every endpoint but health, it is exposed over HTTP only when the application lists it in
- * {@code management.endpoints.web.exposure.include}; secure it as its other endpoints are.
+ * A bad request answers 400 and an unknown section or action 404, each with {@code {"error": "…"}}
+ * saying what was wrong and what was given; a replay or discard whose ids name no dead letter
+ * answers 404 (the CLI exits 3), one where only some do answers 200 with the count and an {@code
+ * error} naming how many were not found.
+ *
+ * <p>A web endpoint (HTTP only: its answers carry status codes). Like every endpoint but health, it
+ * is exposed only when the application lists it in {@code
+ * management.endpoints.web.exposure.include}; secure it as its other endpoints are.
  */
-@Endpoint(id = "outbox")
+@WebEndpoint(id = "outbox")
 public class OutboxEndpoint {
     private final OutboxAdmin admin;
     private final Clock clock;
@@ -94,14 +100,15 @@ public class OutboxEndpoint {
      * @return the page: {@code items} and, if there may be more, {@code next}
      */
     @ReadOperation
-    public Map<String, Object> deadLetters(
+    public WebEndpointResponse<Map<String, Object>> deadLetters(
             @Selector String section,
             @Nullable String topic,
             @Nullable Integer limit,
             @Nullable String after) {
         if (!section.equals("dead-letters")) {
-            throw new InvalidEndpointRequestException(
-                    "unknown section '" + section + "'; try dead-letters", "unknown section");
+            return error(
+                    WebEndpointResponse.STATUS_NOT_FOUND,
+                    "unknown section '" + section + "'; try dead-letters");
         }
         DeadLetterQuery q = DeadLetterQuery.all();
         try {
@@ -115,8 +122,7 @@ public class OutboxEndpoint {
                 q = q.after(after);
             }
         } catch (IllegalArgumentException e) {
-            throw new InvalidEndpointRequestException(
-                    String.valueOf(e.getMessage()), "bad parameter");
+            return error(WebEndpointResponse.STATUS_BAD_REQUEST, String.valueOf(e.getMessage()));
         }
         DeadLetterPage page = admin.deadLetters(q);
         List<Map<String, Object>> items = new ArrayList<>();
@@ -137,7 +143,7 @@ public class OutboxEndpoint {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("items", items);
         page.next().ifPresent(n -> out.put("next", n));
-        return out;
+        return new WebEndpointResponse<>(out);
     }
 
     /**
@@ -147,10 +153,11 @@ public class OutboxEndpoint {
      * @param ids the dead letters, by message id, separated by commas
      * @param all {@code true} to act on every dead letter selected by {@code topic} instead of ids
      * @param topic with {@code all}: only this topic
-     * @return how many were replayed or discarded
+     * @return how many were replayed or discarded; 400 with {@code error} for a bad request, 404
+     *     when none of the ids named a dead letter (the CLI's exit code 3)
      */
     @WriteOperation
-    public Map<String, Object> act(
+    public WebEndpointResponse<Map<String, Object>> act(
             @Selector String action,
             @Nullable String ids,
             @Nullable Boolean all,
@@ -161,8 +168,9 @@ public class OutboxEndpoint {
         } else if (action.equals("discard")) {
             replay = false;
         } else {
-            throw new InvalidEndpointRequestException(
-                    "unknown action '" + action + "'; use replay or discard", "unknown action");
+            return error(
+                    WebEndpointResponse.STATUS_NOT_FOUND,
+                    "unknown action '" + action + "'; use replay or discard");
         }
         boolean every = Boolean.TRUE.equals(all);
         List<String> given = new ArrayList<>();
@@ -174,10 +182,13 @@ public class OutboxEndpoint {
             }
         }
         if (given.isEmpty() == !every) {
-            throw new InvalidEndpointRequestException(
+            return error(
+                    WebEndpointResponse.STATUS_BAD_REQUEST,
                     "give either ids (message ids separated by commas) or all=true, not both and not"
-                            + " neither",
-                    "ids or all");
+                            + " neither, but got ids="
+                            + (ids == null ? "none" : "'" + ids + "'")
+                            + " and all="
+                            + all);
         }
         Instant now = clock.instant();
         int count;
@@ -197,12 +208,30 @@ public class OutboxEndpoint {
                 count = replay ? admin.replay(given, now) : admin.discard(given);
             }
         } catch (IllegalArgumentException e) {
-            throw new InvalidEndpointRequestException(
-                    String.valueOf(e.getMessage()), "bad parameter");
+            return error(WebEndpointResponse.STATUS_BAD_REQUEST, String.valueOf(e.getMessage()));
         }
         Map<String, Object> out = new LinkedHashMap<>();
         out.put(replay ? "replayed" : "discarded", count);
-        return out;
+        if (!every && count < given.size()) {
+            out.put(
+                    "error",
+                    (given.size() - count)
+                            + " of the "
+                            + given.size()
+                            + " ids named no dead letter (unknown, or not dead: waiting, in flight,"
+                            + " published, or already replayed or discarded)");
+            if (count == 0) {
+                return new WebEndpointResponse<>(out, WebEndpointResponse.STATUS_NOT_FOUND);
+            }
+        }
+        return new WebEndpointResponse<>(out);
+    }
+
+    /** A response with an {@code error} that says what was wrong with the request. */
+    private static WebEndpointResponse<Map<String, Object>> error(int status, String message) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("error", message);
+        return new WebEndpointResponse<>(body, status);
     }
 
     private static Map<String, Object> counts(TopicStatistics t) {

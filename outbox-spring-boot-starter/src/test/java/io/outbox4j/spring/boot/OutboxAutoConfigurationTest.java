@@ -17,6 +17,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -255,7 +256,8 @@ class OutboxAutoConfigurationTest {
                                     .until(() -> deadCount(endpoint) == 1);
 
                             Map<String, Object> page =
-                                    endpoint.deadLetters("dead-letters", null, null, null);
+                                    endpoint.deadLetters("dead-letters", null, null, null)
+                                            .getBody();
                             @SuppressWarnings("unchecked")
                             List<Map<String, Object>> items =
                                     (List<Map<String, Object>>) page.get("items");
@@ -289,8 +291,36 @@ class OutboxAutoConfigurationTest {
                                     .containsEntry("store", "reachable")
                                     .containsKeys("ready", "leased", "dead", "oldestReadyAge");
 
+                            WebEndpointResponse<Map<String, Object>> unknown =
+                                    endpoint.act("replay", "no-such-id", null, null);
+                            assertThat(unknown.getStatus())
+                                    .as("replaying an unknown id: 404, as the CLI exits 3")
+                                    .isEqualTo(404);
+                            assertThat(unknown.getBody())
+                                    .containsEntry("replayed", 0)
+                                    .containsEntry(
+                                            "error",
+                                            "1 of the 1 ids named no dead letter (unknown, or not"
+                                                    + " dead: waiting, in flight, published, or"
+                                                    + " already replayed or discarded)");
+                            WebEndpointResponse<Map<String, Object>> neither =
+                                    endpoint.act("replay", null, null, null);
+                            assertThat(neither.getStatus()).isEqualTo(400);
+                            assertThat(neither.getBody().get("error").toString())
+                                    .contains("give either ids")
+                                    .contains("but got ids=none and all=null");
+                            WebEndpointResponse<Map<String, Object>> badLimit =
+                                    endpoint.deadLetters("dead-letters", null, 0, null);
+                            assertThat(badLimit.getStatus()).isEqualTo(400);
+                            assertThat(badLimit.getBody().get("error").toString())
+                                    .as("the reason names the parameter and the value given")
+                                    .contains("limit")
+                                    .contains("0");
+                            assertThat(endpoint.act("resend", "poison", null, null).getStatus())
+                                    .isEqualTo(404);
+
                             publisher.refuse(m -> false);
-                            assertThat(endpoint.act("replay", "poison", null, null))
+                            assertThat(endpoint.act("replay", "poison", null, null).getBody())
                                     .containsEntry("replayed", 1);
                             await().atMost(Duration.ofSeconds(10))
                                     .until(() -> publisher.publishedIds().contains("poison"));
