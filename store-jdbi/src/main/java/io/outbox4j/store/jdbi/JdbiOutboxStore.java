@@ -19,6 +19,7 @@ import io.outbox4j.api.OutboxException;
 import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStatistics;
 import io.outbox4j.api.OutboxStore;
+import io.outbox4j.api.OutboxWakeUps;
 import io.outbox4j.api.Release;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
@@ -84,7 +85,7 @@ import org.jdbi.v3.core.JdbiException;
  * <p>Instances are immutable and safe for use by any number of threads and processes at once.
  */
 public final class JdbiOutboxStore
-        implements OutboxStore, OutboxAdmin, OutboxMembership, Outbox<Handle> {
+        implements OutboxStore, OutboxAdmin, OutboxMembership, OutboxWakeUps, Outbox<Handle> {
     /** The table name used when none is configured. */
     public static final String DEFAULT_TABLE_NAME = "outbox_message";
 
@@ -146,6 +147,7 @@ public final class JdbiOutboxStore
     private final Dispatcher dispatcher;
     private final Admin admin;
     private final Members members;
+    private final PgWakeUps wakeUps; // null except on PostgreSQL
     private final Outbox<Connection> jdbc = new JdbcOutbox();
 
     private JdbiOutboxStore(Builder b, Dialect dialect) {
@@ -158,6 +160,7 @@ public final class JdbiOutboxStore
         this.dispatcher = new Dispatcher(sql, db);
         this.admin = new Admin(sql, db);
         this.members = new Members(sql, db);
+        this.wakeUps = dialect == Dialect.POSTGRESQL ? new PgWakeUps(jdbi, b.tableName) : null;
     }
 
     /**
@@ -288,6 +291,9 @@ public final class JdbiOutboxStore
                 transaction.getConnection(),
                 messages,
                 "enqueue inside jdbi.useTransaction(...) or jdbi.inTransaction(...)");
+        if (wakeUps != null && !messages.isEmpty()) {
+            wakeUps.enqueued(transaction);
+        }
     }
 
     @Override
@@ -318,6 +324,23 @@ public final class JdbiOutboxStore
     @Override
     public Set<String> abandon(Abandonment abandonment) {
         return dispatcher.abandon(abandonment);
+    }
+
+    /**
+     * Listens for commits of messages to this table by any process (docs/relay.md, cross-process
+     * wake-up). On PostgreSQL: LISTEN on a connection of its own from the {@link Jdbi} (held while
+     * listening, reconnected when it drops), woken by the one coalesced {@code pg_notify} that a
+     * writing store sends on a connection of its own after the commits it sees — never inside the
+     * caller's transaction. A commit of a Jdbi transaction is seen; a plain JDBC connection's
+     * commit is not, so its enqueues are signalled 5, 50 and 500 ms later. On MariaDB, MySQL and H2
+     * the listening never wakes: relays poll.
+     */
+    @Override
+    public Listening listen(Runnable wakeUp) {
+        if (wakeUp == null) {
+            throw new IllegalArgumentException("wakeUp must not be null");
+        }
+        return wakeUps != null ? wakeUps.listen(wakeUp) : () -> {};
     }
 
     @Override
@@ -409,6 +432,9 @@ public final class JdbiOutboxStore
                     messages,
                     "call connection.setAutoCommit(false) first and commit when the business"
                             + " change is done");
+            if (wakeUps != null && !messages.isEmpty()) {
+                wakeUps.enqueued(transaction);
+            }
         }
 
         @Override
