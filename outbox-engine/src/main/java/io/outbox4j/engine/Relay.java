@@ -6,6 +6,7 @@ import io.outbox4j.api.Membership;
 import io.outbox4j.api.Observer;
 import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStore;
+import io.outbox4j.api.OutboxWakeUps;
 import io.outbox4j.api.Publisher;
 import java.time.Clock;
 import java.time.Duration;
@@ -114,6 +115,10 @@ import org.jspecify.annotations.Nullable;
  *       for all wake-ups that came meanwhile. A batch that completes keyed messages wakes the loop
  *       if another claim ran while it was in flight (the next messages of those keys were not
  *       claimable then).
+ *   <li><b>Wake-ups from other processes</b>: when the store implements {@link OutboxWakeUps}
+ *       (store-jdbi on PostgreSQL, the tck's reference store), a started relay listens, and a
+ *       commit by any process that enqueued wakes it as {@link #wakeUp()} would (docs/relay.md). No
+ *       setting: a lost signal costs at most one {@code pollInterval}.
  *   <li>A store failure while claiming is reported to {@link Observer#onStoreError} and retried
  *       after a pause that starts at {@code pollInterval} and doubles up to {@code
  *       max(pollInterval, 30s)}.
@@ -236,9 +241,12 @@ public final class Relay implements AutoCloseable {
     private final Pipeline pipeline;
     private @Nullable Thread loopThread;
     private final RelayLog log;
+    private final @Nullable OutboxWakeUps wakeUps;
+    private OutboxWakeUps.@Nullable Listening listening;
 
     private Relay(Settings settings, OutboxStore store, Publisher publisher) {
         this.settings = settings;
+        this.wakeUps = store instanceof OutboxWakeUps w ? w : null;
         this.log = new RelayLog(settings.owner(), settings.failureLogInterval());
         this.pipeline = new Pipeline(settings, store, publisher, log);
     }
@@ -296,6 +304,10 @@ public final class Relay implements AutoCloseable {
         log.started(settings);
         settings.members().start(pipeline::wakeUp);
         t.start();
+        if (wakeUps != null) {
+            // Commits by other processes wake the loop too (docs/relay.md, cross-process wake-up).
+            listening = wakeUps.listen(pipeline::wakeUp);
+        }
     }
 
     /**
@@ -328,8 +340,14 @@ public final class Relay implements AutoCloseable {
         settings.members().leave();
         boolean interrupted = false;
         Thread loop;
+        OutboxWakeUps.@Nullable Listening l;
         synchronized (this) {
             loop = loopThread;
+            l = listening;
+            listening = null;
+        }
+        if (l != null) {
+            l.close();
         }
         if (loop != null && loop != Thread.currentThread()) {
             try {

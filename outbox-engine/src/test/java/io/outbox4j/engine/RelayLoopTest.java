@@ -50,6 +50,28 @@ class RelayLoopTest {
     }
 
     @Test
+    void aStoreWithWakeUps_wakesTheRelayOnACommitByAnotherStoreInstance_withoutWakeUpCalls()
+            throws Exception {
+        Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
+        // Another instance over the same messages: the writer's, as another process's would be.
+        InMemoryOutboxStore writer = memory.withDeadLettersBlockingTheirKey(true);
+        try (Relay relay =
+                Relay.builder(memory, publisher)
+                        .owner("listening")
+                        .pollInterval(Duration.ofSeconds(30))
+                        .build()) {
+            relay.start();
+            long committed = System.nanoTime();
+            writer.enqueueCommitted(List.of(Fixtures.message("m1")));
+            Fixtures.await(
+                    "m1 is published", Duration.ofSeconds(5), () -> !publisher.calls.isEmpty());
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - committed))
+                    .as("commit-to-publish latency with a 30s poll interval and no wakeUp() call")
+                    .isLessThan(1_000);
+        }
+    }
+
+    @Test
     void aWakeUpDuringABatch_isNotLost() throws Exception {
         CountDownLatch claimReturned = new CountDownLatch(1);
         CountDownLatch proceed = new CountDownLatch(1);

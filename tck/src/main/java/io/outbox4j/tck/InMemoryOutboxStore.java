@@ -20,6 +20,7 @@ import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStatistics;
 import io.outbox4j.api.OutboxStatistics.TopicStatistics;
 import io.outbox4j.api.OutboxStore;
+import io.outbox4j.api.OutboxWakeUps;
 import io.outbox4j.api.Release;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -40,6 +41,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
 
 /**
@@ -62,6 +64,10 @@ import java.util.function.Predicate;
  * clock, and is refused when its {@code now} is more than {@link OutboxMembership#MAX_CLOCK_OFFSET}
  * off that clock.
  *
+ * <p>Wake-ups ({@link OutboxWakeUps}) are in-process: a commit that added messages wakes every
+ * listener of every store instance built over the same messages, on the committing thread, after
+ * the messages became claimable.
+ *
  * <p>Dead letters block the later messages of their key until they are replayed or discarded; a
  * store built with {@link Builder#deadLettersBlockTheirKey(boolean)
  * deadLettersBlockTheirKey(false)} lets them stop counting instead.
@@ -70,6 +76,7 @@ public class InMemoryOutboxStore
         implements OutboxStore,
                 OutboxAdmin,
                 OutboxMembership,
+                OutboxWakeUps,
                 Outbox<InMemoryOutboxStore.Transaction> {
     /** Claim order: availability, then enqueue order. */
     private static final Comparator<Row> CLAIM_ORDER =
@@ -266,6 +273,20 @@ public class InMemoryOutboxStore
     // ------------------------------------------------------------------------------------------------
     // OutboxMembership
     // ------------------------------------------------------------------------------------------------
+
+    /**
+     * Listens in-process: {@code wakeUp} runs on the committing thread after each commit that added
+     * messages, until the returned listening is closed.
+     */
+    @Override
+    public Listening listen(Runnable wakeUp) {
+        if (wakeUp == null) {
+            throw new IllegalArgumentException("wakeUp must not be null");
+        }
+        Runnable listener = wakeUp::run; // a distinct instance, so that only this one is removed
+        storage.listeners.add(listener);
+        return () -> storage.listeners.remove(listener);
+    }
 
     @Override
     public Membership renew(String member, Duration lease) {
@@ -644,6 +665,9 @@ public class InMemoryOutboxStore
 
         long sequence;
 
+        /** The {@link OutboxWakeUps} listeners, woken after each commit that added messages. */
+        final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+
         /**
          * Assigns every bucket over the recorded members (none: no owner).
          *
@@ -809,6 +833,15 @@ public class InMemoryOutboxStore
                 Instant now = clock.instant().truncatedTo(ChronoUnit.MICROS);
                 for (Message m : pending) {
                     storage.add(new Row(m, ++storage.sequence, now));
+                }
+            }
+            if (!pending.isEmpty()) {
+                for (Runnable listener : storage.listeners) {
+                    try {
+                        listener.run();
+                    } catch (RuntimeException e) {
+                        // A wake-up is a hint: a listener's failure must not fail the commit.
+                    }
                 }
             }
         }
