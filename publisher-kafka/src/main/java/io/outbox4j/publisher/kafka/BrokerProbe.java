@@ -13,12 +13,13 @@ import java.util.List;
 /**
  * Why no broker answers, for the failure text of a record Kafka did not acknowledge in time: the
  * producer knows (it logs "Connection to node -1 could not be established") but tells its caller
- * only that the record expired. One TCP connect to each bootstrap address (at most three, each
- * bounded by {@link #CONNECT_TIMEOUT_MS}), the answer reused for {@link #REUSE_NANOS}, so a failing
- * batch costs at most one round of connects.
+ * only that the record expired. One TCP connect to each bootstrap address (at most three, together
+ * bounded by {@link #BUDGET_MS}, so the call it explains ends at most that much later), the answer
+ * reused for {@link #REUSE_NANOS}, so a failing batch costs at most one round of connects; none for
+ * an interrupted caller.
  */
 final class BrokerProbe {
-    static final int CONNECT_TIMEOUT_MS = 1000;
+    static final int BUDGET_MS = 500;
     static final long REUSE_NANOS = 5_000_000_000L;
     private static final int MAX_ADDRESSES = 3;
 
@@ -60,13 +61,17 @@ final class BrokerProbe {
      * the broker's advertised listeners, its load).
      */
     synchronized String unreachable() {
+        if (Thread.currentThread().isInterrupted()) {
+            return null; // the caller gave up: no blocking connect now
+        }
         long now = System.nanoTime();
         if (checked && now - checkedAt < REUSE_NANOS) {
             return last.isEmpty() ? null : last;
         }
         List<String> problems = new ArrayList<>();
+        int timeout = Math.max(1, BUDGET_MS / addresses.size());
         for (String address : addresses) {
-            String problem = connect(address);
+            String problem = connect(address, timeout);
             if (problem == null) {
                 problems.clear();
                 break;
@@ -79,7 +84,7 @@ final class BrokerProbe {
         return last.isEmpty() ? null : last;
     }
 
-    private static String connect(String address) {
+    private static String connect(String address, int timeoutMs) {
         int colon = address.lastIndexOf(':');
         String host = colon > 0 ? address.substring(0, colon) : address;
         int port;
@@ -92,14 +97,14 @@ final class BrokerProbe {
             host = host.substring(1, host.length() - 1);
         }
         try (Socket socket = new Socket()) {
-            socket.connect(new InetSocketAddress(host, port), CONNECT_TIMEOUT_MS);
+            socket.connect(new InetSocketAddress(host, port), timeoutMs);
             return null;
         } catch (UnknownHostException e) {
             return "unknown host '" + host + "'";
         } catch (ConnectException e) {
             return "connection refused by " + address;
         } catch (SocketTimeoutException e) {
-            return address + " did not answer within " + CONNECT_TIMEOUT_MS / 1000 + "s";
+            return address + " did not answer within " + timeoutMs + "ms";
         } catch (IOException | IllegalArgumentException e) {
             return "cannot connect to " + address + ": " + e.getMessage();
         }
