@@ -17,11 +17,9 @@ final class Claim {
      * @return the claimed deliveries in claim order, possibly none
      */
     static List<Tracked> claim(Settings settings, OutboxStore store, Instant claimTime, int limit) {
-        if (!settings.members().mayClaim()) {
-            return List.of(); // a member claims once its clock is in the store's frame
-        }
         List<Delivery> deliveries;
         try {
+            settings.members().joinBeforeClaim(); // a member times leases by the store's clock
             deliveries =
                     store.claim(
                             new ClaimRequest(

@@ -59,12 +59,18 @@ final class Members {
     }
 
     /**
-     * Whether the relay may claim: always when it is not a member; as a member only once a renewal
-     * succeeded, so that its clock is in the store's frame ({@link StoreClock}) before it times a
-     * lease.
+     * For the claim loop, before each claim: a member claims only once a renewal succeeded, so that
+     * its clock is in the store's frame ({@link StoreClock}) before it times a lease. Until then
+     * the loop renews itself, and a failed renewal fails the claim (the loop counts a store
+     * failure, as for a failed claim).
+     *
+     * @throws RuntimeException what the store threw
      */
-    boolean mayClaim() {
-        return !active || last != null;
+    void joinBeforeClaim() {
+        OutboxMembership m = store;
+        if (m != null && active && last == null) {
+            renewOnce(m, () -> {});
+        }
     }
 
     /** The last successful renewal, or null. */
@@ -86,7 +92,7 @@ final class Members {
      * Starts joining and renewing on the member thread: the first renewal runs at once there (never
      * on the caller's thread, which a store that cannot be reached would hold up), and wakes the
      * loop up when it succeeded and whenever a renewal changes the buckets; the loop claims nothing
-     * before the first renewal succeeded ({@link #mayClaim()}).
+     * before a renewal succeeded ({@link #joinBeforeClaim()}).
      *
      * @param wakeUp called when a renewal changed the buckets this relay owns
      */
@@ -169,38 +175,10 @@ final class Members {
         }
     }
 
-    /** One renewal; returns whether it succeeded. */
+    /** One renewal on the member thread; returns whether it succeeded (a failure is logged). */
     private boolean renew(OutboxMembership m, Runnable wakeUp) {
-        Membership before = last;
         try {
-            Instant sent = clock.base().instant();
-            Membership now = m.renew(owner, lease);
-            clock.sync(sent, now.storeTime(), clock.base().instant());
-            last = now;
-            handovers += now.handedOver();
-            if (before == null) {
-                Duration offset = clock.offset();
-                if (offset.abs().compareTo(NOTABLE_OFFSET) > 0) {
-                    LOG.warn(
-                            "relay '{}': the store's clock is {} {} this relay's; the relay times"
-                                    + " its leases by the store's clock",
-                            owner,
-                            Durations.format(offset.abs()),
-                            offset.isNegative() ? "behind" : "ahead of");
-                }
-            }
-            List<Integer> had = before == null ? List.of() : before.buckets();
-            boolean moved = !now.buckets().equals(had);
-            if (moved) {
-                LOG.info(
-                        "relay '{}' owns {} of the outbox's buckets among {} members",
-                        owner,
-                        now.buckets().size(),
-                        now.members().size());
-            }
-            if (moved || before == null) { // the loop waits for the first renewal to claim
-                wakeUp.run();
-            }
+            renewOnce(m, wakeUp);
             return true;
         } catch (RuntimeException e) {
             LOG.warn(
@@ -209,6 +187,43 @@ final class Members {
                     e.toString(),
                     Durations.format(Duration.ofNanos(lease.toNanos() / 15)));
             return false;
+        }
+    }
+
+    /**
+     * One renewal (on the member thread, or on the loop's before its first claim): moves the clock
+     * into the store's frame, records the membership, and wakes the loop up when its buckets
+     * changed or it is the first.
+     */
+    private synchronized void renewOnce(OutboxMembership m, Runnable wakeUp) {
+        Membership before = last;
+        Instant sent = clock.base().instant();
+        Membership now = m.renew(owner, lease);
+        clock.sync(sent, now.storeTime(), clock.base().instant());
+        last = now;
+        handovers += now.handedOver();
+        if (before == null) {
+            Duration offset = clock.offset();
+            if (offset.abs().compareTo(NOTABLE_OFFSET) > 0) {
+                LOG.warn(
+                        "relay '{}': the store's clock is {} {} this relay's; the relay times its"
+                                + " leases by the store's clock",
+                        owner,
+                        Durations.format(offset.abs()),
+                        offset.isNegative() ? "behind" : "ahead of");
+            }
+        }
+        List<Integer> had = before == null ? List.of() : before.buckets();
+        boolean moved = !now.buckets().equals(had);
+        if (moved) {
+            LOG.info(
+                    "relay '{}' owns {} of the outbox's buckets among {} members",
+                    owner,
+                    now.buckets().size(),
+                    now.members().size());
+        }
+        if (moved || before == null) { // the loop waits for the first renewal to claim
+            wakeUp.run();
         }
     }
 }
