@@ -1,27 +1,43 @@
 package io.outbox4j.store.jdbi;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
  * The decision of one claim over the pages it reads, in claim order (docs/per-key-order.md, step
  * 3): an unkeyed row is taken; a keyed row is taken when nothing precedes it or its predecessor was
- * taken earlier in this claim; a row whose predecessor the claimer itself holds (a live lease of
- * its own) is skipped, neither taken nor parked: the claimer cannot start it before its own
- * predecessor is done, and its completion makes it claimable again without an unpark; any other
- * blocked row is parked. Taking stops at the limit, and the walk stops once it has skipped as many
- * rows as the limit (a claimer that mostly meets the next messages of its own keys has nothing to
- * start and waits for its completions); rows after that are left as they are.
+ * taken earlier in this claim; in a member's claim, a row whose predecessor the member itself holds
+ * (a live lease of its own), and up to {@link #SKIP_DEPTH} rows of that key behind it, are skipped,
+ * neither taken nor parked: the claimer cannot start them before its own message is done, and its
+ * completion makes them claimable again without an unpark; any other blocked row is parked (so a
+ * key's deep backlog still leaves the claim index and does not hide other keys; in a claim of every
+ * bucket, which shares its rows with other claimers, every blocked row is parked: another claimer
+ * would park the rows it left). Taking stops at the limit, and the walk stops once it has skipped
+ * as many rows as the limit (a claimer that mostly meets the next messages of its own keys has
+ * nothing to start and waits for its completions); rows after that are left as they are.
  */
 final class ClaimWalk {
+    /** The most rows of one key a walk skips behind the claimer's own lease; rows beyond park. */
+    static final int SKIP_DEPTH = 4;
+
     private final int limit;
+    private final boolean member;
     private final Set<Long> takenSeqs = new HashSet<>();
     private final Set<Long> skippedSeqs = new HashSet<>();
+    private final Map<String, Integer> skippedOfKey = new HashMap<>();
 
-    ClaimWalk(int limit) {
+    /**
+     * @param limit the most rows the claim takes
+     * @param member whether the claim is a member's (only its buckets): rows behind its own leases
+     *     are then skipped
+     */
+    ClaimWalk(int limit, boolean member) {
         this.limit = limit;
+        this.member = member;
     }
 
     /** What one page decided: the rows to lease and the rows to park, each in claim order. */
@@ -51,14 +67,23 @@ final class ClaimWalk {
     }
 
     /**
-     * Skips the row if its predecessor is the claimer's own live lease.
+     * Skips the row if its predecessor is the claimer's own live lease, or a row this walk skipped,
+     * while fewer than {@link #SKIP_DEPTH} rows of its key were skipped.
      *
      * @return whether it was skipped
      */
     boolean skipped(Candidate c) {
-        if (!c.prevMine()) {
+        if (!member) {
             return false;
         }
+        if (skippedSeqs.contains(c.seq())) {
+            return true; // read again on a later page
+        }
+        boolean behindMine = c.prevMine() || skippedSeqs.contains(c.prevSeq());
+        if (!behindMine || skippedOfKey.getOrDefault(c.key(), 0) >= SKIP_DEPTH) {
+            return false;
+        }
+        skippedOfKey.merge(c.key(), 1, Integer::sum);
         skippedSeqs.add(c.seq());
         return true;
     }

@@ -429,7 +429,7 @@ final class PostgresDialect extends SqlDialect {
      */
     @Override
     List<StoredRow> claim(Db db, Instant now, LeaseTerms terms, int limit, String member) {
-        ClaimWalk walk = new ClaimWalk(limit);
+        ClaimWalk walk = new ClaimWalk(limit, member != null);
         List<FirstPageRow> page =
                 afterSettings(
                         db,
@@ -445,8 +445,13 @@ final class PostgresDialect extends SqlDialect {
                                         .set("token", terms.token()),
                         rs ->
                                 new FirstPageRow(
-                                        rs.getLong(2),
-                                        rs.getBoolean(5),
+                                        new Candidate(
+                                                rs.getString(1),
+                                                rs.getLong(2),
+                                                rs.getString(3),
+                                                rs.getObject(4) == null ? null : rs.getLong(4),
+                                                rs.getBoolean(5),
+                                                null),
                                         rs.getString(LEASED_COLUMNS) == null
                                                 ? null
                                                 : StoredRow.read(rs, this, LEASED_COLUMNS)));
@@ -457,9 +462,9 @@ final class PostgresDialect extends SqlDialect {
         boolean blocked = false;
         for (FirstPageRow row : page) {
             if (row.leased() != null) {
-                walk.took(row.seq());
+                walk.took(row.candidate().seq());
                 leased.add(row.leased());
-            } else if (!row.prevMine()) {
+            } else if (!walk.skipped(row.candidate())) {
                 blocked = true; // to take behind a row taken here, or to park
             }
         }
@@ -469,11 +474,8 @@ final class PostgresDialect extends SqlDialect {
         return leased;
     }
 
-    /**
-     * A row of the first page: its enqueue order, whether its predecessor is the claimer's own live
-     * lease (then it is left alone), and its message if it was leased.
-     */
-    private record FirstPageRow(long seq, boolean prevMine, StoredRow leased) {}
+    /** A row of the first page, and its message if it was leased. */
+    private record FirstPageRow(Candidate candidate, StoredRow leased) {}
 
     @Override
     List<Candidate> lockCandidates(

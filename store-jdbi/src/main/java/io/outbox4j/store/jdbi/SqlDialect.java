@@ -437,7 +437,7 @@ abstract class SqlDialect {
      * @param member the owner claiming as a member (keyed rows only of its buckets), or null
      */
     List<StoredRow> claim(Db db, Instant now, LeaseTerms terms, int limit, String member) {
-        return claimPages(db, now, terms, new ClaimWalk(limit), member);
+        return claimPages(db, now, terms, new ClaimWalk(limit, member != null), member);
     }
 
     /**

@@ -15,10 +15,11 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * PostgreSQL claims leave alone the next message of a key the claimer itself holds (ClaimWalk): a
- * relay whose in-flight bound exceeds its keys no longer parks, and later unparks, the row behind
- * each of its own in-flight messages (the parking churn of the {@code scale-io} benchmark's tuning
- * series), while a deep backlog of such a key is still parked, so it does not hide other keys.
+ * PostgreSQL member claims leave alone the next messages of a key the member itself holds
+ * (ClaimWalk): a relay whose in-flight bound exceeds its keys no longer parks, and later unparks,
+ * the row behind each of its own in-flight messages (the parking churn of the {@code scale-io}
+ * benchmark's tuning series), while a deep backlog of such a key is still parked, so it does not
+ * hide other keys.
  */
 class PostgresOwnFollowersTest {
     private static final String TABLE = "outbox_own_followers";
@@ -33,6 +34,7 @@ class PostgresOwnFollowersTest {
         store = JdbiOutboxStore.builder(jdbi).tableName(TABLE).build();
         store.createSchemaIfAbsent();
         jdbi.useHandle(h -> h.execute(store.sql().deleteAll));
+        store.clearMembers();
     }
 
     private static Message keyed(String id, String key) {
@@ -43,7 +45,14 @@ class PostgresOwnFollowersTest {
         jdbi.useTransaction(h -> store.enqueueAll(h, messages));
     }
 
+    /** A member's claim (the member owns every bucket: it is the only one). */
     private List<Delivery> claim(String owner, int limit) {
+        store.renew(owner, Duration.ofMinutes(1));
+        return store.claim(new ClaimRequest(owner, Instant.now(), LEASE, limit, true));
+    }
+
+    /** A claim of every bucket, not as a member. */
+    private List<Delivery> claimEveryBucket(String owner, int limit) {
         return store.claim(new ClaimRequest(owner, Instant.now(), LEASE, limit));
     }
 
@@ -63,23 +72,40 @@ class PostgresOwnFollowersTest {
     }
 
     @Test
-    void theNextMessageOfAnOwnKeyIsNotParked_itsDeepBacklogIs_andOtherKeysAreTaken() {
-        enqueue(List.of(keyed("a1", "a"), keyed("a2", "a"), keyed("a3", "a"), keyed("b1", "b")));
+    void theNextMessagesOfAnOwnKeyAreNotParked_itsDeepBacklogIs_andOtherKeysAreTaken() {
+        List<Message> a = new ArrayList<>();
+        for (int i = 1; i <= ClaimWalk.SKIP_DEPTH + 3; i++) {
+            a.add(keyed("a" + i, "a"));
+        }
+        List<Message> all = new ArrayList<>(a);
+        all.add(keyed("b1", "b"));
+        enqueue(all);
         assertThat(ids(claim("relay", 1))).containsExactly("a1");
 
-        assertThat(ids(claim("relay", 10)))
+        assertThat(ids(claim("relay", 20)))
                 .as("the relay holding a1 takes b1, the first of another key, past a's backlog")
                 .containsExactly("b1");
+        List<String> deep = new ArrayList<>();
+        for (int i = ClaimWalk.SKIP_DEPTH + 2; i <= ClaimWalk.SKIP_DEPTH + 3; i++) {
+            deep.add("a" + i);
+        }
         assertThat(parked())
                 .as(
-                        "a2 (the next of a key the claimer holds) stays in the claim index; a3"
-                                + " (behind it) is parked")
-                .containsExactly("a3");
+                        "the %d messages of a behind a1 (held by the claimer) stay in the claim"
+                                + " index; the deeper backlog is parked",
+                        ClaimWalk.SKIP_DEPTH)
+                .containsExactlyElementsOf(deep);
 
-        assertThat(claim("other", 10)).as("a2 waits for a1 for every claimer").isEmpty();
+        assertThat(claimEveryBucket("other", 20))
+                .as("a's backlog waits for a1 for every claimer")
+                .isEmpty();
         assertThat(parked())
-                .as("another claimer, which does not hold a1, parks a2 as before")
-                .containsExactly("a2", "a3");
+                .as("a claim of every bucket, which does not hold a1, parks a's backlog as before")
+                .containsExactlyElementsOf(messageIds(a.subList(1, a.size())));
+    }
+
+    private static List<String> messageIds(List<Message> messages) {
+        return messages.stream().map(Message::id).toList();
     }
 
     @Test
