@@ -138,7 +138,7 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
                                             + "' "
                                             + s.prepared.destination().describe()
                                             + ": the broker did not take responsibility for it (for example a queue at its x-max-length "
-                                            + "with x-overflow=reject-publish, or an internal error); it will be retried")));
+                                            + "with x-overflow=reject-publish, or an internal error)")));
         }
     }
 
@@ -185,7 +185,7 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
                                         + exchange
                                         + "', routing key '"
                                         + routingKey
-                                        + "'): no queue is bound for it; it will be retried");
+                                        + "'): no queue is bound for it");
                 return;
             }
         }
@@ -213,7 +213,7 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
                                             + s.prepared.destination().describe()
                                             + ": "
                                             + reason
-                                            + "; it will be retried",
+                                            + "",
                                     cause)));
         }
     }

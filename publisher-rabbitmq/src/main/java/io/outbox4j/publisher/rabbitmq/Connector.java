@@ -154,6 +154,11 @@ final class Connector {
         }
     }
 
+    /** The broker's address, {@code host:port}, for failure texts. */
+    String address() {
+        return factory.getHost() + ":" + factory.getPort();
+    }
+
     boolean isClosed() {
         return closed;
     }

@@ -178,9 +178,7 @@ public final class RabbitMqPublisher implements Publisher {
             }
         }
         if (closed) {
-            call.failUndecided(
-                    new RetryableFailureException(
-                            "the RabbitMQ publisher is closed; the message will be retried"));
+            call.failUndecided(new RetryableFailureException("the RabbitMQ publisher is closed"));
             return call.outcomes();
         }
         String blocked = connector.blockedReason();
@@ -189,7 +187,7 @@ public final class RabbitMqPublisher implements Publisher {
                     new RetryableFailureException(
                             "the RabbitMQ connection is blocked by a resource alarm ("
                                     + blocked
-                                    + "): nothing is published until the broker unblocks it; it will be retried"));
+                                    + "): nothing is published until the broker unblocks it"));
             return call.outcomes();
         }
         if (call.allDecided()) {
@@ -199,8 +197,7 @@ public final class RabbitMqPublisher implements Publisher {
             writers.execute(() -> write(call, prepared));
         } catch (RejectedExecutionException e) {
             call.failUndecided(
-                    new RetryableFailureException(
-                            "the RabbitMQ publisher is closed; the message will be retried", e));
+                    new RetryableFailureException("the RabbitMQ publisher is closed", e));
             return call.outcomes();
         }
 
@@ -217,12 +214,16 @@ public final class RabbitMqPublisher implements Publisher {
             call.failUndecided(
                     new RetryableFailureException(
                             interrupted
-                                    ? "interrupted while " + call.stage() + "; it will be retried"
-                                    : "RabbitMQ did not confirm within "
-                                            + limit
+                                    ? "interrupted while " + call.stage()
+                                    : "RabbitMQ at "
+                                            + connector.address()
+                                            + " did not confirm within "
+                                            + (limit.toMillis() % 1000 == 0
+                                                    ? limit.toSeconds() + "s"
+                                                    : limit.toMillis() + "ms")
                                             + " (the publisher was "
                                             + call.stage()
-                                            + "); it will be retried"));
+                                            + ")"));
         }
         if (!call.abandon()) {
             // The writer is done: this thread decides what becomes of the channel.
@@ -260,7 +261,7 @@ public final class RabbitMqPublisher implements Publisher {
                                                         + "' does not exist (RabbitMQ answered 404 "
                                                         + "NOT_FOUND to a passive declare), so message '"
                                                         + prepared[i].messageId()
-                                                        + "' was not sent; it will be retried")));
+                                                        + "' was not sent")));
                     } else {
                         channel.publish(call, i, prepared[i]);
                     }
@@ -271,11 +272,12 @@ public final class RabbitMqPublisher implements Publisher {
             broken = true;
             call.failUndecided(
                     new RetryableFailureException(
-                            "could not publish to RabbitMQ while "
+                            "could not publish to RabbitMQ at "
+                                    + connector.address()
+                                    + " while "
                                     + call.stage()
                                     + ": "
-                                    + e
-                                    + "; it will be retried",
+                                    + e,
                             e));
         } finally {
             call.handOver(channel, broken);

@@ -177,7 +177,11 @@ class RabbitMqPublisherBuilderTest {
                                 assertThat(o.failure().orElseThrow())
                                         .isInstanceOf(RetryableFailureException.class)
                                         .hasMessageContaining(
-                                                "could not publish to RabbitMQ while opening a channel")
+                                                "could not publish to RabbitMQ at 127.0.0.1:"
+                                                        + closedPort
+                                                        + " while opening a channel")
+                                        .hasMessageContaining("Connection refused")
+                                        .hasMessageNotContaining("will be retried")
                                         .cause()
                                         .as("the client library's own error is kept as the cause")
                                         .isNotNull();
