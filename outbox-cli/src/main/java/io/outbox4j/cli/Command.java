@@ -335,7 +335,7 @@ abstract class Command {
             m.put("delayed", c.delayed());
             m.put("leased", c.leased());
             m.put("dead", c.dead());
-            m.put("oldestReadyAgeSeconds", c.oldestReadyAge());
+            m.put("oldestReadyAge", c.oldestReadyAge());
             return m;
         }
     }

@@ -53,7 +53,7 @@ final class Json {
         } else if (value instanceof Number || value instanceof Boolean) {
             b.append(value);
         } else if (value instanceof Duration d) {
-            b.append(d.toMillis() / 1000.0);
+            string(b, d.toString()); // ISO-8601, as every JSON of outbox4j
         } else if (value instanceof Instant i) {
             string(b, i.toString());
         } else {

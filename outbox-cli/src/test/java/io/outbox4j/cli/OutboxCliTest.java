@@ -81,6 +81,7 @@ class OutboxCliTest {
                 .endsWith("}")
                 .contains("\"total\":{\"ready\":1,\"delayed\":0,\"leased\":0,\"dead\":2,")
                 .contains("\"shop.payments\":{\"ready\":1,\"delayed\":0,\"leased\":0,\"dead\":2,")
+                .containsPattern("\"oldestReadyAge\":\"PT[0-9.HMS]+\"")
                 .doesNotContain("\n");
     }
 
