@@ -2,6 +2,7 @@ package io.outbox4j.benchmarks;
 
 import io.outbox4j.api.Message;
 import io.outbox4j.api.Outbox;
+import io.outbox4j.store.jdbi.JdbiOutboxStore;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -41,6 +42,11 @@ final class WriteScenario {
     enum Variant {
         NO_EVENT("no event"),
         OUTBOX4J("outbox4j enqueue"),
+        /**
+         * Not a baseline: the same enqueue by a store built with {@code signalCommits(false)}, so
+         * the cost of the cross-process wake-up signal is measured in the same run.
+         */
+        OUTBOX4J_UNSIGNALLED("outbox4j enqueue, signalCommits(false) (diagnostic)"),
         HAND_WRITTEN("hand-written INSERT"),
         /**
          * Not a baseline: tells how much of a gap is the store's ON CONFLICT clause rather than its
@@ -132,6 +138,13 @@ final class WriteScenario {
                         .config("pool", "HikariCP " + Env.POOL_SIZE);
         createOrders(env);
         Outbox<Connection> outbox = env.store(SUBJECT).jdbc();
+        Outbox<Connection> unsignalled =
+                JdbiOutboxStore.builder(env.jdbi())
+                        .dialect(JdbiOutboxStore.Dialect.POSTGRESQL)
+                        .tableName(SUBJECT)
+                        .signalCommits(false)
+                        .build()
+                        .jdbc();
         env.handTable(HAND, SUBJECT);
         env.handTable(HAND_CONFLICT, SUBJECT);
 
@@ -139,7 +152,7 @@ final class WriteScenario {
         Variant[] all = Variant.values();
         env.log("write: warm-up " + warmup + " s per variant");
         for (Variant v : all) {
-            measure(env, v, outbox, payload, threads, warmup * 1000L);
+            measure(env, v, outbox, unsignalled, payload, threads, warmup * 1000L);
         }
         long[] jvmCpu = new long[all.length];
         long[] writerCpu = new long[all.length];
@@ -168,7 +181,15 @@ final class WriteScenario {
                 for (int i = 0; i < all.length; i++) {
                     int v = (i + slice + round - 1) % all.length;
                     Cpu.Meter meter = Cpu.start(env);
-                    long[] m = measure(env, all[v], outbox, payload, threads, SLICE_MILLIS);
+                    long[] m =
+                            measure(
+                                    env,
+                                    all[v],
+                                    outbox,
+                                    unsignalled,
+                                    payload,
+                                    threads,
+                                    SLICE_MILLIS);
                     Cpu used = meter.stop();
                     count[v] += m[0];
                     nanos[v] += m[1];
@@ -212,6 +233,11 @@ final class WriteScenario {
                         Stats.medianRatio(
                                 tps.get(Variant.HAND_ON_CONFLICT), tps.get(Variant.HAND_WRITTEN)),
                         "");
+        r.figure(
+                "outbox4j_vs_unsignalled",
+                "diagnostic: outbox4j / outbox4j with signalCommits(false) (median of rounds)",
+                Stats.medianRatio(tps.get(Variant.OUTBOX4J), tps.get(Variant.OUTBOX4J_UNSIGNALLED)),
+                "");
         for (int v = 0; v < all.length; v++) {
             String k = all[v].name().toLowerCase(Locale.ROOT);
             r.figure(
@@ -268,6 +294,7 @@ final class WriteScenario {
             Env env,
             Variant v,
             Outbox<Connection> outbox,
+            Outbox<Connection> unsignalled,
             byte[] payload,
             int threads,
             long millis) {
@@ -297,6 +324,8 @@ final class WriteScenario {
                                             String id = UUID.randomUUID().toString();
                                             if (v == Variant.OUTBOX4J) {
                                                 outbox.enqueue(c, message(id, key, payload));
+                                            } else if (v == Variant.OUTBOX4J_UNSIGNALLED) {
+                                                unsignalled.enqueue(c, message(id, key, payload));
                                             } else if (v == Variant.HAND_WRITTEN
                                                     || v == Variant.HAND_ON_CONFLICT) {
                                                 try (PreparedStatement st =

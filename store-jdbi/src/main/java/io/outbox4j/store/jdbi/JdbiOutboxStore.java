@@ -148,6 +148,7 @@ public final class JdbiOutboxStore
     private final Admin admin;
     private final Members members;
     private final PgWakeUps wakeUps; // null except on PostgreSQL
+    private final boolean signalCommits;
     private final Outbox<Connection> jdbc = new JdbcOutbox();
 
     private JdbiOutboxStore(Builder b, Dialect dialect) {
@@ -161,6 +162,7 @@ public final class JdbiOutboxStore
         this.admin = new Admin(sql, db);
         this.members = new Members(sql, db);
         this.wakeUps = dialect == Dialect.POSTGRESQL ? new PgWakeUps(jdbi, b.tableName) : null;
+        this.signalCommits = b.signalCommits && wakeUps != null;
     }
 
     /**
@@ -291,7 +293,7 @@ public final class JdbiOutboxStore
                 transaction.getConnection(),
                 messages,
                 "enqueue inside jdbi.useTransaction(...) or jdbi.inTransaction(...)");
-        if (wakeUps != null && !messages.isEmpty()) {
+        if (signalCommits && !messages.isEmpty()) {
             wakeUps.enqueued(transaction);
         }
     }
@@ -432,7 +434,7 @@ public final class JdbiOutboxStore
                     messages,
                     "call connection.setAutoCommit(false) first and commit when the business"
                             + " change is done");
-            if (wakeUps != null && !messages.isEmpty()) {
+            if (signalCommits && !messages.isEmpty()) {
                 wakeUps.enqueued(transaction);
             }
         }
@@ -452,6 +454,7 @@ public final class JdbiOutboxStore
         private Clock clock = Clock.systemUTC();
         private boolean deadLettersBlockTheirKey = true;
         private boolean enqueueOutsideTransaction;
+        private boolean signalCommits = true;
 
         private Builder(Jdbi jdbi) {
             this.jdbi = jdbi;
@@ -572,6 +575,21 @@ public final class JdbiOutboxStore
          */
         public Builder allowEnqueueOutsideTransaction(boolean allow) {
             this.enqueueOutsideTransaction = allow;
+            return this;
+        }
+
+        /**
+         * Sets whether enqueues on PostgreSQL wake relays in other processes (docs/relay.md,
+         * cross-process wake-up): after the commits it sees, the store sends one coalesced {@code
+         * pg_notify} on a connection of its own from the {@link Jdbi}, at most one every 10 ms. On
+         * by default; turn it off when no relay listens elsewhere, or the pool has no connection to
+         * spare for it. Relays listen whatever this says. No effect on other databases.
+         *
+         * @param signal {@code true} (the default) to signal commits
+         * @return this builder
+         */
+        public Builder signalCommits(boolean signal) {
+            this.signalCommits = signal;
             return this;
         }
 

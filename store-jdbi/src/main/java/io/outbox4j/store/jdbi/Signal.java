@@ -8,29 +8,36 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Coalesces the writing side's wake-up signals: however many commits ask for one, at most one send
- * runs and at most one more is pending, on a daemon thread of its own (which ends after a few
- * seconds without work, so a store needs no closing). A caller only flips a flag and, when it was
- * the first, hands the send to that thread: the enqueue path never waits for the database here.
+ * Coalesces the writing side's wake-up signals on a daemon thread of its own (which ends after a
+ * few seconds without work, so a store needs no closing). The enqueue path never waits for the
+ * database here and, under load, mostly only reads a flag: however many commits ask, sends start at
+ * least {@link #MIN_SPACING_NANOS 10 ms} apart, with at most one running and one pending.
  *
- * <p>{@link #now()} after a commit the store saw; {@link #unsure()} after an enqueue whose commit
- * it cannot see: a send {@link #UNSURE_DELAYS_MS 5, 50 and 500 ms} later, once for all the enqueues
- * of a {@value #UNSURE_WINDOW_MS} ms window.
+ * <ul>
+ *   <li>{@link #now()}: after a commit the store saw (Jdbi's after-commit callback, auto-commit).
+ *   <li>{@link #unsure()}: after an enqueue whose commit it cannot see (a plain JDBC connection).
+ *       One chain of follow-up sends serves every such enqueue: the first {@value
+ *       #FIRST_FOLLOW_UP_MS} ms after, then each after as long again as the latest such enqueue is
+ *       old (so a transaction that commits {@code t} after its enqueue is signalled within about
+ *       {@code 2t}, plus the spacing), until that enqueue is {@value #FOLLOW_UP_FOR_MS} ms old.
+ * </ul>
  */
 final class Signal {
     private static final Logger LOG = LoggerFactory.getLogger(Signal.class);
 
-    /** When the sends after an unseen commit go, from the enqueue. */
-    static final long[] UNSURE_DELAYS_MS = {5, 50, 500};
-
-    /** Enqueues with unseen commits this close together share their sends. */
-    static final long UNSURE_WINDOW_MS = 5;
-
     /**
-     * Sends start at least this far apart (1 ms): at most a thousand signals a second from one
-     * store, which a relay's wake-up window (4 ms by default) coalesces further.
+     * Sends start at least this far apart (10 ms): at most a hundred signals a second from one
+     * store, whatever the commit rate. The first signal after a quiet spell goes at once; under
+     * load a commit waits at most this long for its signal, while the relays it would wake are busy
+     * claiming anyway.
      */
-    static final long MIN_SPACING_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    static final long MIN_SPACING_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+    /** The first follow-up send after an enqueue whose commit is not seen. */
+    static final long FIRST_FOLLOW_UP_MS = 5;
+
+    /** Follow-up sends stop once the latest enqueue whose commit is not seen is this old. */
+    static final long FOLLOW_UP_FOR_MS = 1000;
 
     /** Failed sends are logged at most this often. */
     private static final long LOG_EVERY_NANOS = TimeUnit.SECONDS.toNanos(30);
@@ -38,11 +45,11 @@ final class Signal {
     private final Runnable send;
     private final ScheduledThreadPoolExecutor thread;
     private final AtomicBoolean pending = new AtomicBoolean();
-    private final AtomicLong lastUnsure = new AtomicLong();
+    private final AtomicBoolean followingUp = new AtomicBoolean();
     private final AtomicLong lastFailureLog = new AtomicLong();
-    private volatile boolean everUnsure;
-    private volatile boolean everFailed;
+    private volatile long lastUnsure = System.nanoTime() - TimeUnit.HOURS.toNanos(1);
     private volatile long lastSend = System.nanoTime() - MIN_SPACING_NANOS;
+    private volatile boolean everFailed;
 
     /**
      * @param send sends one signal; may throw (logged, the next signal tries again)
@@ -60,37 +67,47 @@ final class Signal {
                         });
         thread.setKeepAliveTime(5, TimeUnit.SECONDS);
         thread.allowCoreThreadTimeOut(true);
-        thread.setRemoveOnCancelPolicy(true);
     }
 
     /**
-     * Asks for a send as soon as the sending thread is free and {@link #MIN_SPACING_NANOS} passed
-     * since the last send started; coalesced with the one pending.
+     * Asks for a send as soon as {@link #MIN_SPACING_NANOS} passed since the last one started;
+     * coalesced with the one pending.
      */
     void now() {
-        if (pending.compareAndSet(false, true)) {
+        if (!pending.get() && pending.compareAndSet(false, true)) {
             long wait = lastSend + MIN_SPACING_NANOS - System.nanoTime();
-            if (wait > 0) {
-                thread.schedule(this::sendPending, wait, TimeUnit.NANOSECONDS);
-            } else {
-                thread.execute(this::sendPending);
-            }
+            thread.schedule(this::sendPending, Math.max(0, wait), TimeUnit.NANOSECONDS);
         }
     }
 
-    /** Asks for sends after an enqueue whose commit is not seen (see the class comment). */
+    /** Asks for follow-up sends after an enqueue whose commit is not seen (see the class). */
     void unsure() {
         long t = System.nanoTime();
-        long last = lastUnsure.get();
-        if (everUnsure && t - last < TimeUnit.MILLISECONDS.toNanos(UNSURE_WINDOW_MS)) {
+        if (t - lastUnsure > TimeUnit.MILLISECONDS.toNanos(1)) {
+            lastUnsure = t; // within a millisecond is close enough: spares a shared write
+        }
+        if (!followingUp.get() && followingUp.compareAndSet(false, true)) {
+            thread.schedule(this::followUp, FIRST_FOLLOW_UP_MS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Whether a chain of follow-up sends is running (for tests). */
+    boolean followingUp() {
+        return followingUp.get();
+    }
+
+    private void followUp() {
+        now();
+        long age = System.nanoTime() - lastUnsure;
+        if (age < TimeUnit.MILLISECONDS.toNanos(FOLLOW_UP_FOR_MS)) {
+            thread.schedule(this::followUp, Math.max(MIN_SPACING_NANOS, age), TimeUnit.NANOSECONDS);
             return;
         }
-        if (!lastUnsure.compareAndSet(last, t)) {
-            return; // another thread scheduled them just now
-        }
-        everUnsure = true;
-        for (long d : UNSURE_DELAYS_MS) {
-            thread.schedule(this::now, d, TimeUnit.MILLISECONDS);
+        followingUp.set(false);
+        // An enqueue that came after the age was read but saw the chain still running.
+        if (System.nanoTime() - lastUnsure < TimeUnit.MILLISECONDS.toNanos(FOLLOW_UP_FOR_MS)
+                && followingUp.compareAndSet(false, true)) {
+            thread.schedule(this::followUp, FIRST_FOLLOW_UP_MS, TimeUnit.MILLISECONDS);
         }
     }
 

@@ -2,6 +2,8 @@ package io.outbox4j.store.jdbi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -43,29 +45,26 @@ class SignalTest {
     }
 
     @Test
-    void unsureEnqueues_sendAtFiveFiftyAndFiveHundredMillis_onceForAWindow()
+    void unsureEnqueues_shareOneChainOfFollowUpSends_thatBacksOffAndEndsASecondAfterTheLast()
             throws InterruptedException {
-        Semaphore sent = new Semaphore(0);
-        AtomicInteger sends = new AtomicInteger();
-        Signal signal =
-                new Signal(
-                        () -> {
-                            sends.incrementAndGet();
-                            sent.release();
-                        },
-                        "signal-test-unsure");
+        List<Long> sends = new CopyOnWriteArrayList<>();
+        Signal signal = new Signal(() -> sends.add(System.nanoTime()), "signal-test-unsure");
         long start = System.nanoTime();
-        signal.unsure();
-        signal.unsure(); // same window: no sends of its own
-
-        assertThat(sent.tryAcquire(3, 5, TimeUnit.SECONDS)).as("three sends").isTrue();
-        long tookMillis = (System.nanoTime() - start) / 1_000_000;
-        assertThat(tookMillis).as("the last send comes about 500 ms after").isBetween(450L, 3000L);
-        // The second call shared the first's sends: a new signal is the fourth send, not the
-        // seventh.
-        signal.now();
-        assertThat(sent.tryAcquire(1, 5, TimeUnit.SECONDS)).isTrue();
-        assertThat(sends.get()).isEqualTo(4);
+        for (int i = 0; i < 1000; i++) {
+            signal.unsure(); // a burst of enqueues through plain JDBC connections
+        }
+        assertThat(signal.followingUp()).isTrue();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (signal.followingUp()) { // waits for a positive outcome, bounded by the deadline
+            assertThat(System.nanoTime()).as("the chain ends").isLessThan(deadline);
+            Thread.sleep(10);
+        }
+        long first = TimeUnit.NANOSECONDS.toMillis(sends.get(0) - start);
+        long last = TimeUnit.NANOSECONDS.toMillis(sends.get(sends.size() - 1) - start);
+        assertThat(first).as("first send, ms after the burst").isBetween(4L, 200L);
+        assertThat(last).as("last send, ms after the burst").isBetween(500L, 3000L);
+        // Backing off (5, 10, 20, 40 ... ms): about ten sends for a thousand enqueues.
+        assertThat(sends).as("sends for 1000 enqueues").hasSizeBetween(5, 14);
     }
 
     @Test
