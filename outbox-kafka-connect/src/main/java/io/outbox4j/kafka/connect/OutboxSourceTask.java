@@ -11,6 +11,7 @@ import io.outbox4j.api.Membership;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStore;
+import io.outbox4j.api.OutboxWakeUps;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
 import java.time.Duration;
 import java.time.Instant;
@@ -78,6 +79,7 @@ public class OutboxSourceTask extends SourceTask {
 
     private @Nullable HikariDataSource pool;
     private volatile @Nullable OutboxStore store;
+    private volatile OutboxWakeUps.@Nullable Listening listening;
     private volatile @Nullable ScheduledExecutorService keeper;
     private long lastStoreWarning;
 
@@ -254,6 +256,10 @@ public class OutboxSourceTask extends SourceTask {
                 k.shutdownNow();
                 Thread.currentThread().interrupt();
             }
+        }
+        OutboxWakeUps.Listening l = listening;
+        if (l != null) {
+            l.close();
         }
         if (store != null && owner != null) {
             // Connect awaited the outstanding acknowledgements before stopping the task.
@@ -446,11 +452,25 @@ public class OutboxSourceTask extends SourceTask {
             }
             JdbiOutboxStore built = b.build();
             store = built;
+            // Commits by other processes end the task's idle wait (docs/relay.md, cross-process
+            // wake-up); a store without them is polled.
+            listening = built.listen(this::wakeUp);
             LOG.info("outbox task {} uses {}", owner, built);
             return built;
         } catch (RuntimeException e) {
             warnStore("cannot open the outbox store at " + Redact.url(s.jdbcUrl()), e);
             return null;
+        }
+    }
+
+    /**
+     * Messages may have been committed: ends an idle wait as a completion does, and makes a claim
+     * that is running when it comes be followed by another at once.
+     */
+    private void wakeUp() {
+        synchronized (completions) {
+            completionRound++;
+            completions.notifyAll();
         }
     }
 

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -153,6 +154,54 @@ class OutboxSourceTaskTest {
         await("m-1 completed", () -> rows() == 1);
         acknowledge(task, records.subList(1, 2));
         await("m-2 completed", () -> rows() == 0);
+    }
+
+    /** Cross-process wake-up (docs/relay.md): a commit ends the task's idle wait at once. */
+    @Test
+    void aCommitByAnotherStore_endsTheTasksIdleWait_longBeforeItsPollInterval() throws Exception {
+        OutboxSourceTask t = start(Map.of(OutboxSourceConnectorConfig.POLL_INTERVAL_MS, "30000"));
+        AtomicReference<List<SourceRecord>> polled = new AtomicReference<>();
+        Thread poller =
+                new Thread(
+                        () -> {
+                            try {
+                                List<SourceRecord> r = null;
+                                while (r == null && !Thread.currentThread().isInterrupted()) {
+                                    r = t.poll();
+                                }
+                                polled.set(r);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                        },
+                        "wake-up-poller");
+        poller.start();
+        try {
+            await(
+                    "the task joined and listens",
+                    () ->
+                            jdbi.withHandle(
+                                            h ->
+                                                    h.createQuery(
+                                                                    "SELECT (SELECT count(*) FROM"
+                                                                            + " outbox_message_members) +"
+                                                                            + " (SELECT count(*) FROM"
+                                                                            + " pg_stat_activity WHERE query"
+                                                                            + " LIKE 'LISTEN %')")
+                                                            .mapTo(Integer.class)
+                                                            .one())
+                                    == 2);
+            long committed = System.nanoTime();
+            enqueue("w1", "orders", "k1");
+            await("the record", () -> polled.get() != null);
+            assertThat(Duration.ofNanos(System.nanoTime() - committed))
+                    .as("commit to record with a 30 s poll interval")
+                    .isLessThan(Duration.ofSeconds(2));
+            assertThat(ids(polled.get())).containsExactly("w1");
+        } finally {
+            poller.interrupt();
+            poller.join(5_000);
+        }
     }
 
     @Test
