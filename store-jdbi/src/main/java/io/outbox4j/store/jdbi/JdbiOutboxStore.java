@@ -334,8 +334,8 @@ public final class JdbiOutboxStore
      * listening, reconnected when it drops), woken by the one coalesced {@code pg_notify} that a
      * writing store sends on a connection of its own after the commits it sees — never inside the
      * caller's transaction. A commit of a Jdbi transaction is seen; a plain JDBC connection's
-     * commit is not, so its enqueues are signalled 5, 50 and 500 ms later. On MariaDB, MySQL and H2
-     * the listening never wakes: relays poll.
+     * commit is not, so its enqueues are signalled 5 ms later and then backing off until they are a
+     * second old. On MariaDB, MySQL and H2 the listening never wakes: relays poll.
      */
     @Override
     public Listening listen(Runnable wakeUp) {
