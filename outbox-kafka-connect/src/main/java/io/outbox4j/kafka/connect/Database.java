@@ -46,12 +46,15 @@ final class Database {
         return c;
     }
 
-    /** A small pool: a task uses one connection to claim and one to complete and renew. */
+    /**
+     * A small pool: a task uses one connection to claim, one to complete and renew, and on
+     * PostgreSQL one to listen for commits (held while the task runs; docs/relay.md).
+     */
     HikariDataSource pool(String name) {
         HikariConfig config = new HikariConfig();
         config.setPoolName(name);
         config.setDataSource(new DriverDataSource(this));
-        config.setMaximumPoolSize(2);
+        config.setMaximumPoolSize(3);
         config.setMinimumIdle(0);
         config.setConnectionTimeout(10_000);
         // Start even while the database is down: the task retries, it does not fail.
