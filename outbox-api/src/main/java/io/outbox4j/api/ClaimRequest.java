@@ -9,9 +9,9 @@ import java.time.Instant;
  *
  * @param owner the claiming relay's identity; every later write must name the same owner
  * @param now the current time by the relay's clock; stores use it, never their own clock, for every
- *     lease decision. A member claim's {@code now} must be within {@link
- *     OutboxMembership#MAX_CLOCK_OFFSET} of the store's clock, which the store checks inside the
- *     claim (so a member's leases are timed by the store's clock)
+ *     lease decision of a claim not made as a member. A claim as a member is timed by the store's
+ *     own clock instead ({@link OutboxMembership}), so a skewed or stale {@code now} cannot shorten
+ *     or take over a lease
  * @param lease how long the claimed messages stay invisible to other claimers
  * @param limit the maximum number of messages to claim, 1 to {@value #MAX_LIMIT}
  * @param member whether the owner claims as a member of the outbox ({@link OutboxMembership}):

@@ -1,7 +1,6 @@
 package io.outbox4j.api;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 
 /**
@@ -25,13 +24,14 @@ import java.util.List;
  *   <li>A claim as a member checks ownership <em>inside</em> the claim, by the store's clock: keyed
  *       messages of a bucket are claimed only by the bucket's owner while that owner's member lease
  *       lasts. A member without a live lease claims only unkeyed messages.
- *   <li><b>Message leases by the store's clock too.</b> A claim as a member is refused, with an
- *       {@link IllegalArgumentException} and nothing leased, when its {@link ClaimRequest#now()} is
- *       more than {@link #MAX_CLOCK_OFFSET} away from the store's clock, checked inside the claim:
- *       every lease a member starts, judges or takes over is then timed by the store's clock
- *       (within that offset). A relay keeps its times in the store's frame by moving its own clock
- *       by the offset it reads from {@link Membership#storeTime()} at each renewal (the engine's
- *       relay and the Kafka Connect tasks do), so a skewed relay clock is corrected, not refused.
+ *   <li><b>Message leases by the store's clock too.</b> A claim as a member is timed by the store's
+ *       clock, not by {@link ClaimRequest#now()}: which messages are due, whether a lease has
+ *       ended, and the end of the leases it grants ({@code store's now + lease}) are all judged
+ *       inside the claim by the store's own clock. A relay whose clock is skewed, or whose claim
+ *       waited for a connection, neither takes over a live lease early nor grants one that is over
+ *       before it starts. (A relay times renewals and retries in the store's frame by moving its
+ *       own clock by the offset it reads from {@link Membership#storeTime()}; the engine's relay
+ *       and the Kafka Connect tasks do.)
  *   <li>{@link #leave} ends the membership at once and hands its buckets to the remaining live
  *       members in the same step.
  *   <li>Ownership is about throughput, not correctness: per-key order stays the {@link
@@ -48,13 +48,6 @@ public interface OutboxMembership {
 
     /** The longest member lease a store accepts. */
     Duration MAX_LEASE = Duration.ofHours(1);
-
-    /**
-     * How far a member claim's {@link ClaimRequest#now() now} may be from the store's clock before
-     * the store refuses the claim. A member may take over a lease at most this much early by the
-     * store's clock, which the documented duplicate windows include.
-     */
-    Duration MAX_CLOCK_OFFSET = Duration.ofSeconds(2);
 
     /**
      * Joins the outbox, or renews the membership, until the store's now plus {@code lease}; drops
@@ -82,34 +75,6 @@ public interface OutboxMembership {
      * @return the members ordered by id
      */
     List<Member> members();
-
-    /**
-     * Refuses a member claim whose clock is too far from the store's; for stores, called inside the
-     * claim with the store's clock read there.
-     *
-     * @param request the claim
-     * @param storeNow the store's clock
-     * @throws IllegalArgumentException if {@code request.now()} is more than {@link
-     *     #MAX_CLOCK_OFFSET} away from {@code storeNow}
-     */
-    static void checkClock(ClaimRequest request, Instant storeNow) {
-        Duration off = Duration.between(storeNow, request.now());
-        if (off.abs().compareTo(MAX_CLOCK_OFFSET) > 0) {
-            throw new IllegalArgumentException(
-                    "member '"
-                            + request.owner()
-                            + "' claimed at "
-                            + request.now()
-                            + ", "
-                            + (off.isNegative() ? off.negated() + " behind" : off + " ahead of")
-                            + " the store's clock ("
-                            + storeNow
-                            + "); a member's claims must be within "
-                            + MAX_CLOCK_OFFSET
-                            + " of it (a relay moves its clock by the offset it reads at each"
-                            + " renewal, Membership.storeTime())");
-        }
-    }
 
     /**
      * Checks a member id and a member lease; for stores.

@@ -61,8 +61,7 @@ import java.util.function.Predicate;
  * <p>Membership ({@link OutboxMembership}) is judged by the store's clock, the one given to the
  * builder, as a database judges it by its own: a claim {@link ClaimRequest#member() as a member}
  * takes keyed messages only of the buckets its owner holds while its membership lasts by that
- * clock, and is refused when its {@code now} is more than {@link OutboxMembership#MAX_CLOCK_OFFSET}
- * off that clock.
+ * clock, and its leases are timed by that clock too, whatever its {@code now} says.
  *
  * <p>Wake-ups ({@link OutboxWakeUps}) are in-process: a commit that added messages wakes every
  * listener of every store instance built over the same messages, on the committing thread, after
@@ -91,7 +90,7 @@ public class InMemoryOutboxStore
     private final Storage storage;
     private final Clock clock;
     private final boolean deadLettersBlockTheirKey;
-    private final boolean checksMemberClock;
+    private final boolean storeTimesMembers;
 
     /**
      * Creates an empty store whose enqueued messages are stamped by the system clock, and whose
@@ -119,16 +118,16 @@ public class InMemoryOutboxStore
             Storage storage,
             Clock clock,
             boolean deadLettersBlockTheirKey,
-            boolean checksMemberClock) {
+            boolean storeTimesMembers) {
         this.storage = storage;
         this.clock = Objects.requireNonNull(clock, "clock");
         this.deadLettersBlockTheirKey = deadLettersBlockTheirKey;
-        this.checksMemberClock = checksMemberClock;
+        this.storeTimesMembers = storeTimesMembers;
     }
 
     /**
-     * The same store with one defect, for the kit's self-test: member claims are not refused when
-     * their clock is off this store's, so a member's leases are timed by its own clock.
+     * The same store with one defect, for the kit's self-test: member claims are timed by the
+     * claimer's {@code now}, not by this store's clock.
      */
     InMemoryOutboxStore trustingMembersClocks() {
         return new InMemoryOutboxStore(storage, clock, deadLettersBlockTheirKey, false);
@@ -218,10 +217,9 @@ public class InMemoryOutboxStore
     @Override
     public List<Delivery> claim(ClaimRequest request) {
         synchronized (storage) {
-            if (request.member() && checksMemberClock) {
-                OutboxMembership.checkClock(request, clock.instant());
-            }
-            Instant now = request.now();
+            // a member's claim is timed by this store's clock (as a database times it by its own)
+            Instant now = request.member() && storeTimesMembers ? clock.instant() : request.now();
+            Instant until = now.plus(request.lease());
             Predicate<Row> owned = ownedBy(request);
             List<Row> due = new ArrayList<>();
             for (Row r : storage.rows.values()) {
@@ -248,7 +246,7 @@ public class InMemoryOutboxStore
                 r.receipt = UUID.randomUUID().toString();
                 storage.byReceipt.put(r.receipt, r);
                 r.attempts++;
-                r.availableAt = request.leaseUntil();
+                r.availableAt = until;
                 out.add(new Delivery(r.message, r.receipt, r.attempts, r.enqueuedAt));
             }
             return out;

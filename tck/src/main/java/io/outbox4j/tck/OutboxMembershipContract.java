@@ -27,7 +27,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
@@ -44,11 +43,10 @@ import org.junit.jupiter.api.Test;
  * {@code required_<rule>} in a {@link Nested} class; none is ever skipped.
  *
  * <p>Time: member leases are judged by the store's own clock, so the rules about a lapsed member
- * wait for real (about {@link #shortMemberLease()} each). A member claim's {@code now} must be
- * within {@link OutboxMembership#MAX_CLOCK_OFFSET} of the store's clock: the kit claims at this
- * JVM's clock (the store's clock must agree with it that closely) and its messages are due an hour
- * before, whatever the store's clock says; it moves {@code now} by an hour either way to prove that
- * a claimer's clock can neither keep buckets its membership lost nor time a member's leases.
+ * wait for real (about {@link #shortMemberLease()} each). A member's claims are timed by the
+ * store's clock: the kit claims at this JVM's clock with messages due an hour before it, and moves
+ * a claim's {@code now} by hours either way to prove that a claimer's clock can neither keep
+ * buckets its membership lost nor time a member's leases.
  */
 public abstract class OutboxMembershipContract {
     /** The member lease of rules that do not wait for a lapse. */
@@ -135,21 +133,11 @@ public abstract class OutboxMembershipContract {
     }
 
     /**
-     * The time of a member claim: this JVM's clock, which must be within {@link
-     * OutboxMembership#MAX_CLOCK_OFFSET} of the store's (the kit's messages are due an hour before
-     * it, so that a store clock a little ahead of this one finds them due).
+     * The time of a member claim: this JVM's clock (the kit's messages are due an hour before it,
+     * so that they are due by the store's clock too).
      */
     private static Instant claimTime() {
         return Instant.now();
-    }
-
-    /** Runs a member claim that the store may refuse for its clock; a refusal claims nothing. */
-    private static List<Delivery> claimOrRefused(Supplier<List<Delivery>> claim) {
-        try {
-            return claim.get();
-        } catch (IllegalArgumentException refused) {
-            return List.of();
-        }
     }
 
     private List<Delivery> claimAsMember(OutboxStore on, String member, Instant now, int limit) {
@@ -387,7 +375,7 @@ public abstract class OutboxMembershipContract {
                             wall.minus(Duration.ofHours(1)),
                             wall,
                             wall.plus(Duration.ofHours(1)))) {
-                assertThat(claimOrRefused(() -> claimAsMember(store(), A, now, 100)))
+                assertThat(claimAsMember(store(), A, now, 100))
                         .as(
                                 "member A's lease ended by the store's clock; a claim as A with"
                                         + " now=%s must take no keyed message (membership is"
@@ -398,39 +386,32 @@ public abstract class OutboxMembershipContract {
         }
 
         @Test
-        @DisplayName(
-                "a member claim whose clock is off the store's by more than MAX_CLOCK_OFFSET is"
-                        + " refused and leases nothing")
-        void required_memberClaimOffTheStoresClockIsRefused() {
+        @DisplayName("a claim as a member is timed by the store's clock, whatever its now says")
+        void required_memberClaimsAreTimedByTheStoresClock() {
             members().renew(A, LONG);
-            Message keyed = message(prefix + "k");
-            Message unkeyed = message(null);
-            enqueueCommitted(List.of(keyed, unkeyed));
-            Duration off = OutboxMembership.MAX_CLOCK_OFFSET.plusSeconds(30);
-            for (Instant now : List.of(claimTime().plus(off), claimTime().minus(off))) {
-                IllegalArgumentException refused = null;
-                List<Delivery> got = List.of();
-                try {
-                    got = claimAsMember(store(), A, now, 100);
-                } catch (IllegalArgumentException e) {
-                    refused = e;
-                }
-                assertThat(refused)
-                        .as(
-                                "a member claim at now=%s, %s off the store's clock, must be"
-                                        + " refused with an IllegalArgumentException (message"
-                                        + " leases of members are timed by the store's clock);"
-                                        + " it claimed %s",
-                                now, off, got.stream().map(d -> d.message().id()).toList())
-                        .isNotNull();
-                assertThat(refused.getMessage()).as("the refusal names the member").contains(A);
-            }
-            assertThat(claimAsMember(store(), A))
-                    .as(
-                            "after the refused claims, a claim on the store's clock takes both"
-                                    + " messages: a refused claim leases nothing")
+            membership(secondStore()).renew(B, LONG);
+            Message first = message(null);
+            Message second = message(null);
+            Message third = message(null);
+            enqueueCommitted(List.of(first, second, third));
+            Instant wall = claimTime();
+            assertThat(claimAsMember(store(), A, wall.minus(Duration.ofHours(1)), 1))
                     .extracting(d -> d.message().id())
-                    .containsExactlyInAnyOrder(keyed.id(), unkeyed.id());
+                    .as("member A's claim with a clock an hour behind")
+                    .containsExactly(first.id());
+            assertThat(claimAsMember(store(), A, wall, 1))
+                    .extracting(d -> d.message().id())
+                    .as("member A's claim on time")
+                    .containsExactly(second.id());
+            assertThat(claimAsMember(secondStore(), B, wall.plus(Duration.ofHours(2)), 10))
+                    .extracting(d -> d.message().id())
+                    .as(
+                            "member B's claim with a clock two hours ahead must take only '%s': A's"
+                                    + " leases on '%s' (claimed with a clock an hour behind) and"
+                                    + " '%s' last %s by the store's clock, which times every lease"
+                                    + " of a member's claim (not the claimer's now)",
+                            third.id(), first.id(), second.id(), MESSAGE_LEASE)
+                    .containsExactly(third.id());
         }
 
         @Test

@@ -1,9 +1,9 @@
 package io.outbox4j.store.jdbi;
 
-import io.outbox4j.api.OutboxMembership;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -15,7 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Consumer;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.HandleCallback;
 import org.jdbi.v3.core.statement.Query;
@@ -207,16 +206,12 @@ final class PostgresDialect extends SqlDialect {
                         + " attempts = GREATEST(t.attempts - 1, 0), lease_owner = NULL, receipt = NULL"
                         + leases;
         this.claimFree = claimFree(page, leaseSet, returning);
-        // A member's claim leases nothing when its time is off the database's clock; the settings
-        // row brings that clock along, so that the store can say why (one round trip either way).
-        String window =
-                " AND :now BETWEEN statement_timestamp() - interval '"
-                        + OutboxMembership.MAX_CLOCK_OFFSET.toMillis()
-                        + " milliseconds' AND statement_timestamp() + interval '"
-                        + OutboxMembership.MAX_CLOCK_OFFSET.toMillis()
-                        + " milliseconds'";
+        // A member's claim is timed by the database's clock: due-ness, expiry and the new leases'
+        // end, whatever the claimer's clock says (docs/scale-out.md, "Clocks").
         this.claimFreeOwned =
-                claimFree(page(CLAIMABLE + memberCheck + window), leaseSet, returning);
+                claimFree(page(CLAIMABLE + memberCheck), leaseSet, returning)
+                        .replace(":now", "statement_timestamp()")
+                        .replace(":until", "(statement_timestamp() + " + LEASE_MS + ")");
         this.completeKeyed =
                 "WITH d AS (DELETE FROM "
                         + table
@@ -235,9 +230,7 @@ final class PostgresDialect extends SqlDialect {
                         + " SELECT id, receipt, msg_key FROM d";
         this.lockAndCompleteKeyed = lockBucketsOfIds + "; " + completeKeyed;
         this.claimFreeSql = Sql.named(claimSettings + "; " + claimFree);
-        this.claimFreeOwnedSql =
-                Sql.named(
-                        claimSettings + ", statement_timestamp() AS store_now; " + claimFreeOwned);
+        this.claimFreeOwnedSql = Sql.named(claimSettings + "; " + claimFreeOwned);
         this.lockAndCompleteKeyedSql = Sql.named(lockAndCompleteKeyed);
         // The statements a relay runs outside a claim transaction take the planner settings along
         // (one round trip): planned while the table was empty they would scan it whole.
@@ -435,12 +428,15 @@ final class PostgresDialect extends SqlDialect {
                         db,
                         "claim",
                         member == null ? claimFreeSql : claimFreeOwnedSql,
-                        member == null ? null : dbNow -> checkClock(member, now, dbNow),
                         b ->
-                                (member == null ? b : b.set("member", member))
-                                        .time("now", now, this)
+                                (member == null
+                                                ? b.time("now", now, this)
+                                                        .time("until", terms.until(), this)
+                                                : b.set("member", member)
+                                                        .set(
+                                                                "lease_ms",
+                                                                leaseMillis(now, terms.until())))
                                         .set("limit", limit)
-                                        .time("until", terms.until(), this)
                                         .set("owner", terms.owner())
                                         .set("token", terms.token()),
                         rs ->
@@ -472,6 +468,13 @@ final class PostgresDialect extends SqlDialect {
             leased.addAll(claimPages(db, now, terms, walk, member));
         }
         return leased;
+    }
+
+    /** A member claim's lease length in milliseconds, bound as {@code :lease_ms}. */
+    private static final String LEASE_MS = "CAST(:lease_ms AS integer) * interval '1 millisecond'";
+
+    private static int leaseMillis(Instant now, Instant until) {
+        return (int) Math.min(Integer.MAX_VALUE, Duration.between(now, until).toMillis());
     }
 
     /** A row of the first page, and its message if it was leased. */
@@ -655,21 +658,6 @@ final class PostgresDialect extends SqlDialect {
      */
     private <T> List<T> afterSettings(
             Db db, String operation, Sql sql, Binder binder, RowReader<T> rows) {
-        return afterSettings(db, operation, sql, null, binder, rows);
-    }
-
-    /**
-     * {@link #afterSettings(Db, String, Sql, Binder, RowReader)} whose settings row ends with the
-     * database's clock ({@code store_now}), handed to {@code clock} before the rows are read: a
-     * member claim is refused there when its time is off that clock.
-     */
-    private <T> List<T> afterSettings(
-            Db db,
-            String operation,
-            Sql sql,
-            Consumer<Instant> clock,
-            Binder binder,
-            RowReader<T> rows) {
         if (askForReadCommitted) {
             return null;
         }
@@ -685,9 +673,6 @@ final class PostgresDialect extends SqlDialect {
                                         try (ResultSet rs = st.getResultSet()) {
                                             rs.next();
                                             level = rs.getString(1);
-                                            if (clock != null) {
-                                                clock.accept(getTime(rs, 4));
-                                            }
                                         }
                                         List<T> out = new ArrayList<>();
                                         try (ResultSet rs = nextResult(st, "the claim settings")) {

@@ -1,12 +1,11 @@
 package io.outbox4j.store.jdbi;
 
 import io.outbox4j.api.Buckets;
-import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.OutboxException;
-import io.outbox4j.api.OutboxMembership;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -449,31 +448,24 @@ abstract class SqlDialect {
      */
     final List<StoredRow> claimPages(
             Db db, Instant now, LeaseTerms terms, ClaimWalk walk, String member) {
-        IllegalArgumentException[] refused = {null};
-        List<StoredRow> claimed =
-                db.transaction(
-                        "claim",
-                        h -> {
-                            beginClaim(h);
-                            if (member != null) {
-                                try {
-                                    checkClock(
-                                            member,
-                                            now,
-                                            h.createQuery("SELECT " + dbNow)
-                                                    .map((rs, ctx) -> getTime(rs, 1))
-                                                    .one());
-                                } catch (IllegalArgumentException e) {
-                                    refused[0] = e; // thrown once the transaction has ended
-                                    return List.of();
-                                }
-                            }
-                            return claimPages(h, now, terms, walk, member);
-                        });
-        if (refused[0] != null) {
-            throw refused[0];
-        }
-        return claimed;
+        return db.transaction(
+                "claim",
+                h -> {
+                    beginClaim(h);
+                    if (member == null) {
+                        return claimPages(h, now, terms, walk, null);
+                    }
+                    // a member's claim is timed by the database's clock (docs/scale-out.md,
+                    // "Clocks"): due-ness, expiry, and the new leases' end
+                    Instant at =
+                            h.createQuery("SELECT " + dbNow).map((rs, ctx) -> getTime(rs, 1)).one();
+                    LeaseTerms byDb =
+                            new LeaseTerms(
+                                    at.plus(Duration.between(now, terms.until())),
+                                    terms.owner(),
+                                    terms.token());
+                    return claimPages(h, at, byDb, walk, member);
+                });
     }
 
     private List<StoredRow> claimPages(
@@ -503,16 +495,6 @@ abstract class SqlDialect {
                 return leased;
             }
         }
-    }
-
-    /**
-     * Refuses a member claim whose time is more than {@link OutboxMembership#MAX_CLOCK_OFFSET} off
-     * the database's clock, read inside the claim: a member's leases are timed by the database's
-     * clock (docs/scale-out.md, "Clocks").
-     */
-    static void checkClock(String member, Instant now, Instant dbNow) {
-        OutboxMembership.checkClock(
-                new ClaimRequest(member, now, OutboxMembership.MIN_LEASE, 1, true), dbNow);
     }
 
     /**

@@ -109,25 +109,26 @@ final class Claimer {
     }
 
     List<Delivery> claim(ClaimRequest request) {
-        long now = Nanos.of(request.now());
         BsonString owner = new BsonString(request.owner());
         BsonString token = new BsonString(Receipt.newToken());
-        BsonDocument lease =
-                new BsonDocument(
-                                "$set",
-                                new BsonDocument(
-                                                AVAILABLE_AT,
-                                                new BsonInt64(Nanos.of(request.leaseUntil())))
-                                        .append(OWNER, owner)
-                                        .append(RECEIPT, token))
-                        .append("$inc", new BsonDocument(ATTEMPTS, new BsonInt32(1)));
         int limit = request.limit();
         List<Taken> taken = new ArrayList<>();
         Map<String, Long> lastTaken = new HashMap<>();
         try (ClaimLock.Held held = lock.acquire("claim")) {
-            if (request.member()) {
-                members.checkClock(request);
-            }
+            // a member's claim is timed by the server's clock, read under the lock
+            // (docs/scale-out.md, "Clocks"); other claims by the claimer's
+            Instant at = request.member() ? members.serverNow() : request.now();
+            long now = Nanos.of(at);
+            BsonDocument lease =
+                    new BsonDocument(
+                                    "$set",
+                                    new BsonDocument(
+                                                    AVAILABLE_AT,
+                                                    new BsonInt64(
+                                                            Nanos.of(at.plus(request.lease()))))
+                                            .append(OWNER, owner)
+                                            .append(RECEIPT, token))
+                            .append("$inc", new BsonDocument(ATTEMPTS, new BsonInt32(1)));
             // null: every bucket (a claim not as a member, or a member that owns them all)
             Set<Integer> owned = request.member() ? members.claimable(request.owner()) : null;
             if (owned != null && owned.size() == Buckets.COUNT) {

@@ -6,7 +6,6 @@ import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.UpdateOptions;
 import com.mongodb.client.result.UpdateResult;
 import io.outbox4j.api.Buckets;
-import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Member;
 import io.outbox4j.api.Membership;
 import io.outbox4j.api.OutboxException;
@@ -175,13 +174,9 @@ final class Members {
      * gives it, while its lease lasts by the server's clock at this read ({@code $$NOW}); none
      * otherwise.
      */
-    /**
-     * Refuses a member claim whose time is more than {@link OutboxMembership#MAX_CLOCK_OFFSET} off
-     * the server's clock, read under the claim lock: a member's message leases are timed by the
-     * server's clock (docs/scale-out.md, "Clocks").
-     */
-    void checkClock(ClaimRequest request) {
-        OutboxMembership.checkClock(request, clock.now());
+    /** The server's clock now (a member's claims are timed by it). */
+    Instant serverNow() {
+        return clock.now();
     }
 
     Set<Integer> claimable(String owner) {
