@@ -297,6 +297,11 @@ public final class Relay implements AutoCloseable {
         if (loopThread != null) {
             throw new IllegalStateException("relay '" + settings.owner() + "' is already started");
         }
+        if (wakeUps != null) {
+            // Commits by other processes wake the loop too (docs/relay.md, cross-process wake-up).
+            // First, so that a store refusing to listen leaves the relay not started.
+            listening = wakeUps.listen(pipeline::wakeUp);
+        }
         Thread t = new Thread(pipeline::loop, "outbox4j-relay-" + settings.owner());
         t.setDaemon(true);
         loopThread = t;
@@ -304,10 +309,6 @@ public final class Relay implements AutoCloseable {
         log.started(settings);
         settings.members().start(pipeline::wakeUp);
         t.start();
-        if (wakeUps != null) {
-            // Commits by other processes wake the loop too (docs/relay.md, cross-process wake-up).
-            listening = wakeUps.listen(pipeline::wakeUp);
-        }
     }
 
     /**
