@@ -181,13 +181,16 @@ public final class SleepRelayMain {
     }
 
     /**
-     * Makes every connection of the pool report its pending statistics now. Borrows all of them at
-     * once (the relay's threads wait meanwhile: only called between drains).
+     * Makes the pool's idle connections report their pending statistics now (a busy one reports at
+     * the end of its transaction). Borrows only connections idle at that moment: borrowing the
+     * whole pool waited up to the pool's 30 s timeout whenever the relay kept one (a listening
+     * connection, a long claim), and the relay's threads waited for connections meanwhile.
      */
     private static void flushStatistics(HikariDataSource pool) {
         List<Connection> held = new ArrayList<>();
         try {
-            for (int i = 0; i < pool.getMaximumPoolSize(); i++) {
+            int idle = pool.getHikariPoolMXBean().getIdleConnections();
+            for (int i = 0; i < idle; i++) {
                 held.add(pool.getConnection());
             }
             for (Connection c : held) {
