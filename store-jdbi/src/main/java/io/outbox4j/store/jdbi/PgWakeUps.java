@@ -56,10 +56,6 @@ final class PgWakeUps implements OutboxWakeUps {
         return c.length() <= 63 ? c : c.substring(0, 63);
     }
 
-    String channel() {
-        return channel;
-    }
-
     /**
      * Called on the caller's thread after an enqueue through a Jdbi handle: signals after the
      * commit of the handle's transaction (Jdbi runs the callback), at once in auto-commit mode.
@@ -104,11 +100,9 @@ final class PgWakeUps implements OutboxWakeUps {
         }
     }
 
+    /** Listens on a thread and a connection of its own ({@code wakeUp} checked by the store). */
     @Override
     public Listening listen(Runnable wakeUp) {
-        if (wakeUp == null) {
-            throw new IllegalArgumentException("wakeUp must not be null");
-        }
         Listener l = new Listener(wakeUp);
         Thread t = new Thread(l::run, "outbox4j-listen-" + channel);
         t.setDaemon(true);
