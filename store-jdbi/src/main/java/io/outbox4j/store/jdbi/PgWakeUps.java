@@ -123,6 +123,7 @@ final class PgWakeUps implements OutboxWakeUps {
 
         void run() {
             Duration pause = FIRST_PAUSE;
+            boolean failing = false;
             try {
                 while (!closed) {
                     try (Handle h = jdbi.open()) {
@@ -132,6 +133,10 @@ final class PgWakeUps implements OutboxWakeUps {
                             st.execute("LISTEN \"" + channel + '"');
                         }
                         PGConnection pg = c.unwrap(PGConnection.class);
+                        if (failing) {
+                            LOG.info("outbox4j: listening on channel '{}' again", channel);
+                        }
+                        failing = false;
                         pause = FIRST_PAUSE;
                         wake(); // commits made while not listening are claimed now
                         while (!closed) {
@@ -147,12 +152,20 @@ final class PgWakeUps implements OutboxWakeUps {
                         if (closed) {
                             break;
                         }
-                        LOG.warn(
-                                "outbox4j: listening on channel '{}' failed, the relay polls until"
-                                        + " it listens again (in {} ms): {}",
-                                channel,
-                                pause.toMillis(),
-                                e.toString());
+                        // Once per outage at WARN (the relay's own store errors say the rest).
+                        if (!failing) {
+                            failing = true;
+                            LOG.warn(
+                                    "outbox4j: listening on channel '{}' failed, the relay polls"
+                                            + " until it listens again (trying every {} ms to"
+                                            + " {} s): {}",
+                                    channel,
+                                    FIRST_PAUSE.toMillis(),
+                                    MAX_PAUSE.toSeconds(),
+                                    e.toString());
+                        } else {
+                            LOG.debug("outbox4j: listening on channel '{}' failed: {}", channel, e);
+                        }
                         if (closing.await(pause.toMillis(), TimeUnit.MILLISECONDS)) {
                             break;
                         }
