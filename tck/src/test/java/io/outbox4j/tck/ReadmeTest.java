@@ -32,6 +32,7 @@ class ReadmeTest {
         "src/test/java/io/outbox4j/tck/example/MyStorePropertiesTest.java, properties-example",
         "src/test/java/io/outbox4j/tck/example/MyAdminContractTest.java, admin-example",
         "src/test/java/io/outbox4j/tck/example/MyMembershipContractTest.java, membership-example",
+        "src/test/java/io/outbox4j/tck/example/MyWakeUpsContractTest.java, wake-ups-example",
         "src/test/java/io/outbox4j/tck/example/MyArchitectureTest.java, arch-example"
     })
     void readmeShowsTheCompiledExample(String source, String tag) throws IOException {
@@ -59,6 +60,7 @@ class ReadmeTest {
                         OutboxStoreContract.class,
                         OutboxAdminContract.class,
                         OutboxMembershipContract.class,
+                        OutboxWakeUpsContract.class,
                         PublisherContract.class)) {
             for (Class<?> group : kit.getDeclaredClasses()) {
                 if (group.isAnnotationPresent(Nested.class)) {
