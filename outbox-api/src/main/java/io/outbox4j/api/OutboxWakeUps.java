@@ -24,8 +24,8 @@ package io.outbox4j.api;
  *       to die of.
  * </ul>
  *
- * <p>The {@code outbox-tck} reference store implements it in-process: a commit wakes every listener
- * of the store's storage.
+ * <p>The {@code outbox-tck} reference store implements it in-process; the {@code outbox-tck}
+ * module's {@code OutboxWakeUpsContract} proves a store honours it.
  */
 public interface OutboxWakeUps {
     /**
