@@ -454,7 +454,11 @@ public class OutboxSourceTask extends SourceTask {
             store = built;
             // Commits by other processes end the task's idle wait (docs/relay.md, cross-process
             // wake-up); a store without them is polled.
-            listening = built.listen(this::wakeUp);
+            OutboxWakeUps.Listening l = built.listen(this::wakeUp);
+            listening = l;
+            if (stopping) { // stop() ran meanwhile and may have missed it
+                l.close();
+            }
             LOG.info("outbox task {} uses {}", owner, built);
             return built;
         } catch (RuntimeException e) {
