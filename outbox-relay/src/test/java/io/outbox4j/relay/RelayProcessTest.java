@@ -77,16 +77,13 @@ class RelayProcessTest {
     void
             drainsKeyedMessagesInKeyOrder_servesHealthAndMetrics_andOnSigtermExits0HavingGivenBackItsLeases()
                     throws Exception {
-        CompletableFuture<KafkaServer> kafkaStarting =
-                CompletableFuture.supplyAsync(KafkaServer::shared);
-        PostgresServer pg = PostgresServer.shared();
-        KafkaServer kafka = kafkaStarting.join();
-        String url = pg.createDatabase("relay_process");
-        Jdbi jdbi = Jdbi.create(url, pg.user(), pg.password());
-        JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).build();
-        store.createSchemaIfAbsent();
-        String topic = "relay-process-" + System.nanoTime();
-        kafka.createTopic(topic, 4, Map.of());
+        Outbox o = Outbox.create("relay_process", "relay-process-", 4);
+        PostgresServer pg = o.pg();
+        KafkaServer kafka = o.kafka();
+        String url = o.url();
+        Jdbi jdbi = o.jdbi();
+        JdbiOutboxStore store = o.store();
+        String topic = o.topic();
         enqueue(jdbi, store, topic);
 
         Consumer consumer = new Consumer(kafka.bootstrapServers(), topic);
@@ -284,16 +281,13 @@ class RelayProcessTest {
     void
             commitsInAnotherProcess_wakeTheRelay_withinASecondDespiteA30sPoll_andAfterItsListenerIsKilled()
                     throws Exception {
-        CompletableFuture<KafkaServer> kafkaStarting =
-                CompletableFuture.supplyAsync(KafkaServer::shared);
-        PostgresServer pg = PostgresServer.shared();
-        KafkaServer kafka = kafkaStarting.join();
-        String url = pg.createDatabase("relay_wake_up");
-        Jdbi jdbi = Jdbi.create(url, pg.user(), pg.password());
-        JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).build();
-        store.createSchemaIfAbsent();
-        String topic = "relay-wake-up-" + System.nanoTime();
-        kafka.createTopic(topic, 1, Map.of());
+        Outbox o = Outbox.create("relay_wake_up", "relay-wake-up-", 1);
+        PostgresServer pg = o.pg();
+        KafkaServer kafka = o.kafka();
+        String url = o.url();
+        Jdbi jdbi = o.jdbi();
+        JdbiOutboxStore store = o.store();
+        String topic = o.topic();
 
         Consumer consumer = new Consumer(kafka.bootstrapServers(), topic);
         try (consumer) {
@@ -356,6 +350,29 @@ class RelayProcessTest {
                     .as("commit-to-consumed after the reconnection, in microseconds")
                     .isLessThan(1_000_000L);
             assertThat(relay.isAlive()).isTrue();
+        }
+    }
+
+    /** A fresh database with the outbox table on the shared PostgreSQL, and a fresh topic. */
+    private record Outbox(
+            PostgresServer pg,
+            KafkaServer kafka,
+            String url,
+            Jdbi jdbi,
+            JdbiOutboxStore store,
+            String topic) {
+        static Outbox create(String database, String topicPrefix, int partitions) {
+            CompletableFuture<KafkaServer> kafkaStarting =
+                    CompletableFuture.supplyAsync(KafkaServer::shared);
+            PostgresServer pg = PostgresServer.shared();
+            KafkaServer kafka = kafkaStarting.join();
+            String url = pg.createDatabase(database);
+            Jdbi jdbi = Jdbi.create(url, pg.user(), pg.password());
+            JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).build();
+            store.createSchemaIfAbsent();
+            String topic = topicPrefix + System.nanoTime();
+            kafka.createTopic(topic, partitions, Map.of());
+            return new Outbox(pg, kafka, url, jdbi, store, topic);
         }
     }
 
