@@ -81,6 +81,7 @@ final class Batch {
      * @return the claimed deliveries, possibly none
      */
     List<Tracked> claim(int limit) {
+        Claim.join(settings); // first: the claim time is then read in the store's frame
         claimTime = settings.clock().instant();
         tracked = Claim.claim(settings, store, claimTime, limit);
         return tracked;

@@ -12,6 +12,20 @@ final class Claim {
     private Claim() {}
 
     /**
+     * Before a member's first claim, renews its membership so that the relay's clock is in the
+     * store's frame ({@link Members#joinBeforeClaim()}); a store failure is reported to the
+     * observer and thrown, as for a failed claim.
+     */
+    static void join(Settings settings) {
+        try {
+            settings.members().joinBeforeClaim();
+        } catch (RuntimeException e) {
+            settings.observer().storeError(e);
+            throw e;
+        }
+    }
+
+    /**
      * Claims at {@code claimTime}; a store failure is reported to the observer and thrown.
      *
      * @return the claimed deliveries in claim order, possibly none
@@ -19,7 +33,6 @@ final class Claim {
     static List<Tracked> claim(Settings settings, OutboxStore store, Instant claimTime, int limit) {
         List<Delivery> deliveries;
         try {
-            settings.members().joinBeforeClaim(); // a member times leases by the store's clock
             deliveries =
                     store.claim(
                             new ClaimRequest(
