@@ -630,9 +630,8 @@ class ScaleOutFaultsTest {
      * whose messages are leased by one relay are handed to a relay with another clock). The store
      * times a member's claims by its own clock and a member sends its renewals in the store's frame
      * (the offset read at each membership renewal): no lease is taken over early nor granted or
-     * renewed short, so the skewed relays publish their share with no duplicate. An
-     * outside drill on 0.1 found 7.7 % duplicates with a relay 30 s ahead and 3.5 % with one 30 s
-     * behind.
+     * renewed short, so the skewed relays publish their share with no duplicate. An outside drill
+     * on 0.1 found 7.7 % duplicates with a relay 30 s ahead and 3.5 % with one 30 s behind.
      */
     @Test
     void
