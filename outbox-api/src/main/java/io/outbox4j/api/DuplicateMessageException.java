@@ -1,7 +1,8 @@
 package io.outbox4j.api;
 
 /**
- * Thrown by {@link Outbox#enqueue} when a message with the same id is already in the outbox.
+ * Thrown by {@link Outbox#enqueue} when a message with the same id is already in the outbox, and by
+ * {@link Outbox#enqueueAll} also when one id appears twice in the batch ({@link #twiceInOneBatch}).
  * Message ids are the downstream idempotency key and must be unique per outbox. The store never
  * commits or rolls back the caller's transaction itself: the caller decides what happens to it.
  * Stores keep the transaction usable where the database allows (the Jdbi store does, on every
@@ -21,8 +22,29 @@ public class DuplicateMessageException extends OutboxException {
      * @param cause the store's own error, if any (may be {@code null})
      */
     public DuplicateMessageException(String messageId, Throwable cause) {
-        super("message id '" + messageId + "' is already in the outbox; ids must be unique", cause);
+        super(text(messageId, "is already in the outbox"), cause);
         this.messageId = messageId;
+    }
+
+    private DuplicateMessageException(String messageId, String what) {
+        super(text(messageId, what));
+        this.messageId = messageId;
+    }
+
+    private static String text(String messageId, String what) {
+        return "message id '" + messageId + "' " + what + "; ids must be unique";
+    }
+
+    /**
+     * The exception for an id that appears twice in one {@link Outbox#enqueueAll} batch (nothing of
+     * the batch was enqueued).
+     *
+     * @param messageId the id given twice
+     * @return the exception
+     */
+    public static DuplicateMessageException twiceInOneBatch(String messageId) {
+        return new DuplicateMessageException(
+                messageId, "appears twice in one batch, which was not enqueued");
     }
 
     /**

@@ -11,7 +11,9 @@ import java.util.Map;
  * @param at the instant the states were judged at
  * @param total the counts over all topics
  * @param byTopic the counts per topic (only topics with at least one message)
- * @param blockedKeys how many keys have a dead letter that holds back their later messages
+ * @param blockedKeys how many keys have a dead letter that blocks them: their later messages, those
+ *     waiting now and those enqueued later, wait until it is replayed or discarded (a dead letter
+ *     with nothing behind it yet counts)
  */
 public record OutboxStatistics(
         Instant at, TopicStatistics total, Map<String, TopicStatistics> byTopic, long blockedKeys) {

@@ -25,6 +25,18 @@ class OutboxExceptionsTest {
     }
 
     @Test
+    void duplicateInOneBatch_saysSo_notThatTheIdIsAlreadyInTheOutbox() {
+        DuplicateMessageException e = DuplicateMessageException.twiceInOneBatch("m-1");
+        assertThat(e.messageId()).isEqualTo("m-1");
+        assertThat(e)
+                .hasMessage(
+                        "message id 'm-1' appears twice in one batch, which was not enqueued; ids"
+                                + " must be unique");
+        assertThat(new DuplicateMessageException("m-2", null))
+                .hasMessage("message id 'm-2' is already in the outbox; ids must be unique");
+    }
+
+    @Test
     void everySubtype_isAnOutboxException() {
         Throwable cause = new IllegalStateException("driver");
         assertThat(

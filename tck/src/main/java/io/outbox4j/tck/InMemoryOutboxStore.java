@@ -199,9 +199,10 @@ public class InMemoryOutboxStore
             Set<String> inThisBatch = new HashSet<>();
             for (Message m : messages) {
                 Objects.requireNonNull(m, "message");
-                if (storage.rows.containsKey(m.id())
-                        || transaction.ids.contains(m.id())
-                        || !inThisBatch.add(m.id())) {
+                if (!inThisBatch.add(m.id())) {
+                    throw DuplicateMessageException.twiceInOneBatch(m.id());
+                }
+                if (storage.rows.containsKey(m.id()) || transaction.ids.contains(m.id())) {
                     throw new DuplicateMessageException(m.id(), null);
                 }
             }

@@ -63,7 +63,7 @@ final class Writer {
             }
             check(m);
             if (!ids.add(m.id())) {
-                throw new DuplicateMessageException(m.id(), null);
+                throw DuplicateMessageException.twiceInOneBatch(m.id());
             }
         }
         boolean autoCommit;

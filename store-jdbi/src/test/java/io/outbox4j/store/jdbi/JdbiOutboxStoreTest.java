@@ -214,7 +214,7 @@ abstract class JdbiOutboxStoreTest {
         Message m = message().build();
         assertThatThrownBy(() -> jdbi.useTransaction(h -> store.enqueueAll(h, List.of(m, m))))
                 .isInstanceOf(DuplicateMessageException.class)
-                .hasMessageContaining(m.id());
+                .hasMessageContaining("'" + m.id() + "' appears twice in one batch");
         assertThat(claimAllIds(store)).isEmpty();
     }
 

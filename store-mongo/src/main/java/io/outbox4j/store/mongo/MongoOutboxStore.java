@@ -331,7 +331,7 @@ public final class MongoOutboxStore
             Message m = Validation.notNull(messages.get(i), "messages[" + i + "]");
             Validation.message(m, limits);
             if (!ids.add(m.id())) {
-                throw new DuplicateMessageException(m.id(), null);
+                throw DuplicateMessageException.twiceInOneBatch(m.id());
             }
         }
         long enqueuedAt = Micros.floor(clock.instant());

@@ -174,6 +174,7 @@ class MongoOutboxStoreTest {
         Message b = message().build();
         assertThatThrownBy(() -> enqueue(a, b, a))
                 .isInstanceOf(DuplicateMessageException.class)
+                .hasMessageContaining("appears twice in one batch")
                 .satisfies(
                         e ->
                                 assertThat(((DuplicateMessageException) e).messageId())
