@@ -357,6 +357,12 @@ class BrokenStoresTest {
             return out;
         }
 
+        /** Restores the hidden keys in what the claims return. */
+        @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            return changingDeliveries(store, this::restore);
+        }
+
         /** The key the reference store sees for a message's key: none, unless overridden. */
         String storedKey(String key) {
             return null;
@@ -397,12 +403,7 @@ class BrokenStoresTest {
     }
 
     /** Per-key order is not kept at all: the claim takes due messages by availability only. */
-    static class IgnoresKeys extends KeysHidden {
-        @Override
-        OutboxStore breakIt(InMemoryOutboxStore store) {
-            return changingDeliveries(store, this::restore);
-        }
-    }
+    static class IgnoresKeys extends KeysHidden {}
 
     /**
      * Holds a keyed message back only while an earlier one of its key is leased: a head that waits
@@ -474,11 +475,6 @@ class BrokenStoresTest {
         String storedKey(String key) {
             return "h" + key.hashCode();
         }
-
-        @Override
-        OutboxStore breakIt(InMemoryOutboxStore store) {
-            return changingDeliveries(store, this::restore);
-        }
     }
 
     /** Compares keys ignoring case (a case-insensitive collation). */
@@ -486,11 +482,6 @@ class BrokenStoresTest {
         @Override
         String storedKey(String key) {
             return key.toLowerCase(java.util.Locale.ROOT);
-        }
-
-        @Override
-        OutboxStore breakIt(InMemoryOutboxStore store) {
-            return changingDeliveries(store, this::restore);
         }
     }
 
