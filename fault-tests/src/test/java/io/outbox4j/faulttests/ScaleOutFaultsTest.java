@@ -76,6 +76,16 @@ class ScaleOutFaultsTest {
      */
     static final Duration OTHERS_SILENT_AT_MOST = Duration.ofMillis(1500);
 
+    /**
+     * The same while the frozen member holds bucket locks inside a claim: a member's claim may
+     * still hold locks of buckets that a renewal handed to another member moments before (the
+     * freeze can land right after the joins), and a completion of the new owner that includes a
+     * message of such a bucket waits for them. PostgreSQL ends the frozen transaction after 2 s
+     * idle, which bounds that wait (seen once in CI: 2.0 s without a publish). Plus the margin
+     * above.
+     */
+    static final Duration OTHERS_SILENT_WHILE_LOCKS_HELD_AT_MOST = Duration.ofMillis(3500);
+
     /** The clock skew of the skewed relays of the clock drill. */
     static final Duration SKEW = Duration.ofSeconds(30);
 
@@ -449,7 +459,11 @@ class ScaleOutFaultsTest {
                                     + " frozen (the others must keep publishing; per 250 ms: %s;"
                                     + " transactions idle when it was frozen: %s; seed %d)",
                             victim.name(), perQuarter, frozenIn, seed)
-                    .isLessThan(OTHERS_SILENT_AT_MOST.toMillis());
+                    .isLessThan(
+                            (inClaim
+                                            ? OTHERS_SILENT_WHILE_LOCKS_HELD_AT_MOST
+                                            : OTHERS_SILENT_AT_MOST)
+                                    .toMillis());
             soft.assertThat(rejoinedMillis)
                     .as("%s owns buckets again within 15 s of SIGCONT", victim.name())
                     .isNotNull();
