@@ -67,15 +67,30 @@ class InterruptedCallerTest {
                 }
             };
 
+    /** Interrupts {@code caller} at the clock's next read on that thread. */
+    private Runnable interruptOnNextReadBy(Thread caller) {
+        return new Runnable() {
+            @Override
+            public void run() {
+                if (Thread.currentThread() == caller) {
+                    caller.interrupt();
+                } else {
+                    clock.onNextInstant(this);
+                }
+            }
+        };
+    }
+
     @Test
     void aCompletion_isRecorded_whenTheCallerIsInterruptedAfterThePublish() {
         memory.enqueueCommitted(Fixtures.messages("m", 2));
         Thread caller = Thread.currentThread();
         Publisher publisher =
                 (messages, timeout) -> {
-                    // The engine's next clock read (on the caller's thread, after this answer)
-                    // interrupts it.
-                    clock.onNextInstant(caller::interrupt);
+                    // The engine's next clock read on the caller's thread, after this answer,
+                    // interrupts it (a read on another thread, e.g. the publish tracker's, waits
+                    // for the next one).
+                    clock.onNextInstant(interruptOnNextReadBy(caller));
                     return messages.stream().map(m -> PublishOutcome.published()).toList();
                 };
         Relay.Result result;
