@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -311,18 +312,19 @@ final class Admin {
 
     /**
      * Deletes the dead letters among the ids. When dead letters block their key, the keys of those
-     * that hold parked messages back are unparked first, under the claim lock.
+     * that hold parked messages back are unparked first, under their buckets' locks.
      */
     private long discardIds(BsonArray ids) {
         BsonDocument dead =
                 new BsonDocument(ID, new BsonDocument("$in", ids))
                         .append(DEAD_AT, new BsonDocument("$exists", BsonBoolean.TRUE));
-        List<BsonValue> keyed = new ArrayList<>();
+        Map<BsonValue, String> keyed = new HashMap<>();
         if (keys.deadLettersBlock()) {
             for (BsonDocument d :
                     collection.find(dead).projection(new BsonDocument(KEY, new BsonInt32(1)))) {
-                if (Documents.keyOf(d) != null) {
-                    keyed.add(Documents.idOf(d));
+                String key = Documents.keyOf(d);
+                if (key != null) {
+                    keyed.put(Documents.idOf(d), key);
                 }
             }
         }

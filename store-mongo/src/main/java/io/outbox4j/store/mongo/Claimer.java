@@ -39,21 +39,22 @@ import org.bson.BsonValue;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One claim (docs/per-key-order.md, "Claim"): under the {@link ClaimLock}, read a page of
- * candidates in claim order, find for each key of the page the earlier messages still in its way
- * ({@link KeyOrder#prefixes}), take unkeyed candidates and keyed ones that are next in their key,
- * park the others, and write marks, parking and leases in that order; up to {@value #MAX_PAGES}
- * pages (the first of {@code limit} rows, each next one twice as large up to {@value
- * #MAX_PAGE_ROWS}) while candidates were parked and the limit is not reached. The leased documents
- * are read back after the lock is given back.
+ * One claim (docs/per-key-order.md, "Claim"): read a page of candidates in claim order, find for
+ * each key of the page the earlier messages still in its way ({@link KeyOrder#prefixes}), take
+ * unkeyed candidates and keyed ones that are next in their key, park the others under their
+ * buckets' locks ({@link #park}), and lease; up to {@value #MAX_PAGES} pages (the first of {@code
+ * limit} rows, each next one twice as large up to {@value #MAX_PAGE_ROWS}) while candidates were
+ * blocked and the limit is not reached. No lock is shared by every claimer: two claims that read
+ * the same candidate both try to lease it with a write that repeats the claim predicate, one wins,
+ * and the leased documents are read back to keep only this claim's ({@link #readBack}).
  *
  * <p>A claim {@linkplain ClaimRequest#member() as a member} first asks {@link Members#claimable}
- * (under the lock, by the server's clock) which buckets it may take keyed messages of, and adds
- * {@code $or: [{bucket: {$exists: false}}, {bucket: {$in: owned}}]} to the candidate query (only
- * {@code bucket: {$exists: false}} when it owns none): unkeyed messages, which have no bucket, are
- * anybody's. Keyed candidates without a {@code bucket} (enqueued by a version without membership)
- * get it computed and written, and are passed over unless the member owns it; written once, the
- * query leaves them out for the other members, so none is ever stuck.
+ * (by the server's clock) which buckets it may take keyed messages of, and adds {@code $or:
+ * [{bucket: {$exists: false}}, {bucket: {$in: owned}}]} to the candidate query (only {@code bucket:
+ * {$exists: false}} when it owns none): unkeyed messages, which have no bucket, are anybody's.
+ * Keyed candidates without a {@code bucket} (enqueued by a version without membership) get it
+ * computed and written, and are passed over unless the member owns it; written once, the query
+ * leaves them out for the other members, so none is ever stuck.
  */
 final class Claimer {
     /** The most candidate pages one claim reads. */
@@ -76,7 +77,6 @@ final class Claimer {
 
     private final MongoCollection<BsonDocument> collection;
     private final KeyOrder keys;
-    private final ClaimLock lock;
     private final Quarantine quarantine;
     private final Clock clock;
     private final Members members;
@@ -84,13 +84,11 @@ final class Claimer {
     Claimer(
             MongoCollection<BsonDocument> collection,
             KeyOrder keys,
-            ClaimLock lock,
             Quarantine quarantine,
             Clock clock,
             Members members) {
         this.collection = collection;
         this.keys = keys;
-        this.lock = lock;
         this.quarantine = quarantine;
         this.clock = clock;
         this.members = members;
@@ -114,150 +112,182 @@ final class Claimer {
         int limit = request.limit();
         List<Taken> taken = new ArrayList<>();
         Map<String, Long> lastTaken = new HashMap<>();
-        try (ClaimLock.Held held = lock.acquire("claim")) {
-            // a member's claim is timed by the server's clock, read under the lock
-            // (docs/scale-out.md, "Clocks"); other claims by the claimer's
-            Instant at = request.member() ? members.serverNow() : request.now();
-            long now = Nanos.of(at);
-            BsonDocument lease =
-                    new BsonDocument(
-                                    "$set",
-                                    new BsonDocument(
-                                                    AVAILABLE_AT,
-                                                    new BsonInt64(
-                                                            Nanos.of(at.plus(request.lease()))))
-                                            .append(OWNER, owner)
-                                            .append(RECEIPT, token))
-                            .append("$inc", new BsonDocument(ATTEMPTS, new BsonInt32(1)));
-            // null: every bucket (a claim not as a member, or a member that owns them all)
-            Set<Integer> owned = request.member() ? members.claimable(request.owner()) : null;
-            if (owned != null && owned.size() == Buckets.COUNT) {
-                owned = null;
+        // a member's claim is timed by the server's clock, read at its start
+        // (docs/scale-out.md, "Clocks"); other claims by the claimer's
+        Instant at = request.member() ? members.serverNow() : request.now();
+        long now = Nanos.of(at);
+        BsonDocument lease =
+                new BsonDocument(
+                                "$set",
+                                new BsonDocument(
+                                                AVAILABLE_AT,
+                                                new BsonInt64(Nanos.of(at.plus(request.lease()))))
+                                        .append(OWNER, owner)
+                                        .append(RECEIPT, token))
+                        .append("$inc", new BsonDocument(ATTEMPTS, new BsonInt32(1)));
+        // null: every bucket (a claim not as a member, or a member that owns them all)
+        Set<Integer> owned = request.member() ? members.claimable(request.owner()) : null;
+        if (owned != null && owned.size() == Buckets.COUNT) {
+            owned = null;
+        }
+        BsonDocument candidates = inBuckets(claimable(now), owned);
+        long won = 0; // leases this claim wrote
+        for (int page = 0; page < MAX_PAGES && won < limit; page++) {
+            int pageSize = Math.max(limit, (int) Math.min(MAX_PAGE_ROWS, (long) limit << page));
+            List<BsonDocument> read =
+                    collection
+                            .find(candidates)
+                            .projection(
+                                    new BsonDocument(ID, new BsonInt32(1))
+                                            .append(KEY, new BsonInt32(1))
+                                            .append(BUCKET, new BsonInt32(1))
+                                            .append(SEQ, new BsonInt32(1))
+                                            .append(AVAILABLE_AT, new BsonInt32(1)))
+                            .sort(
+                                    new BsonDocument(AVAILABLE_AT, new BsonInt32(1))
+                                            .append(SEQ, new BsonInt32(1)))
+                            .limit(pageSize)
+                            .batchSize(pageSize)
+                            .into(new ArrayList<>());
+            List<BsonDocument> rows = owned == null ? read : ours(read, owned);
+            boolean passedOver = rows.size() < read.size();
+            Map<String, KeyOrder.Ask> asks = new LinkedHashMap<>();
+            for (BsonDocument row : rows) {
+                String key = orderKey(row);
+                if (key != null) {
+                    long seq = Documents.seqOf(row);
+                    KeyOrder.Ask a = asks.get(key);
+                    asks.put(
+                            key,
+                            a == null
+                                    ? new KeyOrder.Ask(key, lastTaken.get(key), seq, 1)
+                                    : new KeyOrder.Ask(
+                                            key,
+                                            a.after(),
+                                            Math.max(a.upTo(), seq),
+                                            a.candidates() + 1));
+                }
             }
-            BsonDocument candidates = inBuckets(claimable(now), owned);
-            for (int page = 0; page < MAX_PAGES && taken.size() < limit; page++) {
-                int pageSize = Math.max(limit, (int) Math.min(MAX_PAGE_ROWS, (long) limit << page));
-                List<BsonDocument> read =
+            Map<String, List<KeyOrder.Entry>> lines =
+                    asks.isEmpty() ? Map.of() : keys.prefixes(asks.values());
+
+            // Walk the page in claim order.
+            List<Taken> take = new ArrayList<>();
+            Map<String, List<BsonDocument>> parkedByKey = new LinkedHashMap<>();
+            Map<String, Integer> next = new HashMap<>();
+            int room = (int) (limit - won);
+            for (BsonDocument row : rows) {
+                if (take.size() == room) {
+                    break; // the rest stays as it is
+                }
+                String key = orderKey(row);
+                Taken t =
+                        new Taken(
+                                Documents.idOf(row), key, row.get(AVAILABLE_AT, new BsonInt64(0)));
+                if (key == null) {
+                    take.add(t);
+                    continue;
+                }
+                List<KeyOrder.Entry> line = lines.getOrDefault(key, List.of());
+                int i = next.getOrDefault(key, 0);
+                if (i < line.size() && line.get(i).id().equals(Documents.idOf(row))) {
+                    take.add(t);
+                    next.put(key, i + 1);
+                    lastTaken.put(key, Documents.seqOf(row));
+                } else {
+                    parkedByKey.computeIfAbsent(key, k -> new ArrayList<>()).add(row);
+                }
+            }
+
+            if (!parkedByKey.isEmpty()) {
+                park(lines, parkedByKey);
+            }
+            boolean lostSome = false;
+            if (!take.isEmpty()) {
+                BsonArray ids = new BsonArray();
+                take.forEach(t -> ids.add(t.id()));
+                long leased =
                         collection
-                                .find(candidates)
-                                .projection(
-                                        new BsonDocument(ID, new BsonInt32(1))
-                                                .append(KEY, new BsonInt32(1))
-                                                .append(BUCKET, new BsonInt32(1))
-                                                .append(SEQ, new BsonInt32(1))
-                                                .append(AVAILABLE_AT, new BsonInt32(1)))
-                                .sort(
-                                        new BsonDocument(AVAILABLE_AT, new BsonInt32(1))
-                                                .append(SEQ, new BsonInt32(1)))
-                                .limit(pageSize)
-                                .batchSize(pageSize)
-                                .into(new ArrayList<>());
-                List<BsonDocument> rows = owned == null ? read : ours(read, owned);
-                boolean passedOver = rows.size() < read.size();
-                Map<String, KeyOrder.Ask> asks = new LinkedHashMap<>();
-                for (BsonDocument row : rows) {
-                    String key = orderKey(row);
-                    if (key != null) {
-                        long seq = Documents.seqOf(row);
-                        KeyOrder.Ask a = asks.get(key);
-                        asks.put(
-                                key,
-                                a == null
-                                        ? new KeyOrder.Ask(key, lastTaken.get(key), seq, 1)
-                                        : new KeyOrder.Ask(
-                                                key,
-                                                a.after(),
-                                                Math.max(a.upTo(), seq),
-                                                a.candidates() + 1));
-                    }
-                }
-                if (!held.renew()) {
-                    break; // the lock was lost: write nothing more
-                }
-                Map<String, List<KeyOrder.Entry>> lines =
-                        asks.isEmpty() ? Map.of() : keys.prefixes(asks.values());
-
-                // Walk the page in claim order.
-                List<Taken> take = new ArrayList<>();
-                Map<String, List<BsonDocument>> parkedByKey = new LinkedHashMap<>();
-                Map<String, Integer> next = new HashMap<>();
-                int room = limit - taken.size();
-                for (BsonDocument row : rows) {
-                    if (take.size() == room) {
-                        break; // the rest stays as it is
-                    }
-                    String key = orderKey(row);
-                    Taken t =
-                            new Taken(
-                                    Documents.idOf(row),
-                                    key,
-                                    row.get(AVAILABLE_AT, new BsonInt64(0)));
-                    if (key == null) {
-                        take.add(t);
-                        continue;
-                    }
-                    List<KeyOrder.Entry> line = lines.getOrDefault(key, List.of());
-                    int i = next.getOrDefault(key, 0);
-                    if (i < line.size() && line.get(i).id().equals(Documents.idOf(row))) {
-                        take.add(t);
-                        next.put(key, i + 1);
-                        lastTaken.put(key, Documents.seqOf(row));
-                    } else {
-                        parkedByKey.computeIfAbsent(key, k -> new ArrayList<>()).add(row);
-                    }
-                }
-
-                // For each key with parked candidates, the message its lowest parked one waits
-                // behind gets the mark.
-                BsonArray marks = new BsonArray();
-                BsonArray park = new BsonArray();
-                parkedByKey.forEach(
-                        (key, parked) -> {
-                            KeyOrder.Entry behind =
-                                    witness(lines.getOrDefault(key, List.of()), parked);
-                            if (behind == null) {
-                                return; // cannot happen under the lock; leave them unparked
-                            }
-                            if (!behind.marked()) {
-                                marks.add(behind.id());
-                            }
-                            parked.forEach(row -> park.add(Documents.idOf(row)));
-                        });
-
-                if (!held.renew()) {
-                    break; // the lock was lost: write nothing more
-                }
-                if (!marks.isEmpty()) {
-                    collection.updateMany(
-                            new BsonDocument(ID, new BsonDocument("$in", marks)),
-                            new BsonDocument(
-                                    "$set", new BsonDocument(PARKED_BEHIND, BsonBoolean.TRUE)));
-                }
-                if (!park.isEmpty()) {
-                    collection.updateMany(
-                            new BsonDocument(ID, new BsonDocument("$in", park))
-                                    .append(PARKED, BsonBoolean.FALSE),
-                            new BsonDocument("$set", new BsonDocument(PARKED, BsonBoolean.TRUE)));
-                }
-                boolean lostSome = false;
-                if (!take.isEmpty()) {
-                    BsonArray ids = new BsonArray();
-                    take.forEach(t -> ids.add(t.id()));
-                    long won =
-                            collection
-                                    .updateMany(
-                                            claimable(now).append(ID, new BsonDocument("$in", ids)),
-                                            lease)
-                                    .getMatchedCount();
-                    taken.addAll(take);
-                    lostSome = won < take.size();
-                }
-                if (lostSome || read.size() < pageSize || (park.isEmpty() && !passedOver)) {
-                    break;
-                }
+                                .updateMany(
+                                        claimable(now).append(ID, new BsonDocument("$in", ids)),
+                                        lease)
+                                .getMatchedCount();
+                won += leased;
+                taken.addAll(take);
+                lostSome = leased < take.size();
+            }
+            // Candidates another claim leased first (claims share no lock) are no longer
+            // claimable: read again. Rows left unparked (their bucket's lock was busy) are read
+            // again by the next, larger page, like those passed over.
+            if (!lostSome && (read.size() < pageSize || (parkedByKey.isEmpty() && !passedOver))) {
+                break;
             }
         }
         return taken.isEmpty() ? List.of() : readBack(owner, token, taken);
+    }
+
+    /**
+     * Parks the candidates found waiting behind an earlier message of their key, under the locks of
+     * their buckets that are free now (docs/scale-out.md, "No lock shared by every claimer"); the
+     * candidates of busy buckets stay as they are, and a later claim parks them. Under the locks it
+     * writes the mark on the message each key's lowest parked candidate waits behind, then reads
+     * which of those messages are still there (they were found before the locks were had, and a
+     * removal may have taken one since), and parks only the candidates of keys whose message is:
+     * while the locks are held no removal can take it away, and its removal later sees the mark and
+     * unparks the key.
+     */
+    private void park(
+            Map<String, List<KeyOrder.Entry>> lines, Map<String, List<BsonDocument>> parkedByKey) {
+        Set<Integer> buckets = new HashSet<>();
+        parkedByKey.keySet().forEach(key -> buckets.add(Buckets.of(key)));
+        try (BucketLocks.Held held = keys.locks().tryAcquire(buckets)) {
+            Map<String, KeyOrder.Entry> behindByKey = new LinkedHashMap<>();
+            BsonArray marks = new BsonArray();
+            BsonArray witnesses = new BsonArray();
+            parkedByKey.forEach(
+                    (key, parked) -> {
+                        KeyOrder.Entry behind = witness(lines.getOrDefault(key, List.of()), parked);
+                        if (behind == null || !held.holds(Buckets.of(key))) {
+                            return; // nothing to park behind, or its bucket is busy
+                        }
+                        behindByKey.put(key, behind);
+                        witnesses.add(behind.id());
+                        if (!behind.marked()) {
+                            marks.add(behind.id());
+                        }
+                    });
+            if (behindByKey.isEmpty() || !held.renew()) {
+                return;
+            }
+            if (!marks.isEmpty()) {
+                collection.updateMany(
+                        new BsonDocument(ID, new BsonDocument("$in", marks)),
+                        new BsonDocument(
+                                "$set", new BsonDocument(PARKED_BEHIND, BsonBoolean.TRUE)));
+            }
+            Set<BsonValue> present = new HashSet<>();
+            for (BsonDocument d :
+                    collection
+                            .find(new BsonDocument(ID, new BsonDocument("$in", witnesses)))
+                            .projection(new BsonDocument(ID, new BsonInt32(1)))) {
+                present.add(Documents.idOf(d));
+            }
+            BsonArray park = new BsonArray();
+            behindByKey.forEach(
+                    (key, behind) -> {
+                        if (present.contains(behind.id())) {
+                            parkedByKey
+                                    .getOrDefault(key, List.of())
+                                    .forEach(row -> park.add(Documents.idOf(row)));
+                        }
+                    });
+            if (!park.isEmpty() && held.renew()) {
+                collection.updateMany(
+                        new BsonDocument(ID, new BsonDocument("$in", park))
+                                .append(PARKED, BsonBoolean.FALSE),
+                        new BsonDocument("$set", new BsonDocument(PARKED, BsonBoolean.TRUE)));
+            }
+        }
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.outbox4j.store.mongo;
 
 import static io.outbox4j.store.mongo.Documents.AVAILABLE_AT;
+import static io.outbox4j.store.mongo.Documents.BUCKET;
 import static io.outbox4j.store.mongo.Documents.ID;
 import static io.outbox4j.store.mongo.Documents.KEY;
 import static io.outbox4j.store.mongo.Documents.PARKED;
@@ -12,6 +13,7 @@ import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.UpdateManyModel;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.WriteModel;
+import io.outbox4j.api.Buckets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -34,8 +36,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Per-key order on one collection: which earlier messages of a key are still in the way of its
  * candidates (for the claim), and unparking a key when an earlier message leaves (for complete,
- * discard and, when dead letters do not block, dead-letter). Every method runs under the {@link
- * ClaimLock}.
+ * discard and, when dead letters do not block, dead-letter). Parking and unparking of a key run
+ * under the lock of its bucket ({@link BucketLocks}).
  *
  * <h2>Parking and the {@code parkedBehind} mark</h2>
  *
@@ -62,33 +64,36 @@ final class KeyOrder {
     static final int MAX_KEYS_PER_QUERY = 100;
 
     private final MongoCollection<BsonDocument> collection;
-    private final ClaimLock lock;
+    private final BucketLocks locks;
     private final boolean deadLettersBlock;
 
-    KeyOrder(MongoCollection<BsonDocument> collection, ClaimLock lock, boolean deadLettersBlock) {
+    KeyOrder(
+            MongoCollection<BsonDocument> collection, BucketLocks locks, boolean deadLettersBlock) {
         this.collection = collection;
-        this.lock = lock;
+        this.locks = locks;
         this.deadLettersBlock = deadLettersBlock;
     }
 
     /**
      * Runs a write that takes messages out of their key's way (deletes them, or dead-letters them
      * when dead letters do not block). Without keyed messages among them it just runs. Otherwise it
-     * runs under the claim lock, after unparking the keys of those that carry the mark: the marks
-     * are read under the lock, where no claim can add one, and the unparking is written before the
-     * removal, so a crash between the two leaves nothing parked for good.
+     * runs under the locks of their keys' buckets, after unparking the keys of those that carry the
+     * mark: the marks are read under the locks, where no claim can add one, and the unparking is
+     * written before the removal, so a crash between the two leaves nothing parked for good.
      *
      * @param what the operation, for errors
-     * @param keyedIds the ids of the keyed messages the write may take out of their key's way
+     * @param keyed the keyed messages the write may take out of their key's way: id → key
      * @param removal the write
-     * @throws io.outbox4j.api.OutboxException if the lock cannot be had, or is lost before the
+     * @throws io.outbox4j.api.OutboxException if the locks cannot be had, or are lost before the
      *     removal (nothing is then removed)
      */
-    <T> T removing(String what, Collection<BsonValue> keyedIds, Supplier<T> removal) {
-        if (keyedIds.isEmpty()) {
+    <T> T removing(String what, Map<BsonValue, String> keyed, Supplier<T> removal) {
+        if (keyed.isEmpty()) {
             return removal.get();
         }
-        try (ClaimLock.Held held = lock.acquire(what)) {
+        Set<Integer> buckets = new HashSet<>();
+        keyed.values().forEach(key -> buckets.add(Buckets.of(key)));
+        try (BucketLocks.Held held = locks.acquire(what, buckets)) {
             Set<String> marked = new HashSet<>();
             for (BsonDocument d :
                     collection
@@ -98,7 +103,8 @@ final class KeyOrder {
                                                     new BsonDocument(
                                                             "$in",
                                                             new BsonArray(
-                                                                    new ArrayList<>(keyedIds))))
+                                                                    new ArrayList<>(
+                                                                            keyed.keySet()))))
                                             .append(PARKED_BEHIND, BsonBoolean.TRUE))
                             .projection(new BsonDocument(KEY, new BsonInt32(1)))) {
                 String key = Documents.keyOf(d);
@@ -115,12 +121,17 @@ final class KeyOrder {
                                 + collection.getNamespace()
                                 + ": "
                                 + what
-                                + " lost the claim lock (paused for longer than its "
-                                + lock.lease().toMillis()
+                                + " lost its bucket locks (paused for longer than their "
+                                + locks.lease().toMillis()
                                 + " ms lease); nothing was removed");
             }
             return removal.get();
         }
+    }
+
+    /** The bucket locks that parking and removals of keyed messages hold. */
+    BucketLocks locks() {
+        return locks;
     }
 
     boolean deadLettersBlock() {
@@ -247,6 +258,76 @@ final class KeyOrder {
                 Documents.idOf(d),
                 Documents.seqOf(d),
                 mark != null && mark.isBoolean() && mark.asBoolean().getValue());
+    }
+
+    /**
+     * Unparks the keys of the given buckets whose lowest parked message has no earlier message of
+     * its key left in the outbox, reading at most {@code limit} parked messages; parked messages
+     * without a stored bucket (written by a version before buckets) are looked at too. Nothing in
+     * this version leaves such a message behind (parking and the removal of the message it waits
+     * behind are serialised by their bucket's lock), but a relay of an older version, parking under
+     * the old claim lock beside relays of this one during a rolling upgrade, can, and without this
+     * its key would wait for good. Unparking is always safe: a claim parks a message again if it is
+     * still blocked. Served by the parked index ({@code {key, seq}}, partial on {@code parked:
+     * true}).
+     *
+     * @return the keys unparked
+     */
+    Set<String> unparkOrphans(Collection<Integer> buckets, int limit) {
+        if (buckets.isEmpty()) {
+            return Set.of();
+        }
+        BsonArray in = new BsonArray();
+        buckets.forEach(b -> in.add(new BsonInt32(b)));
+        Map<String, Long> lowest = new LinkedHashMap<>();
+        for (BsonDocument d :
+                collection
+                        .find(
+                                scoped(
+                                        new BsonDocument(PARKED, BsonBoolean.TRUE)
+                                                .append(
+                                                        "$or",
+                                                        new BsonArray(
+                                                                List.of(
+                                                                        new BsonDocument(
+                                                                                BUCKET,
+                                                                                new BsonDocument(
+                                                                                        "$in", in)),
+                                                                        new BsonDocument(
+                                                                                BUCKET,
+                                                                                new BsonDocument(
+                                                                                        "$exists",
+                                                                                        BsonBoolean
+                                                                                                .FALSE)))))))
+                        .projection(
+                                new BsonDocument(KEY, new BsonInt32(1))
+                                        .append(SEQ, new BsonInt32(1)))
+                        .sort(new BsonDocument(KEY, new BsonInt32(1)).append(SEQ, new BsonInt32(1)))
+                        .limit(limit)
+                        .batchSize(limit)) {
+            String key = Documents.keyOf(d);
+            if (key != null) {
+                lowest.putIfAbsent(key, Documents.seqOf(d));
+            }
+        }
+        if (lowest.isEmpty()) {
+            return Set.of();
+        }
+        List<Ask> asks = new ArrayList<>();
+        lowest.forEach((key, seq) -> asks.add(new Ask(key, null, seq - 1, 1)));
+        Map<String, List<Entry>> earlier = prefixes(asks);
+        Set<String> orphans = new TreeSet<>();
+        lowest.keySet()
+                .forEach(
+                        key -> {
+                            if (earlier.getOrDefault(key, List.of()).isEmpty()) {
+                                orphans.add(key);
+                            }
+                        });
+        if (!orphans.isEmpty()) {
+            unpark(orphans);
+        }
+        return orphans;
     }
 
     /**

@@ -169,16 +169,16 @@ final class Members {
         return out;
     }
 
-    /**
-     * The buckets a claim as {@code owner} may take keyed messages of: those the owners document
-     * gives it, while its lease lasts by the server's clock at this read ({@code $$NOW}); none
-     * otherwise.
-     */
     /** The server's clock now (a member's claims are timed by it). */
     Instant serverNow() {
         return clock.now();
     }
 
+    /**
+     * The buckets a claim as {@code owner} may take keyed messages of: those the owners document
+     * gives it, while its lease lasts by the server's clock at this read ({@code $$NOW}); none
+     * otherwise.
+     */
     Set<Integer> claimable(String owner) {
         Owners owners = owners();
         Set<Integer> owned = new TreeSet<>();

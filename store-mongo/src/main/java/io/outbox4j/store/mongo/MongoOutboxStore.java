@@ -107,13 +107,15 @@ import org.jspecify.annotations.Nullable;
  * claimers never hold two messages of one key and a key's messages go out in enqueue order, across
  * relays, retries and restarts (docs/per-key-order.md). A dead letter blocks its key until it is
  * replayed or discarded, unless the store is built with {@link Builder#deadLettersBlockTheirKey
- * deadLettersBlockTheirKey(false)}. Claims are serialised by a claim lock (a lock document in
- * {@code <collection>.lock} with a short lease, see {@link #claim}); each holds it for a few reads
- * and writes. A keyed message found waiting behind an earlier one is <em>parked</em> (out of the
- * claim index) until that one is completed or discarded, so claims stay as cheap as the number of
- * messages they hand out however many keys are blocked. Complete, release, dead-letter, extend and
- * abandon are compare-and-set writes on owner and lease token. Writes use write concern {@code
- * majority} unless configured otherwise, and reads go to the primary.
+ * deadLettersBlockTheirKey(false)}. A keyed message found waiting behind an earlier one is
+ * <em>parked</em> (out of the claim index) until that one is completed or discarded; parking and
+ * the removals that unpark are serialised per bucket by bucket locks (lock documents in {@code
+ * <collection>.lock} with a short lease, see {@link #claim}), so claims and completions of
+ * different buckets never wait for each other. Parked messages leave the claim index, so claims
+ * stay as cheap as the number of messages they hand out however many keys are blocked. Complete,
+ * release, dead-letter, extend and abandon are compare-and-set writes on owner and lease token.
+ * Writes use write concern {@code majority} unless configured otherwise, and reads go to the
+ * primary.
  *
  * <p><b>Several relays, as members.</b> The store is an {@link OutboxMembership}: relays that
  * {@link #renew} a membership share the {@value io.outbox4j.api.Buckets#COUNT} buckets of the key
@@ -157,7 +159,21 @@ public final class MongoOutboxStore
     /** The name of the index serving the dead-letter listing. */
     public static final String DEAD_INDEX = "outbox_dead";
 
-    /** The suffix of the collection that holds the claim lock: {@code <collection>.lock}. */
+    /**
+     * The name of the index on parked messages, serving unparking and the sweep for messages parked
+     * behind nothing.
+     */
+    public static final String PARKED_INDEX = "outbox_parked";
+
+    /** The least time between two sweeps for messages parked behind nothing, per store. */
+    static final Duration SWEEP_EVERY = Duration.ofSeconds(30);
+
+    /** The most parked messages one sweep reads. */
+    static final int SWEEP_LIMIT = 1000;
+
+    private static final System.Logger LOG = System.getLogger(MongoOutboxStore.class.getName());
+
+    /** The suffix of the collection that holds the bucket locks: {@code <collection>.lock}. */
     public static final String LOCK_COLLECTION_SUFFIX = ".lock";
 
     /** The suffix of the collection that holds the members: {@code <collection>.members}. */
@@ -176,17 +192,18 @@ public final class MongoOutboxStore
     private final Claimer claimer;
     private final Admin admin;
     private final Members members;
+    private volatile long nextSweepNanos = System.nanoTime();
 
     private MongoOutboxStore(Builder b, MongoDatabase database) {
         this.collection = open(database, b.collection, b.writeConcern);
         this.limits = b.limits;
         this.clock = b.clock;
-        ClaimLock lock =
-                new ClaimLock(
+        BucketLocks locks =
+                new BucketLocks(
                         open(database, b.collection + LOCK_COLLECTION_SUFFIX, b.writeConcern),
                         b.lockLease,
                         b.lockWait);
-        this.keys = new KeyOrder(collection, lock, b.deadLettersBlockTheirKey);
+        this.keys = new KeyOrder(collection, locks, b.deadLettersBlockTheirKey);
         this.members =
                 new Members(
                         open(database, b.collection + MEMBERS_COLLECTION_SUFFIX, b.writeConcern),
@@ -194,7 +211,7 @@ public final class MongoOutboxStore
                         new ServerClock(
                                 database.withCodecRegistry(
                                         MongoClientSettings.getDefaultCodecRegistry())));
-        this.claimer = new Claimer(collection, keys, lock, this::deadLetterLeased, clock, members);
+        this.claimer = new Claimer(collection, keys, this::deadLetterLeased, clock, members);
         this.admin = new Admin(collection, keys);
     }
 
@@ -228,7 +245,10 @@ public final class MongoOutboxStore
      *       block their key): each key of a claim's page is one range read on it, and so is
      *       unparking a key;
      *   <li>{@value #DEAD_INDEX} on {@code {deadAt: 1, seq: 1}}, partial on dead letters: the
-     *       listing for operators.
+     *       listing for operators;
+     *   <li>{@value #PARKED_INDEX} on {@code {key: 1, seq: 1}}, partial on parked messages:
+     *       unparking a key, and a member's sweep of its buckets for messages parked behind nothing
+     *       (new in 0.2: call this method again when upgrading).
      * </ul>
      *
      * Complete, release, dead-letter, extend and abandon address documents by {@code _id} (a
@@ -268,7 +288,14 @@ public final class MongoOutboxStore
                                             new IndexOptions()
                                                     .name(DEAD_INDEX)
                                                     .partialFilterExpression(
-                                                            new BsonDocument(DEAD_AT, exists)))));
+                                                            new BsonDocument(DEAD_AT, exists))),
+                                    new IndexModel(
+                                            ascending(KEY, SEQ),
+                                            new IndexOptions()
+                                                    .name(PARKED_INDEX)
+                                                    .partialFilterExpression(
+                                                            new BsonDocument(
+                                                                    PARKED, BsonBoolean.TRUE)))));
                 });
     }
 
@@ -376,36 +403,36 @@ public final class MongoOutboxStore
      * Leases up to {@code request.limit()} claimable messages, oldest available first (then in
      * enqueue order), keeping per-key order.
      *
-     * <p>The claim takes the claim lock: {@code updateOne} of the lock document from free to this
-     * claim; when another claimer holds it, the claim waits (a few milliseconds at a time, at most
-     * {@code 10 s}, then fails with an {@link OutboxException}); a holder that neither renewed nor
-     * released the lock for its {@code 3 s} lease is taken over, judged by the waiter's own
-     * monotonic clock, so clock differences between machines do not matter. Under the lock it reads
-     * a page of {@code limit} candidates from the claim index ({@code parked: false, availableAt <=
-     * now}, ordered by {@code availableAt, seq}; only ids, keys and positions), and for the keys of
-     * the page, in one query where it can, the earlier messages of each key still in the outbox
-     * (one range on the key index per key). Unkeyed candidates are taken; a keyed candidate is
-     * taken when it is the next message of its key after those this claim took; the others are
-     * parked. It then writes, in this order: the mark on the message each key's parked candidates
-     * wait behind, the parking, and the leases (one {@code updateMany} each, the lease repeating
-     * the claim predicate, with a fresh lease token). While candidates were parked and the limit is
+     * <p>The claim reads a page of {@code limit} candidates from the claim index ({@code parked:
+     * false, availableAt <= now}, ordered by {@code availableAt, seq}; only ids, keys and
+     * positions), and for the keys of the page, in one query where it can, the earlier messages of
+     * each key still in the outbox (one range on the key index per key). Unkeyed candidates are
+     * taken; a keyed candidate is taken when it is the next message of its key after those this
+     * claim took; the others are parked, in the buckets whose lock is free (bucket locks: lock
+     * documents {@code bucket-<n>} in {@code <collection>.lock}, taken with one {@code updateMany}
+     * from free to this claim, never waited for; a holder that neither renewed nor released a lock
+     * for its {@code 3 s} lease is taken over by a waiting removal, judged by the waiter's own
+     * monotonic clock, so clock differences between machines do not matter). Under those locks it
+     * writes the mark on the message each key's parked candidates wait behind, checks that message
+     * is still there, and parks; then it writes the leases (one {@code updateMany}, repeating the
+     * claim predicate, with a fresh lease token). While candidates were blocked and the limit is
      * not reached it reads another page, at most 8, each twice the size of the one before up to
      * 1000 rows: parked messages leave the claim index, so each is read once while it waits, and a
      * claim gets past a long line of messages waiting behind their key's head to the head itself.
-     * After giving the lock back it reads the leased documents by id and keeps those carrying its
-     * token.
+     * Finally it reads the leased documents by id and keeps those carrying its token.
      *
-     * <p>A claim {@linkplain ClaimRequest#member() as a member} first reads, under the lock, the
-     * buckets the assignment gives its owner and whether the owner's membership lasts by the
-     * server's clock ({@code $expr} with {@code $$NOW}); the candidate query then also asks for
-     * {@code $or: [{bucket: {$exists: false}}, {bucket: {$in: owned}}]}, or only unkeyed messages
-     * when the owner owns nothing or its membership has lapsed. A keyed message without a stored
-     * bucket (enqueued by a version without membership) gets it computed and written when a
-     * member's claim meets it. Per-key order holds whoever claims.
+     * <p>A claim {@linkplain ClaimRequest#member() as a member} first reads the server's clock (its
+     * {@code now}, docs/scale-out.md "Clocks"), the buckets the assignment gives its owner and
+     * whether the owner's membership lasts by the server's clock ({@code $expr} with {@code
+     * $$NOW}); the candidate query then also asks for {@code $or: [{bucket: {$exists: false}},
+     * {bucket: {$in: owned}}]}, or only unkeyed messages when the owner owns nothing or its
+     * membership has lapsed. A keyed message without a stored bucket (enqueued by a version without
+     * membership) gets it computed and written when a member's claim meets it. Per-key order holds
+     * whoever claims.
      *
      * @param request who claims, at what time, for how long, and how many at most
      * @return the leased messages in claim order
-     * @throws OutboxException if the server fails or the claim lock cannot be had in time
+     * @throws OutboxException if the server fails
      */
     @Override
     public List<Delivery> claim(ClaimRequest request) {
@@ -418,14 +445,14 @@ public final class MongoOutboxStore
      *
      * <p>The leases the owner still holds are looked up first (by id), so the stale receipts
      * (expired and claimed again, already finished, dead-lettered, foreign or made up) are reported
-     * exactly. When keyed messages are among them, the delete runs under the claim lock after the
-     * keys of those that hold parked messages back are unparked. Should a lease expire and be
+     * exactly. When keyed messages are among them, the delete runs under their buckets' locks after
+     * the keys of those that hold parked messages back are unparked. Should a lease expire and be
      * claimed again between the look-up and the delete, its token no longer matches, nothing is
      * deleted for it, and it is reported stale too.
      *
      * @param completion the owner and the receipts of the published leases
      * @return the stale receipts, for which nothing changed
-     * @throws OutboxException if the server fails or the claim lock cannot be had in time
+     * @throws OutboxException if the server fails or its bucket locks cannot be had in time
      */
     @Override
     public Set<String> complete(Completion completion) {
@@ -441,7 +468,7 @@ public final class MongoOutboxStore
                     long deleted =
                             keys.removing(
                                     "complete",
-                                    leases.keyedIds,
+                                    leases.keyed,
                                     () ->
                                             collection
                                                     .deleteMany(leasedBy(leases.owner, leases.live))
@@ -472,8 +499,8 @@ public final class MongoOutboxStore
         /** token → id → receipt, of the leases the owner still holds. */
         final Map<String, Map<String, String>> live = new HashMap<>();
 
-        /** The ids of the keyed ones. */
-        final List<BsonValue> keyedIds = new ArrayList<>();
+        /** The keyed ones: id → key. */
+        final Map<BsonValue, String> keyed = new HashMap<>();
 
         /** How many (id, token) pairs are live. */
         int count;
@@ -514,8 +541,9 @@ public final class MongoOutboxStore
                         .computeIfAbsent(token.asString().getValue(), t -> new HashMap<>())
                         .put(id, receipt);
                 leases.count++;
-                if (Documents.keyOf(d) != null) {
-                    leases.keyedIds.add(Documents.idOf(d));
+                String key = Documents.keyOf(d);
+                if (key != null) {
+                    leases.keyed.put(Documents.idOf(d), key);
                 }
             }
         }
@@ -599,11 +627,11 @@ public final class MongoOutboxStore
     /**
      * Dead-letters the message: it leaves the claim path ({@code availableAt} is removed) and keeps
      * the reason, the time and the owner that gave it up. When dead letters do not block their key
-     * and the message is keyed, its key is unparked first, under the claim lock.
+     * and the message is keyed, its key is unparked first, under its bucket's lock.
      *
      * @param deadLetter the lease and why it is given up
      * @return {@code true} if dead-lettered, {@code false} if the receipt was stale
-     * @throws OutboxException if the server fails or the claim lock cannot be had in time
+     * @throws OutboxException if the server fails or its bucket locks cannot be had in time
      */
     @Override
     public boolean deadLetter(DeadLetter deadLetter) {
@@ -626,7 +654,7 @@ public final class MongoOutboxStore
     private boolean deadLetterLeased(
             BsonValue id, BsonString owner, BsonString token, String reason, Instant at) {
         BsonDocument lease = new BsonDocument(ID, id).append(RECEIPT, token).append(OWNER, owner);
-        List<BsonValue> keyed = List.of();
+        Map<BsonValue, String> keyed = Map.of();
         if (!keys.deadLettersBlock()) {
             BsonDocument d =
                     collection
@@ -636,8 +664,9 @@ public final class MongoOutboxStore
             if (d == null) {
                 return false;
             }
-            if (Documents.keyOf(d) != null) {
-                keyed = List.of(id);
+            String key = Documents.keyOf(d);
+            if (key != null) {
+                keyed = Map.of(id, key);
             }
         }
         BsonDocument update =
@@ -869,12 +898,12 @@ public final class MongoOutboxStore
 
     /**
      * Deletes dead letters for good. When dead letters block their key, the keys of those that hold
-     * parked messages back are unparked first, under the claim lock.
+     * parked messages back are unparked first, under their buckets' locks.
      *
      * @param ids the message ids (at most {@value DeadLetterQuery#MAX_LIMIT})
      * @return how many were discarded
      * @throws IllegalArgumentException if the ids are null, too many or hold a null
-     * @throws OutboxException if the server fails or the claim lock cannot be had in time
+     * @throws OutboxException if the server fails or its bucket locks cannot be had in time
      */
     @Override
     public int discard(List<String> ids) {
@@ -886,7 +915,7 @@ public final class MongoOutboxStore
      *
      * @param filter which dead letters (topic, time range)
      * @return how many were discarded
-     * @throws OutboxException if the server fails or the claim lock cannot be had in time
+     * @throws OutboxException if the server fails or its bucket locks cannot be had in time
      */
     @Override
     public int discardAll(DeadLetterQuery filter) {
@@ -925,7 +954,41 @@ public final class MongoOutboxStore
     @Override
     public Membership renew(String member, Duration lease) {
         OutboxMembership.check(member, lease);
-        return call("renew", () -> members.renew(member, lease));
+        Membership renewed = call("renew", () -> members.renew(member, lease));
+        sweep(renewed.buckets());
+        return renewed;
+    }
+
+    /**
+     * At most every {@link #SWEEP_EVERY} per store, unparks the keys of the renewing member's
+     * buckets left parked behind nothing ({@link KeyOrder#unparkOrphans}); a failure is left to the
+     * next sweep.
+     */
+    private void sweep(List<Integer> buckets) {
+        long now = System.nanoTime();
+        if (buckets.isEmpty() || now - nextSweepNanos < 0) {
+            return;
+        }
+        nextSweepNanos = now + SWEEP_EVERY.toNanos();
+        try {
+            Set<String> unparked = keys.unparkOrphans(buckets, SWEEP_LIMIT);
+            if (!unparked.isEmpty()) {
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "unparked {0} keys of {1} that waited behind nothing (parked by a relay of"
+                                + " an older version during a rolling upgrade?)",
+                        unparked.size(),
+                        collection.getNamespace());
+            }
+        } catch (MongoException e) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "the sweep for messages parked behind nothing failed on {0}; the next renewal"
+                            + " after {1} tries again: {2}",
+                    collection.getNamespace(),
+                    SWEEP_EVERY,
+                    e.toString());
+        }
     }
 
     /**
@@ -1046,8 +1109,8 @@ public final class MongoOutboxStore
         private MessageLimits limits = MessageLimits.DEFAULTS;
         private Clock clock = Clock.systemUTC();
         private boolean deadLettersBlockTheirKey = true;
-        private Duration lockLease = ClaimLock.LEASE;
-        private Duration lockWait = ClaimLock.WAIT;
+        private Duration lockLease = BucketLocks.LEASE;
+        private Duration lockWait = BucketLocks.WAIT;
 
         private Builder() {}
 
@@ -1140,8 +1203,8 @@ public final class MongoOutboxStore
         /**
          * Sets the clock that stamps enqueue time (a message without {@code notBefore} is available
          * from then) and the time a claim dead-letters a document that is not a valid message.
-         * Lease decisions never use it; they use {@link ClaimRequest#now()}. The claim lock uses no
-         * wall clock at all, and member leases ({@link MongoOutboxStore#renew}) are started and
+         * Lease decisions never use it; they use {@link ClaimRequest#now()}. The bucket locks use
+         * no wall clock at all, and member leases ({@link MongoOutboxStore#renew}) are started and
          * judged by the MongoDB server's clock, never by this one.
          *
          * @param clock the clock (default: the system UTC clock)
@@ -1168,8 +1231,8 @@ public final class MongoOutboxStore
             return this;
         }
 
-        /** Sets the claim lock's lease and wait bound; for tests in this package. */
-        Builder claimLock(Duration lease, Duration wait) {
+        /** Sets the bucket locks' lease and wait bound; for tests in this package. */
+        Builder bucketLocks(Duration lease, Duration wait) {
             this.lockLease = lease;
             this.lockWait = wait;
             return this;
