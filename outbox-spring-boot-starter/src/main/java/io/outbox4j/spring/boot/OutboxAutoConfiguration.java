@@ -21,6 +21,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 
@@ -51,43 +52,51 @@ public class OutboxAutoConfiguration {
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnBean(DataSource.class)
     @ConditionalOnMissingBean(OutboxStore.class)
-    @Conditional(JdbcStoreSelected.class)
+    @Conditional({OutboxConditions.Single.class, JdbcStoreSelected.class})
     static class JdbcStoreConfiguration {
         @Bean
         JdbiOutboxStore outboxStore(DataSource dataSource, OutboxProperties properties) {
-            OutboxProperties.Jdbc jdbc = properties.getStore().getJdbc();
-            JdbiOutboxStore.Builder b = JdbiOutboxStore.builder(Jdbi.create(dataSource));
-            try {
-                b.tableName(jdbc.getTableName());
-            } catch (IllegalArgumentException e) {
-                throw Checks.invalid("store.jdbc.table-name", jdbc.getTableName(), e);
-            }
-            String dialect = Checks.text(jdbc.getDialect());
-            if (dialect != null) {
-                b.dialect(dialect(dialect));
-            }
-            b.deadLettersBlockTheirKey(jdbc.isDeadLettersBlockTheirKey());
-            JdbiOutboxStore store;
-            try {
-                store = b.build();
-            } catch (IllegalArgumentException e) {
-                throw Checks.invalid("store.jdbc.dialect", dialect, e);
-            }
-            if (jdbc.isCreateSchema()) {
-                store.createSchemaIfAbsent();
-            }
-            return store;
+            return jdbcStore("store", dataSource, properties.getStore().getJdbc());
         }
+    }
 
-        private static JdbiOutboxStore.Dialect dialect(String name) {
-            try {
-                return JdbiOutboxStore.Dialect.valueOf(name.toUpperCase(Locale.ROOT));
-            } catch (IllegalArgumentException e) {
-                throw Checks.invalid(
-                        "store.jdbc.dialect",
-                        name,
-                        "must be one of postgresql, mariadb, mysql, h2 (or left out to detect it)");
-            }
+    /**
+     * A store over a DataSource from the settings under {@code outbox4j.<prefix>.jdbc}, each bad
+     * value reported under its property's name.
+     */
+    static JdbiOutboxStore jdbcStore(
+            String prefix, DataSource dataSource, OutboxProperties.Jdbc jdbc) {
+        JdbiOutboxStore.Builder b = JdbiOutboxStore.builder(Jdbi.create(dataSource));
+        try {
+            b.tableName(jdbc.getTableName());
+        } catch (IllegalArgumentException e) {
+            throw Checks.invalid(prefix + ".jdbc.table-name", jdbc.getTableName(), e);
+        }
+        String dialect = Checks.text(jdbc.getDialect());
+        if (dialect != null) {
+            b.dialect(dialect(prefix, dialect));
+        }
+        b.deadLettersBlockTheirKey(jdbc.isDeadLettersBlockTheirKey());
+        JdbiOutboxStore store;
+        try {
+            store = b.build();
+        } catch (IllegalArgumentException e) {
+            throw Checks.invalid(prefix + ".jdbc.dialect", dialect, e);
+        }
+        if (jdbc.isCreateSchema()) {
+            store.createSchemaIfAbsent();
+        }
+        return store;
+    }
+
+    private static JdbiOutboxStore.Dialect dialect(String prefix, String name) {
+        try {
+            return JdbiOutboxStore.Dialect.valueOf(name.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw Checks.invalid(
+                    prefix + ".jdbc.dialect",
+                    name,
+                    "must be one of postgresql, mariadb, mysql, h2 (or left out to detect it)");
         }
     }
 
@@ -99,40 +108,24 @@ public class OutboxAutoConfiguration {
             name = {"io.outbox4j.store.mongo.MongoOutboxStore", "com.mongodb.client.MongoClient"})
     @ConditionalOnBean(type = "com.mongodb.client.MongoClient")
     @ConditionalOnMissingBean(OutboxStore.class)
-    @Conditional(MongoStoreSelected.class)
+    @Conditional({OutboxConditions.Single.class, MongoStoreSelected.class})
     static class MongoStoreConfiguration {
         @Bean
         MongoOutboxStore outboxStore(
                 MongoClient client, OutboxProperties properties, Environment environment) {
-            OutboxProperties.Mongodb mongo = properties.getStore().getMongodb();
-            String database = Checks.text(mongo.getDatabase());
-            if (database == null) {
-                database = Checks.text(environment.getProperty("spring.mongodb.database"));
-            }
-            if (database == null) {
-                throw Checks.invalid(
-                        "store.mongodb.database",
-                        null,
-                        "is required for the MongoDB store (or set spring.mongodb.database)");
-            }
-            MongoOutboxStore.Builder b = MongoOutboxStore.builder().client(client);
-            try {
-                b.database(database);
-            } catch (IllegalArgumentException e) {
-                throw Checks.invalid("store.mongodb.database", database, e);
-            }
-            try {
-                b.collection(mongo.getCollection());
-            } catch (IllegalArgumentException e) {
-                throw Checks.invalid("store.mongodb.collection", mongo.getCollection(), e);
-            }
-            MongoOutboxStore store = b.build();
-            if (mongo.isCreateIndexes()) {
-                store.createIndexes();
-            }
-            return store;
+            return MongoStores.create(
+                    "store", client, properties.getStore().getMongodb(), environment);
         }
     }
+
+    /**
+     * Several outboxes by name ({@code outbox4j.outboxes.<name>.*}): each one's store, outbox,
+     * publisher and relay, qualified by its name ({@link NamedOutboxes}).
+     */
+    @Configuration(proxyBeanMethods = false)
+    @Conditional(OutboxConditions.Named.class)
+    @Import(NamedOutboxesRegistrar.class)
+    static class NamedOutboxesConfiguration {}
 
     /** {@code outbox4j.store.type} is auto or jdbc. */
     static final class JdbcStoreSelected extends SpringBootCondition {

@@ -25,6 +25,7 @@ public class OutboxProperties {
     private final Health health = new Health();
     private final Modulith modulith = new Modulith();
     private final Metrics metrics = new Metrics();
+    private Map<String, NamedOutbox> outboxes = new LinkedHashMap<>();
 
     /** Creates the defaults. */
     public OutboxProperties() {}
@@ -99,6 +100,168 @@ public class OutboxProperties {
      */
     public Metrics getMetrics() {
         return metrics;
+    }
+
+    /**
+     * Several outboxes in one application, by name: {@code outbox4j.outboxes.<name>.*}. Empty by
+     * default: one outbox, configured by {@code outbox4j.store.*}, {@code outbox4j.relay.*} and
+     * {@code outbox4j.publisher.*}. Once a name is given, every outbox is a named one and {@code
+     * outbox4j.store.*} and {@code outbox4j.relay.*} are refused (each outbox has its own); {@code
+     * outbox4j.publisher.*}, {@code outbox4j.health.*}, {@code outbox4j.metrics.*} and {@code
+     * outbox4j.modulith.*} still apply to all of them.
+     *
+     * @return the named outboxes, in the order given
+     */
+    public Map<String, NamedOutbox> getOutboxes() {
+        return outboxes;
+    }
+
+    /**
+     * Sets the named outboxes.
+     *
+     * @param outboxes the outboxes by name
+     */
+    public void setOutboxes(Map<String, NamedOutbox> outboxes) {
+        this.outboxes = outboxes;
+    }
+
+    /**
+     * One of several outboxes of an application ({@code outbox4j.outboxes.<name>.*}): where it
+     * lives, its relay and where that publishes. Its beans are qualified by its name
+     * ({@code @Qualifier("<name>") TransactionalOutbox}).
+     */
+    public static class NamedOutbox {
+        /**
+         * Whether this outbox is the one injected without a qualifier and the one Spring Modulith's
+         * externalized events go to. At most one outbox is primary.
+         */
+        private boolean primary;
+
+        /**
+         * The name of the DataSource bean that holds this outbox's table; the application's only
+         * (or primary) DataSource when not set.
+         */
+        private @Nullable String dataSource;
+
+        /**
+         * The name of the MongoClient bean that reaches this outbox's collection (a MongoDB
+         * outbox); the application's only (or primary) MongoClient when not set.
+         */
+        private @Nullable String mongoClient;
+
+        /**
+         * The name of the Publisher bean this outbox's relay publishes to, instead of one built
+         * from its publisher.* settings.
+         */
+        private @Nullable String publisherBean;
+
+        private final Store store = new Store();
+        private final RelayProperties relay = new RelayProperties();
+        private final PublisherProperties publisher = new PublisherProperties();
+
+        /** Creates the defaults. */
+        public NamedOutbox() {}
+
+        /**
+         * Whether this outbox is the primary one.
+         *
+         * @return {@code false} by default
+         */
+        public boolean isPrimary() {
+            return primary;
+        }
+
+        /**
+         * Sets whether this outbox is the primary one.
+         *
+         * @param primary the flag
+         */
+        public void setPrimary(boolean primary) {
+            this.primary = primary;
+        }
+
+        /**
+         * The DataSource bean's name.
+         *
+         * @return the bean name, or null for the application's only or primary DataSource
+         */
+        public @Nullable String getDataSource() {
+            return dataSource;
+        }
+
+        /**
+         * Sets the DataSource bean's name.
+         *
+         * @param dataSource the bean name
+         */
+        public void setDataSource(@Nullable String dataSource) {
+            this.dataSource = dataSource;
+        }
+
+        /**
+         * The MongoClient bean's name.
+         *
+         * @return the bean name, or null for the application's only or primary MongoClient
+         */
+        public @Nullable String getMongoClient() {
+            return mongoClient;
+        }
+
+        /**
+         * Sets the MongoClient bean's name.
+         *
+         * @param mongoClient the bean name
+         */
+        public void setMongoClient(@Nullable String mongoClient) {
+            this.mongoClient = mongoClient;
+        }
+
+        /**
+         * The Publisher bean's name.
+         *
+         * @return the bean name, or null to build the publisher from the settings
+         */
+        public @Nullable String getPublisherBean() {
+            return publisherBean;
+        }
+
+        /**
+         * Sets the Publisher bean's name.
+         *
+         * @param publisherBean the bean name
+         */
+        public void setPublisherBean(@Nullable String publisherBean) {
+            this.publisherBean = publisherBean;
+        }
+
+        /**
+         * Where this outbox lives, as {@code outbox4j.store.*} for the single outbox.
+         *
+         * @return the store settings
+         */
+        public Store getStore() {
+            return store;
+        }
+
+        /**
+         * This outbox's relay, as {@code outbox4j.relay.*} for the single outbox.
+         *
+         * @return the relay settings
+         */
+        public RelayProperties getRelay() {
+            return relay;
+        }
+
+        /**
+         * This outbox's own publisher, as {@code outbox4j.publisher.*}; when none is given the
+         * relay publishes to the application's Publisher bean or the one of {@code
+         * outbox4j.publisher.*}.
+         *
+         * @return the publisher settings
+         */
+        public PublisherProperties getPublisher() {
+            return publisher;
+        }
     }
 
     /** Which store holds the outbox. */
@@ -945,8 +1108,32 @@ public class OutboxProperties {
          */
         private @Nullable String module;
 
+        /**
+         * With several named outboxes: the one externalized events go to; the primary one (or the
+         * only one) when not set.
+         */
+        private @Nullable String outbox;
+
         /** Creates the defaults. */
         public Modulith() {}
+
+        /**
+         * The named outbox externalized events go to.
+         *
+         * @return the outbox's name, or null for the primary or only one
+         */
+        public @Nullable String getOutbox() {
+            return outbox;
+        }
+
+        /**
+         * Sets the named outbox externalized events go to.
+         *
+         * @param outbox the outbox's name
+         */
+        public void setOutbox(@Nullable String outbox) {
+            this.outbox = outbox;
+        }
 
         /**
          * Whether externalized events are enqueued.

@@ -10,6 +10,7 @@ import io.outbox4j.spring.boot.OutboxProperties.PublisherType;
 import io.outbox4j.spring.boot.OutboxProperties.RelayProperties;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
 import java.time.Duration;
+import java.util.List;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -59,6 +60,7 @@ public class OutboxRelayAutoConfiguration {
     /** Enqueue in the Spring-managed transaction, for a store over a DataSource. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnBean({JdbiOutboxStore.class, DataSource.class})
+    @Conditional(OutboxConditions.Single.class)
     static class JdbcOutboxConfiguration {
         @Bean
         @ConditionalOnMissingBean(TransactionalOutbox.class)
@@ -68,7 +70,9 @@ public class OutboxRelayAutoConfiguration {
                 OutboxProperties properties,
                 ObjectProvider<RelayLifecycle> relay) {
             Runnable wakeUp =
-                    properties.getRelay().isWakeUpAfterCommit() ? new LazyWakeUp(relay) : () -> {};
+                    properties.getRelay().isWakeUpAfterCommit()
+                            ? new LazyWakeUp(relay::getIfAvailable)
+                            : () -> {};
             return new JdbcTransactionalOutbox(store.jdbc(), dataSource, wakeUp);
         }
     }
@@ -77,17 +81,13 @@ public class OutboxRelayAutoConfiguration {
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnBooleanProperty(name = "outbox4j.relay.enabled", matchIfMissing = true)
     @ConditionalOnBean(OutboxStore.class)
+    @Conditional(OutboxConditions.Single.class)
     static class RelayConfiguration {
         @Bean
         @ConditionalOnMissingBean(Publisher.class)
         @Conditional(PublisherConfigured.class)
         Publisher outboxPublisher(OutboxProperties properties, Environment environment) {
-            PublisherType type = Publishers.resolve(properties.getPublisher());
-            if (type == null) {
-                throw new NoPublisherException();
-            }
-            String app = environment.getProperty("spring.application.name", "spring");
-            return Publishers.create(type, properties.getPublisher(), "outbox4j-" + app);
+            return publisher("publisher", properties.getPublisher(), environment, null);
         }
 
         @Bean
@@ -99,16 +99,52 @@ public class OutboxRelayAutoConfiguration {
                 OutboxProperties properties) {
             Publisher publisher = publishers.getIfAvailable();
             if (publisher == null) {
-                throw new NoPublisherException();
+                throw new NoPublisherException(null);
             }
-            Observer observer = observers.getIfUnique();
-            RelayProperties relay = properties.getRelay();
-            // Every setting is checked now, at startup, not at the first start().
-            buildChecked(relayBuilder(store, publisher, relay, observer)).close();
-            Supplier<Relay> factory =
-                    () -> buildChecked(relayBuilder(store, publisher, relay, observer));
-            return new RelayLifecycle(factory, listeners.orderedStream().toList());
+            return relayLifecycle(
+                    "relay",
+                    store,
+                    publisher,
+                    properties.getRelay(),
+                    observers.getIfUnique(),
+                    listeners.orderedStream().toList());
         }
+    }
+
+    /**
+     * The publisher the settings under {@code outbox4j.<prefix>} describe.
+     *
+     * @param outbox the named outbox they belong to, or null for the single outbox
+     */
+    static Publisher publisher(
+            String prefix,
+            OutboxProperties.PublisherProperties settings,
+            Environment environment,
+            @Nullable String outbox) {
+        PublisherType type = Publishers.resolve(prefix, settings);
+        if (type == null) {
+            throw new NoPublisherException(outbox);
+        }
+        String app = environment.getProperty("spring.application.name", "spring");
+        return Publishers.create(
+                prefix, type, settings, "outbox4j-" + app + (outbox == null ? "" : "-" + outbox));
+    }
+
+    /**
+     * The relay's lifecycle over settings under {@code outbox4j.<prefix>}; every setting is checked
+     * now, at startup, not at the first start().
+     */
+    static RelayLifecycle relayLifecycle(
+            String prefix,
+            OutboxStore store,
+            Publisher publisher,
+            RelayProperties relay,
+            @Nullable Observer observer,
+            List<RelayListener> listeners) {
+        buildChecked(prefix, relayBuilder(prefix, store, publisher, relay, observer)).close();
+        Supplier<Relay> factory =
+                () -> buildChecked(prefix, relayBuilder(prefix, store, publisher, relay, observer));
+        return new RelayLifecycle(factory, listeners);
     }
 
     /** The relay builder with every property that is set; unset ones keep the engine's default. */
@@ -117,42 +153,59 @@ public class OutboxRelayAutoConfiguration {
             Publisher publisher,
             RelayProperties p,
             @Nullable Observer observer) {
+        return relayBuilder("relay", store, publisher, p, observer);
+    }
+
+    /**
+     * As {@link #relayBuilder(OutboxStore, Publisher, RelayProperties, Observer)}, under a prefix.
+     */
+    static Relay.Builder relayBuilder(
+            String prefix,
+            OutboxStore store,
+            Publisher publisher,
+            RelayProperties p,
+            @Nullable Observer observer) {
         Relay.Builder b = Relay.builder(store, publisher);
         if (p.getBatchSize() != null) {
             b.batchSize(
                     Checks.between(
-                            "relay.batch-size", p.getBatchSize(), 1, ClaimRequest.MAX_LIMIT));
+                            prefix + ".batch-size", p.getBatchSize(), 1, ClaimRequest.MAX_LIMIT));
         }
         if (p.getWorkers() != null) {
-            b.workers(Checks.between("relay.workers", p.getWorkers(), 1, 1024));
+            b.workers(Checks.between(prefix + ".workers", p.getWorkers(), 1, 1024));
         }
         if (p.getDeliveryTimeout() != null) {
-            b.deliveryTimeout(Checks.positive("relay.delivery-timeout", p.getDeliveryTimeout()));
+            b.deliveryTimeout(
+                    Checks.positive(prefix + ".delivery-timeout", p.getDeliveryTimeout()));
         }
         if (p.getLease() != null) {
-            b.lease(Checks.within("relay.lease", p.getLease(), Relay.MIN_LEASE, Relay.MAX_LEASE));
+            b.lease(
+                    Checks.within(
+                            prefix + ".lease", p.getLease(), Relay.MIN_LEASE, Relay.MAX_LEASE));
         }
         if (p.getMemberLease() != null) {
             b.memberLease(
                     Checks.within(
-                            "relay.member-lease",
+                            prefix + ".member-lease",
                             p.getMemberLease(),
                             io.outbox4j.api.OutboxMembership.MIN_LEASE,
                             io.outbox4j.api.OutboxMembership.MAX_LEASE));
         }
         if (p.getMaxAttempts() != null) {
             b.maxAttempts(
-                    Checks.between("relay.max-attempts", p.getMaxAttempts(), 1, Integer.MAX_VALUE));
+                    Checks.between(
+                            prefix + ".max-attempts", p.getMaxAttempts(), 1, Integer.MAX_VALUE));
         }
-        Backoff backoff = backoff(p);
+        Backoff backoff = backoff(prefix, p);
         if (backoff != null) {
             b.backoff(backoff);
         }
         if (p.getPollInterval() != null) {
-            b.pollInterval(Checks.positive("relay.poll-interval", p.getPollInterval()));
+            b.pollInterval(Checks.positive(prefix + ".poll-interval", p.getPollInterval()));
         }
         if (p.getShutdownTimeout() != null) {
-            b.shutdownTimeout(Checks.notNegative("relay.shutdown-timeout", p.getShutdownTimeout()));
+            b.shutdownTimeout(
+                    Checks.notNegative(prefix + ".shutdown-timeout", p.getShutdownTimeout()));
         }
         String owner = Checks.text(p.getOwner());
         if (owner != null) {
@@ -164,54 +217,59 @@ public class OutboxRelayAutoConfiguration {
         return b;
     }
 
-    private static @Nullable Backoff backoff(RelayProperties p) {
+    private static @Nullable Backoff backoff(String prefix, RelayProperties p) {
         if (p.getBackoffBase() == null && p.getBackoffMax() == null) {
             return null;
         }
         Duration base =
                 p.getBackoffBase() == null
                         ? DEFAULT_BACKOFF_BASE
-                        : Checks.positive("relay.backoff-base", p.getBackoffBase());
+                        : Checks.positive(prefix + ".backoff-base", p.getBackoffBase());
         Duration max;
         if (p.getBackoffMax() == null) {
             max = base.compareTo(DEFAULT_BACKOFF_MAX) > 0 ? base : DEFAULT_BACKOFF_MAX;
         } else {
-            max = Checks.positive("relay.backoff-max", p.getBackoffMax());
+            max = Checks.positive(prefix + ".backoff-max", p.getBackoffMax());
         }
         if (max.compareTo(base) < 0) {
             throw Checks.invalid(
-                    "relay.backoff-max",
+                    prefix + ".backoff-max",
                     max,
-                    "must not be shorter than outbox4j.relay.backoff-base ("
+                    "must not be shorter than "
+                            + Checks.name(prefix + ".backoff-base")
+                            + " ("
                             + Checks.format(base)
                             + ")");
         }
         return Backoff.exponential(base, max);
     }
 
-    private static Relay buildChecked(Relay.Builder b) {
+    private static Relay buildChecked(String prefix, Relay.Builder b) {
         try {
             return b.build();
         } catch (IllegalArgumentException e) {
             throw new IllegalStateException(
-                    "outbox4j.relay.* settings were rejected by the relay: " + e.getMessage(), e);
+                    Checks.name(prefix)
+                            + ".* settings were rejected by the relay: "
+                            + e.getMessage(),
+                    e);
         }
     }
 
     /** Resolves the relay on the first commit, so the outbox and the relay need no start order. */
-    private static final class LazyWakeUp implements Runnable {
-        private final ObjectProvider<RelayLifecycle> provider;
+    static final class LazyWakeUp implements Runnable {
+        private final Supplier<@Nullable RelayLifecycle> provider;
         private volatile @Nullable RelayLifecycle relay;
         private volatile boolean resolved;
 
-        LazyWakeUp(ObjectProvider<RelayLifecycle> provider) {
+        LazyWakeUp(Supplier<@Nullable RelayLifecycle> provider) {
             this.provider = provider;
         }
 
         @Override
         public void run() {
             if (!resolved) {
-                relay = provider.getIfAvailable();
+                relay = provider.get();
                 resolved = true;
             }
             RelayLifecycle r = relay;
@@ -230,13 +288,7 @@ public class OutboxRelayAutoConfiguration {
                     Binder.get(context.getEnvironment())
                             .bind("outbox4j.publisher", OutboxProperties.PublisherProperties.class)
                             .orElseGet(OutboxProperties.PublisherProperties::new);
-            boolean given =
-                    p.getType() != PublisherType.AUTO
-                            || Checks.text(p.getKafka().getBootstrapServers()) != null
-                            || Checks.text(p.getRabbitmq().getUri()) != null
-                            || Checks.text(p.getSqs().getEndpoint()) != null
-                            || Checks.text(p.getSqs().getRegion()) != null;
-            return given
+            return Publishers.given(p)
                     ? ConditionOutcome.match("outbox4j.publisher settings are given")
                     : ConditionOutcome.noMatch("no outbox4j.publisher setting is given");
         }

@@ -33,11 +33,11 @@ final class Publishers {
     private Publishers() {}
 
     /**
-     * Which transport the settings describe.
+     * Which transport the settings under {@code outbox4j.<prefix>} describe.
      *
      * @return the transport, or null when no publisher setting is given
      */
-    static @Nullable PublisherType resolve(PublisherProperties p) {
+    static @Nullable PublisherType resolve(String prefix, PublisherProperties p) {
         List<PublisherType> given = new ArrayList<>();
         if (Checks.text(p.getKafka().getBootstrapServers()) != null) {
             given.add(PublisherType.KAFKA);
@@ -55,36 +55,48 @@ final class Publishers {
         }
         if (given.size() > 1) {
             throw Checks.invalid(
-                    "publisher.type",
+                    prefix + ".type",
                     "auto",
                     "settings are given for "
                             + given.toString().toLowerCase(java.util.Locale.ROOT)
-                            + "; set outbox4j.publisher.type to the one the relay publishes to");
+                            + "; set "
+                            + Checks.name(prefix + ".type")
+                            + " to the one the relay publishes to");
         }
         return given.isEmpty() ? null : given.get(0);
     }
 
+    /** Whether any setting names a transport. */
+    static boolean given(PublisherProperties p) {
+        return p.getType() != PublisherType.AUTO
+                || Checks.text(p.getKafka().getBootstrapServers()) != null
+                || Checks.text(p.getRabbitmq().getUri()) != null
+                || Checks.text(p.getSqs().getEndpoint()) != null
+                || Checks.text(p.getSqs().getRegion()) != null;
+    }
+
     /** Builds the publisher of a resolved type, checking its settings. */
-    static Publisher create(PublisherType type, PublisherProperties p, String connectionName) {
+    static Publisher create(
+            String prefix, PublisherType type, PublisherProperties p, String connectionName) {
         switch (type) {
             case KAFKA:
                 requireJar(
                         "io.outbox4j.publisher.kafka.KafkaPublisher",
                         "outbox-publisher-kafka",
-                        "publisher.kafka.bootstrap-servers");
-                return Kafka.create(p.getKafka());
+                        prefix + ".kafka.bootstrap-servers");
+                return Kafka.create(prefix, p.getKafka());
             case RABBITMQ:
                 requireJar(
                         "io.outbox4j.publisher.rabbitmq.RabbitMqPublisher",
                         "outbox-publisher-rabbitmq",
-                        "publisher.rabbitmq.uri");
-                return Rabbit.create(p.getRabbitmq(), connectionName);
+                        prefix + ".rabbitmq.uri");
+                return Rabbit.create(prefix, p.getRabbitmq(), connectionName);
             case SQS:
                 requireJar(
                         "io.outbox4j.publisher.sqs.SqsPublisher",
                         "outbox-publisher-sqs",
-                        "publisher.sqs.endpoint");
-                return Sqs.create(p.getSqs());
+                        prefix + ".sqs.endpoint");
+                return Sqs.create(prefix, p.getSqs());
             default:
                 throw new IllegalStateException("no publisher type resolved");
         }
@@ -105,17 +117,17 @@ final class Publishers {
     }
 
     private static final class Kafka {
-        static Publisher create(OutboxProperties.Kafka k) {
+        static Publisher create(String prefix, OutboxProperties.Kafka k) {
             String servers = Checks.text(k.getBootstrapServers());
             if (servers == null) {
                 throw Checks.invalid(
-                        "publisher.kafka.bootstrap-servers",
+                        prefix + ".kafka.bootstrap-servers",
                         null,
                         "is required for the Kafka publisher, as in broker1:9092,broker2:9092");
             }
             if (!BOOTSTRAP.matcher(servers).matches()) {
                 throw Checks.invalid(
-                        "publisher.kafka.bootstrap-servers",
+                        prefix + ".kafka.bootstrap-servers",
                         servers,
                         "must list host:port pairs separated by commas, as in broker1:9092,broker2:9092");
             }
@@ -125,17 +137,17 @@ final class Publishers {
                         .producerProperties(k.getProperties())
                         .build();
             } catch (IllegalArgumentException e) {
-                throw Checks.invalid("publisher.kafka.properties", k.getProperties().keySet(), e);
+                throw Checks.invalid(prefix + ".kafka.properties", k.getProperties().keySet(), e);
             }
         }
     }
 
     private static final class Rabbit {
-        static Publisher create(OutboxProperties.Rabbitmq r, String connectionName) {
+        static Publisher create(String prefix, OutboxProperties.Rabbitmq r, String connectionName) {
             String uri = Checks.text(r.getUri());
             if (uri == null) {
                 throw Checks.invalid(
-                        "publisher.rabbitmq.uri",
+                        prefix + ".rabbitmq.uri",
                         null,
                         "is required for the RabbitMQ publisher, as in amqp://user:pass@host:5672/vhost");
             }
@@ -143,14 +155,14 @@ final class Publishers {
             try {
                 b = RabbitMqPublisher.builder().uri(uri).connectionName(connectionName);
             } catch (IllegalArgumentException e) {
-                throw Checks.invalid("publisher.rabbitmq.uri", mask(uri), e);
+                throw Checks.invalid(prefix + ".rabbitmq.uri", mask(uri), e);
             }
             String exchange = Checks.text(r.getExchange());
             if (exchange != null) {
                 try {
                     b.exchange(exchange);
                 } catch (IllegalArgumentException e) {
-                    throw Checks.invalid("publisher.rabbitmq.exchange", exchange, e);
+                    throw Checks.invalid(prefix + ".rabbitmq.exchange", exchange, e);
                 }
             }
             return b.build();
@@ -158,7 +170,7 @@ final class Publishers {
     }
 
     private static final class Sqs {
-        static Publisher create(OutboxProperties.Sqs s) {
+        static Publisher create(String prefix, OutboxProperties.Sqs s) {
             String endpoint = Checks.text(s.getEndpoint());
             String region = Checks.text(s.getRegion());
             SqsClientBuilder b = SqsClient.builder();
@@ -167,13 +179,13 @@ final class Publishers {
                 try {
                     uri = URI.create(endpoint);
                 } catch (IllegalArgumentException e) {
-                    throw Checks.invalid("publisher.sqs.endpoint", endpoint, e);
+                    throw Checks.invalid(prefix + ".sqs.endpoint", endpoint, e);
                 }
                 if (uri.getScheme() == null
                         || !(uri.getScheme().equals("http") || uri.getScheme().equals("https"))
                         || uri.getHost() == null) {
                     throw Checks.invalid(
-                            "publisher.sqs.endpoint",
+                            prefix + ".sqs.endpoint",
                             endpoint,
                             "must be an http:// or https:// URL with a host, as in http://localhost:9324");
                 }

@@ -7,14 +7,18 @@ import io.outbox4j.spring.boot.TransactionalOutbox;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.NoSuchBeanDefinitionException;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.BeanFactoryAnnotationUtils;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.expression.BeanFactoryResolver;
@@ -39,6 +43,10 @@ import tools.jackson.databind.json.JsonMapper;
  * OutboxEventExternalizer} or a broker's {@code EventExternalizationTransport}), and when {@code
  * spring.modulith.events.externalization.mode} is {@code outbox}. Turned off with {@code
  * outbox4j.modulith.enabled=false}.
+ *
+ * <p>With several named outboxes ({@code outbox4j.outboxes.<name>.*}) the events go to the one
+ * {@code outbox4j.modulith.outbox} names, else to the one marked {@code primary}; with neither the
+ * start stops, listing the outboxes.
  */
 @AutoConfiguration(
         after = OutboxRelayAutoConfiguration.class,
@@ -70,6 +78,9 @@ public class OutboxModulithAutoConfiguration {
      * Spring Modulith 2.1's choice of externalization: {@code module-listener} or {@code outbox}.
      */
     static final String MODULITH_MODE = "spring.modulith.events.externalization.mode";
+
+    /** With several named outboxes: the one externalized events go to. */
+    static final String OUTBOX_PROPERTY = "outbox4j.modulith.outbox";
 
     /** Creates the configuration; Spring calls it. */
     public OutboxModulithAutoConfiguration() {}
@@ -110,13 +121,14 @@ public class OutboxModulithAutoConfiguration {
     @Bean
     ExternalizedEventRecorder outboxExternalizedEventRecorder(
             EventExternalizationConfiguration configuration,
-            TransactionalOutbox outbox,
+            ObjectProvider<TransactionalOutbox> outboxes,
             ExternalizedEventSerializer serializer,
             ListableBeanFactory beans,
             BeanFactory beanFactory,
             OutboxProperties properties,
             Environment environment) {
         refuseModulithExternalizers(beans, environment);
+        TransactionalOutbox outbox = chooseOutbox(outboxes, beanFactory, beans, properties);
         StandardEvaluationContext evaluation = new StandardEvaluationContext();
         evaluation.setBeanResolver(new BeanFactoryResolver(beanFactory));
         String module = properties.getModulith().getModule();
@@ -125,6 +137,68 @@ public class OutboxModulithAutoConfiguration {
         }
         return new ExternalizedEventRecorder(
                 configuration, outbox, serializer, evaluation, module.strip());
+    }
+
+    /**
+     * The outbox externalized events go to: the named outbox {@value #OUTBOX_PROPERTY} names; else
+     * the only {@link TransactionalOutbox}, or the primary one. With several and none chosen the
+     * start stops, naming them.
+     */
+    static TransactionalOutbox chooseOutbox(
+            ObjectProvider<TransactionalOutbox> outboxes,
+            BeanFactory beanFactory,
+            ListableBeanFactory beans,
+            OutboxProperties properties) {
+        Set<String> named = properties.getOutboxes().keySet();
+        String chosen = properties.getModulith().getOutbox();
+        if (chosen != null && !chosen.isBlank()) {
+            chosen = chosen.strip();
+            if (!named.contains(chosen)) {
+                throw new InvalidConfigurationPropertyValueException(
+                        OUTBOX_PROPERTY,
+                        chosen,
+                        named.isEmpty()
+                                ? "names an outbox, but the application has no named outboxes"
+                                        + " (outbox4j.outboxes.<name>.*); remove it"
+                                : "names no outbox; the outboxes are " + named);
+            }
+            try {
+                return BeanFactoryAnnotationUtils.qualifiedBeanOfType(
+                        beanFactory, TransactionalOutbox.class, chosen);
+            } catch (NoSuchBeanDefinitionException e) {
+                throw new InvalidConfigurationPropertyValueException(
+                        OUTBOX_PROPERTY,
+                        chosen,
+                        "names an outbox without a TransactionalOutbox (a MongoDB outbox);"
+                                + " externalized events need a JDBC one: "
+                                + jdbcOutboxes(beans));
+            }
+        }
+        TransactionalOutbox only = outboxes.getIfUnique();
+        if (only != null) {
+            return only;
+        }
+        throw new InvalidConfigurationPropertyValueException(
+                OUTBOX_PROPERTY,
+                null,
+                "must name the outbox Spring Modulith's externalized events go to, as the"
+                        + " application has several "
+                        + jdbcOutboxes(beans)
+                        + " and none is primary; set it, or mark one"
+                        + " outbox4j.outboxes.<name>.primary=true (or outbox4j.modulith.enabled=false)");
+    }
+
+    /** The outboxes that can take events: each TransactionalOutbox's qualifier or bean name. */
+    private static List<String> jdbcOutboxes(ListableBeanFactory beans) {
+        List<String> out = new ArrayList<>();
+        for (String name : beans.getBeanNamesForType(TransactionalOutbox.class)) {
+            String suffix = "TransactionalOutbox";
+            out.add(
+                    name.endsWith(suffix) && name.length() > suffix.length()
+                            ? name.substring(0, name.length() - suffix.length())
+                            : name);
+        }
+        return out;
     }
 
     /**
