@@ -215,6 +215,7 @@ final class NamedOutboxesRegistrar implements ImportBeanDefinitionRegistrar, Env
         }
         return OutboxRelayAutoConfiguration.relayLifecycle(
                 NamedOutboxes.prefix(name) + ".relay",
+                name,
                 outboxes.store(name),
                 publisher,
                 o.getRelay(),

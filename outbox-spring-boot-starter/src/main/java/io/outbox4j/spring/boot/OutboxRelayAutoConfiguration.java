@@ -103,6 +103,7 @@ public class OutboxRelayAutoConfiguration {
             }
             return relayLifecycle(
                     "relay",
+                    null,
                     store,
                     publisher,
                     properties.getRelay(),
@@ -133,19 +134,53 @@ public class OutboxRelayAutoConfiguration {
     /**
      * The relay's lifecycle over settings under {@code outbox4j.<prefix>}; every setting is checked
      * now, at startup, not at the first start().
+     *
+     * @param outbox the named outbox, whose name then starts the relay's default owner (in its log
+     *     lines and thread names), or null for the single outbox
      */
     static RelayLifecycle relayLifecycle(
             String prefix,
+            @Nullable String outbox,
             OutboxStore store,
             Publisher publisher,
             RelayProperties relay,
             @Nullable Observer observer,
             List<RelayListener> listeners) {
-        buildChecked(prefix, relayBuilder(prefix, store, publisher, relay, observer)).close();
         Supplier<Relay> factory =
-                () -> buildChecked(prefix, relayBuilder(prefix, store, publisher, relay, observer));
+                () -> {
+                    Relay.Builder b = relayBuilder(prefix, store, publisher, relay, observer);
+                    if (outbox != null && Checks.text(relay.getOwner()) == null) {
+                        b.owner(outbox + "-" + DEFAULT_OWNER_SUFFIX.get());
+                    }
+                    return buildChecked(prefix, b);
+                };
+        factory.get().close();
         return new RelayLifecycle(factory, listeners);
     }
+
+    /** The engine's default owner without the outbox: host, process id and a random part. */
+    private static final Supplier<String> DEFAULT_OWNER_SUFFIX =
+            () -> {
+                String host = System.getenv("HOSTNAME");
+                if (host == null || host.isBlank()) {
+                    try {
+                        host = java.net.InetAddress.getLocalHost().getHostName();
+                    } catch (java.io.IOException | RuntimeException e) {
+                        host = "localhost";
+                    }
+                }
+                String clean = host.replaceAll("[^A-Za-z0-9._-]", "-");
+                if (clean.length() > 160) {
+                    clean = clean.substring(0, 160);
+                }
+                return clean
+                        + "-"
+                        + ProcessHandle.current().pid()
+                        + "-"
+                        + Integer.toHexString(
+                                java.util.concurrent.ThreadLocalRandom.current().nextInt()
+                                        | 0x10000000);
+            };
 
     /** The relay builder with every property that is set; unset ones keep the engine's default. */
     static Relay.Builder relayBuilder(

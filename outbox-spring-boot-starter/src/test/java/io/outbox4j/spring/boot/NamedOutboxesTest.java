@@ -361,6 +361,11 @@ class NamedOutboxesTest {
                                             .toString())
                             .isEqualTo("[]");
 
+                    assertThat(endpoint.outbox("billing").getBody().get("members").toString())
+                            .as(
+                                    "billing's relay is its only member, its owner named after the outbox")
+                            .startsWith("[{id=billing-")
+                            .contains("buckets=256");
                     WebEndpointResponse<Map<String, Object>> unknown = endpoint.outbox("shipping");
                     assertThat(unknown.getStatus()).isEqualTo(404);
                     assertThat(unknown.getBody().get("error").toString())

@@ -17,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
@@ -212,6 +213,109 @@ class OutboxModulithTest {
                             assertThat(context).hasNotFailed();
                             assertThat(context).doesNotHaveBean(ExternalizedEventRecorder.class);
                         });
+    }
+
+    /** Two named outboxes on the application's DataSource, in two tables. */
+    private ApplicationContextRunner twoOutboxes() {
+        return new ApplicationContextRunner()
+                .withConfiguration(
+                        AutoConfigurations.of(
+                                DataSourceAutoConfiguration.class,
+                                DataSourceTransactionManagerAutoConfiguration.class,
+                                TransactionAutoConfiguration.class,
+                                OutboxAutoConfiguration.class,
+                                OutboxRelayAutoConfiguration.class,
+                                OutboxModulithAutoConfiguration.class))
+                .withBean(Publisher.class, () -> publisher)
+                .withBean(EventExternalizationConfiguration.class, () -> CONFIG)
+                .withPropertyValues(
+                        "spring.application.name=shop",
+                        "spring.datasource.url=jdbc:h2:mem:"
+                                + UUID.randomUUID()
+                                + ";DB_CLOSE_DELAY=-1",
+                        "outbox4j.outboxes.orders.store.jdbc.create-schema=true",
+                        "outbox4j.outboxes.billing.store.jdbc.create-schema=true",
+                        "outbox4j.outboxes.billing.store.jdbc.table-name=billing_outbox");
+    }
+
+    @Test
+    @DisplayName(
+            "several named outboxes and none chosen: the start stops, naming outbox4j.modulith.outbox and the outboxes")
+    void severalOutboxes_noneChosen_stopsTheStart() {
+        twoOutboxes()
+                .run(
+                        context -> {
+                            assertThat(context).hasFailed();
+                            InvalidConfigurationPropertyValueException invalid =
+                                    find(context.getStartupFailure());
+                            assertThat(invalid.getName()).isEqualTo("outbox4j.modulith.outbox");
+                            assertThat(invalid.getReason())
+                                    .isEqualTo(
+                                            "must name the outbox Spring Modulith's externalized events"
+                                                    + " go to, as the application has several [orders,"
+                                                    + " billing] and none is primary; set it, or mark one"
+                                                    + " outbox4j.outboxes.<name>.primary=true (or"
+                                                    + " outbox4j.modulith.enabled=false)");
+                        });
+        twoOutboxes()
+                .withPropertyValues("outbox4j.modulith.outbox=shipping")
+                .run(
+                        context -> {
+                            InvalidConfigurationPropertyValueException invalid =
+                                    find(context.getStartupFailure());
+                            assertThat(invalid.getName()).isEqualTo("outbox4j.modulith.outbox");
+                            assertThat(invalid.getValue()).isEqualTo("shipping");
+                            assertThat(invalid.getReason())
+                                    .isEqualTo(
+                                            "names no outbox; the outboxes are [orders, billing]");
+                        });
+    }
+
+    @Test
+    @DisplayName(
+            "several named outboxes: events go to the primary one, or to the one outbox4j.modulith.outbox names")
+    void severalOutboxes_primaryOrChosen_getsTheEvents() {
+        // Only the outbox that should get the event runs a relay: the event is published only if
+        // it was enqueued there.
+        twoOutboxes()
+                .withPropertyValues(
+                        "outbox4j.outboxes.billing.primary=true",
+                        "outbox4j.outboxes.orders.relay.enabled=false")
+                .run(context -> publishedThrough(context, "o-primary", "outbox_message"));
+        twoOutboxes()
+                .withPropertyValues(
+                        "outbox4j.outboxes.billing.primary=true",
+                        "outbox4j.modulith.outbox=orders",
+                        "outbox4j.outboxes.billing.relay.enabled=false")
+                .run(context -> publishedThrough(context, "o-chosen", "billing_outbox"));
+    }
+
+    /** The event is published, and the outbox without a relay ({@code idle}) holds nothing. */
+    private void publishedThrough(
+            AssertableApplicationContext context, String orderId, String idle) {
+        assertThat(context).hasNotFailed();
+        context.getBean(TransactionTemplate.class)
+                .executeWithoutResult(tx -> context.publishEvent(new OrderPlaced(orderId, "c-1")));
+        await().atMost(Duration.ofSeconds(10))
+                .until(
+                        () ->
+                                publisher.published().stream()
+                                        .anyMatch(m -> m.payloadAsString().contains(orderId)));
+        assertThat(
+                        new org.springframework.jdbc.core.JdbcTemplate(
+                                        context.getBean(javax.sql.DataSource.class))
+                                .queryForObject(
+                                        "SELECT count(*) FROM \"" + idle + "\"", Long.class))
+                .isZero();
+    }
+
+    private static InvalidConfigurationPropertyValueException find(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof InvalidConfigurationPropertyValueException i) {
+                return i;
+            }
+        }
+        throw new AssertionError("the start did not fail naming a property: " + failure, failure);
     }
 
     /** The start failed, and its root cause says each of {@code fragments}. */
