@@ -12,6 +12,7 @@ import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.OutboxWakeUps;
+import io.outbox4j.api.StoreClockOffset;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
 import java.time.Duration;
 import java.time.Instant;
@@ -75,7 +76,7 @@ public class OutboxSourceTask extends SourceTask {
     /** Whether the task renewed its membership at least once (its claims are member claims). */
     private volatile boolean joined;
 
-    private volatile Duration storeOffset = Duration.ZERO;
+    private final StoreClockOffset storeOffset = new StoreClockOffset();
 
     private @Nullable HikariDataSource pool;
     private volatile @Nullable OutboxStore store;
@@ -296,10 +297,7 @@ public class OutboxSourceTask extends SourceTask {
             Instant sent = Instant.now();
             Membership renewed = m.renew(who, MEMBER_LEASE);
             Instant received = Instant.now();
-            storeOffset =
-                    Duration.between(
-                            sent.plus(Duration.between(sent, received).dividedBy(2)),
-                            renewed.storeTime());
+            storeOffset.sync(sent, renewed.storeTime(), received);
             if (!joined) {
                 LOG.info(
                         "outbox task {} joined the outbox: {} of its buckets among {} members",
@@ -315,12 +313,13 @@ public class OutboxSourceTask extends SourceTask {
 
     /**
      * This worker's clock moved into the store's frame: the task times every lease (claims,
-     * renewals, dead letters) by the store's clock, read at each membership renewal (the offset
-     * from the middle of its round trip), so a skewed worker clock neither takes live leases nor
-     * grants short ones. Zero offset for a store without membership.
+     * renewals, dead letters) by the store's clock, read at each membership renewal ({@link
+     * StoreClockOffset}: the offset from the middle of its round trip, slow renewals filtered), so
+     * a skewed worker clock neither takes live leases nor grants short ones. Zero offset for a
+     * store without membership.
      */
     private Instant now() {
-        return Instant.now().plus(storeOffset);
+        return storeOffset.toStoreTime(Instant.now());
     }
 
     /** Leaves the outbox at once, so the other tasks take this one's buckets. */
