@@ -20,11 +20,18 @@ final class OutboxConditions {
         }
     }
 
-    /** Some {@code outbox4j.outboxes.<name>} is given. */
+    /**
+     * Some {@code outbox4j.outboxes.<name>} is given (and outbox4j is not turned off with {@code
+     * outbox4j.enabled=false}).
+     */
     static final class Named extends SpringBootCondition {
         @Override
         public ConditionOutcome getMatchOutcome(
                 ConditionContext context, AnnotatedTypeMetadata metadata) {
+            if (!context.getEnvironment()
+                    .getProperty(OutboxProperties.PREFIX + ".enabled", Boolean.class, true)) {
+                return ConditionOutcome.noMatch("outbox4j.enabled is false");
+            }
             var named = NamedOutboxes.bind(context.getEnvironment());
             return named.isEmpty()
                     ? ConditionOutcome.noMatch("no outbox4j.outboxes are named")

@@ -51,7 +51,10 @@ import org.springframework.core.type.AnnotationMetadata;
 @ConditionalOnBean(MeterRegistry.class)
 @ConditionalOnBooleanProperty(name = "outbox4j.metrics.enabled", matchIfMissing = true)
 public class OutboxMetricsAutoConfiguration {
-    /** The tag that names the outbox of each meter when an application has named outboxes. */
+    /**
+     * The tag that names the outbox of each meter when an application has named outboxes. New in
+     * 0.2 and may still change before 1.0 (CHANGELOG.md, "API stability").
+     */
     public static final String OUTBOX_TAG = "outbox";
 
     /** Creates the configuration; Spring calls it. */

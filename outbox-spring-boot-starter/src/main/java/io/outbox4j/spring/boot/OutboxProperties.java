@@ -110,6 +110,8 @@ public class OutboxProperties {
      * outbox4j.publisher.*}, {@code outbox4j.health.*}, {@code outbox4j.metrics.*} and {@code
      * outbox4j.modulith.*} still apply to all of them.
      *
+     * <p>New in 0.2 and may still change before 1.0 (CHANGELOG.md, "API stability").
+     *
      * @return the named outboxes, in the order given
      */
     public Map<String, NamedOutbox> getOutboxes() {
@@ -129,6 +131,8 @@ public class OutboxProperties {
      * One of several outboxes of an application ({@code outbox4j.outboxes.<name>.*}): where it
      * lives, its relay and where that publishes. Its beans are qualified by its name
      * ({@code @Qualifier("<name>") TransactionalOutbox}).
+     *
+     * <p>New in 0.2 and may still change before 1.0 (CHANGELOG.md, "API stability").
      */
     public static class NamedOutbox {
         /**

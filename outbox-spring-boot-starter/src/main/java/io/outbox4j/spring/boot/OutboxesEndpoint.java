@@ -25,6 +25,8 @@ import org.springframework.boot.actuate.endpoint.web.annotation.WebEndpoint;
  * </ul>
  *
  * An unknown name answers 404 with {@code {"error": "…"}} listing the outboxes.
+ *
+ * <p>New in 0.2 and may still change before 1.0 (CHANGELOG.md, "API stability").
  */
 @WebEndpoint(id = "outbox")
 public class OutboxesEndpoint {

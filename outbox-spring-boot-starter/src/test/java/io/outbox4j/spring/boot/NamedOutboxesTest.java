@@ -595,6 +595,22 @@ class NamedOutboxesTest {
     }
 
     @Test
+    @DisplayName("outbox4j.enabled=false configures none of the named outboxes, nor their meters")
+    void turnedOff() {
+        runner.withPropertyValues("outbox4j.enabled=false")
+                .run(
+                        context -> {
+                            assertThat(context).hasNotFailed();
+                            assertThat(context)
+                                    .doesNotHaveBean(NamedOutboxes.BEAN)
+                                    .doesNotHaveBean(OutboxStore.class)
+                                    .doesNotHaveBean(TransactionalOutbox.class)
+                                    .doesNotHaveBean(OutboxMetrics.class)
+                                    .doesNotHaveBean("outboxHealthContributor");
+                        });
+    }
+
+    @Test
     @DisplayName(
             "without outbox4j.outboxes the single outbox keeps its bean names: outboxStore, transactionalOutbox, outboxRelay, outboxHealthIndicator")
     void singleOutboxUnchanged() {
