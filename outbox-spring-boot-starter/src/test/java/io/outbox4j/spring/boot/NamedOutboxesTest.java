@@ -594,6 +594,55 @@ class NamedOutboxesTest {
                         });
     }
 
+    /** The application's own store for billing, in a table of its choosing. */
+    @Configuration(proxyBeanMethods = false)
+    static class OwnBillingStore {
+        @Bean
+        JdbiOutboxStore billingOutboxStore(@Qualifier("billingDataSource") DataSource billing) {
+            JdbiOutboxStore own =
+                    JdbiOutboxStore.builder(org.jdbi.v3.core.Jdbi.create(billing))
+                            .tableName("own_billing")
+                            .build();
+            own.createSchemaIfAbsent();
+            return own;
+        }
+    }
+
+    @Test
+    @DisplayName(
+            "a bean of the application's own under an outbox's bean name wins: that outbox's TransactionalOutbox, relay and health use it")
+    void ownStoreBeanWins() {
+        runner.withUserConfiguration(OwnBillingStore.class)
+                .run(
+                        context -> {
+                            assertThat(context).hasNotFailed();
+                            assertThat(
+                                            context.getBean(
+                                                            "billingOutboxStore",
+                                                            JdbiOutboxStore.class)
+                                                    .tableName())
+                                    .isEqualTo("own_billing");
+                            tx(context, "billingTransactionManager")
+                                    .executeWithoutResult(
+                                            t ->
+                                                    outbox(context, "billing")
+                                                            .enqueue(message("b-own", "invoices")));
+                            await().atMost(Duration.ofSeconds(10))
+                                    .until(
+                                            () ->
+                                                    context.getBean(
+                                                                    "billingPublisher",
+                                                                    RecordingPublisher.class)
+                                                            .publishedIds()
+                                                            .contains("b-own"));
+                            CompositeHealthContributor outbox =
+                                    context.getBean(
+                                            "outboxHealthContributor",
+                                            CompositeHealthContributor.class);
+                            assertThat(health(outbox, "billing").getStatus()).isEqualTo(Status.UP);
+                        });
+    }
+
     @Test
     @DisplayName("outbox4j.enabled=false configures none of the named outboxes, nor their meters")
     void turnedOff() {
