@@ -25,6 +25,12 @@ public class OutboxProperties {
     private final Health health = new Health();
     private final Modulith modulith = new Modulith();
     private final Metrics metrics = new Metrics();
+
+    /**
+     * Several outboxes by name (outbox4j.outboxes.<name>.data-source, .store.*, .relay.*,
+     * .publisher.*...); none by default, for one outbox configured by outbox4j.store.*,
+     * outbox4j.relay.* and outbox4j.publisher.*.
+     */
     private Map<String, NamedOutbox> outboxes = new LinkedHashMap<>();
 
     /** Creates the defaults. */
