@@ -5,11 +5,12 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The key space of an outbox, split into {@value #COUNT} buckets, and how buckets are spread over
@@ -22,10 +23,14 @@ import org.jspecify.annotations.Nullable;
  * CONV(LEFT(MD5(msg_key), 2), 16, 10)}. MD5 is used as a well-spread function every database has,
  * not for security. A message without a key belongs to no bucket.
  *
- * <p><b>Who owns a bucket</b> among the live members of an outbox is decided by rendezvous hashing:
- * the member with the highest {@link #score(String, int)} for the bucket, ties broken by the
- * smaller member id. Every member and every store computes the same assignment from the same set of
- * members, and a member joining or leaving moves only about {@code 1/R} of the buckets.
+ * <p><b>Who owns a bucket</b> among the live members of an outbox is decided by rendezvous hashing
+ * with bounded loads ({@link #assign}): every (member, bucket) pair has a {@link #score(String,
+ * int)}, and buckets go to their highest-scoring member unless that member already owns its share,
+ * {@code ceil(256 / R)} of {@code R} members. So no member owns more than its share (pure
+ * rendezvous hashing gave 112 and 144 buckets to two members, 58 to 71 to four, which caps what
+ * more relays can add), every member and every store computes the same assignment from the same set
+ * of members, and a member joining or leaving moves about {@code 1/R} of the buckets (1.1 to 1.25
+ * times that for up to 8 members).
  */
 public final class Buckets {
     /** The number of buckets of every outbox. */
@@ -62,7 +67,8 @@ public final class Buckets {
      *
      * @param member a member id
      * @param bucket 0 to {@value #COUNT} - 1
-     * @return the score; the highest live member wins the bucket
+     * @return the score; a bucket goes to the highest-scoring live member that still has room
+     *     ({@link #assign})
      */
     public static long score(String member, int bucket) {
         long h = 0xcbf29ce484222325L;
@@ -77,52 +83,81 @@ public final class Buckets {
     }
 
     /**
-     * Spreads every bucket over the given members by rendezvous hashing.
+     * Spreads every bucket over the given members: rendezvous hashing with bounded loads. The pairs
+     * (member, bucket) are taken in descending {@link #score(String, int)} order (ties: the smaller
+     * member id, then the smaller bucket), and each gives the bucket to the member unless the
+     * bucket already has an owner or the member already owns {@code ceil(256 / R)} buckets.
      *
      * @param members the live members (at least one)
-     * @return for each member, the buckets it owns in ascending order; every bucket appears once
-     * @throws IllegalArgumentException if there is no member
+     * @return for each member, the buckets it owns in ascending order; every bucket appears once,
+     *     and no member owns more than {@code ceil(256 / R)}
+     * @throws IllegalArgumentException if there is no member, or a member is null
      */
     public static Map<String, List<Integer>> assign(Collection<String> members) {
         Checks.notNull(members, "members");
-        TreeSet<String> sorted = new TreeSet<>(members);
+        TreeSet<String> sorted = new TreeSet<>();
+        for (String m : members) {
+            sorted.add(Checks.notNull(m, "member"));
+        }
         if (sorted.isEmpty()) {
             throw new IllegalArgumentException("members must not be empty");
         }
+        int share = (COUNT + sorted.size() - 1) / sorted.size();
+        List<Preference> preferences = new ArrayList<>(COUNT * sorted.size());
+        for (String m : sorted) {
+            for (int bucket = 0; bucket < COUNT; bucket++) {
+                preferences.add(new Preference(score(m, bucket), m, bucket));
+            }
+        }
+        preferences.sort(Preference.ORDER);
         Map<String, List<Integer>> owned = new TreeMap<>();
         for (String m : sorted) {
             owned.put(m, new ArrayList<>());
         }
-        for (int bucket = 0; bucket < COUNT; bucket++) {
-            owned.computeIfAbsent(owner(bucket, sorted), m -> new ArrayList<>()).add(bucket);
+        boolean[] taken = new boolean[COUNT];
+        int assigned = 0;
+        for (Preference p : preferences) {
+            List<Integer> mine = owned.get(p.member());
+            if (taken[p.bucket()] || mine == null || mine.size() >= share) {
+                continue;
+            }
+            taken[p.bucket()] = true;
+            mine.add(p.bucket());
+            if (++assigned == COUNT) {
+                break;
+            }
         }
+        owned.values().forEach(Collections::sort);
         return owned;
     }
 
+    /** One member's claim on one bucket, by score. */
+    private record Preference(long score, String member, int bucket) {
+        static final Comparator<Preference> ORDER =
+                Comparator.comparingLong(Preference::score)
+                        .reversed()
+                        .thenComparing(Preference::member)
+                        .thenComparingInt(Preference::bucket);
+    }
+
     /**
-     * The member that owns a bucket.
+     * The member that owns a bucket: {@link #assign}'s owner of it.
      *
      * @param bucket 0 to {@value #COUNT} - 1
      * @param members the live members (at least one)
-     * @return the member with the highest score, the smallest id among equal scores
+     * @return the member {@link #assign} gives the bucket to
+     * @throws IllegalArgumentException if the bucket is out of range or there is no member
      */
     public static String owner(int bucket, Collection<String> members) {
         if (bucket < 0 || bucket >= COUNT) {
             throw new IllegalArgumentException(
                     "bucket must be 0 to " + (COUNT - 1) + ", but was " + bucket);
         }
-        @Nullable String best = null;
-        long bestScore = 0;
-        for (String m : members) {
-            long s = score(Checks.notNull(m, "member"), bucket);
-            if (best == null || s > bestScore || (s == bestScore && m.compareTo(best) < 0)) {
-                best = m;
-                bestScore = s;
+        for (Map.Entry<String, List<Integer>> e : assign(members).entrySet()) {
+            if (e.getValue().contains(bucket)) {
+                return e.getKey();
             }
         }
-        if (best == null) {
-            throw new IllegalArgumentException("members must not be empty");
-        }
-        return best;
+        throw new IllegalStateException("bucket " + bucket + " has no owner"); // every one has
     }
 }

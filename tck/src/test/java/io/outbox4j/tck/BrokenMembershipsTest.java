@@ -325,7 +325,7 @@ class BrokenMembershipsTest {
                         "required_claimAsMemberTakesOnlyItsBuckets",
                         "buckets of the keyed messages claimed by member",
                         "required_lapsedMembersBucketsMoveAtTheNextRenewal",
-                        "hands over exactly the lapsed member's buckets"),
+                        "A coming back takes its rendezvous share again"),
                 defect(
                         "keeps lapsed members",
                         NeverDropsLapsedMembers.class,
