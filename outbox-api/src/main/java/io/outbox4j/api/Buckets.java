@@ -32,6 +32,7 @@ import java.util.TreeSet;
  * of members, and a member joining or leaving moves about {@code 1/R} of the buckets (1.1 to 1.25
  * times that for up to 8 members).
  */
+@Incubating
 public final class Buckets {
     /** The number of buckets of every outbox. */
     public static final int COUNT = 256;

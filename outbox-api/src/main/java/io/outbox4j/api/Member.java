@@ -10,6 +10,7 @@ import java.time.Instant;
  * @param live whether that time is still ahead by the store's clock
  * @param buckets how many buckets it owns
  */
+@Incubating
 public record Member(String id, Instant leaseUntil, boolean live, int buckets) {
     /**
      * Validates.

@@ -13,6 +13,7 @@ import java.util.List;
  * @param storeTime the store's clock at the renewal (a relay may compare it with its own)
  * @param handedOver how many buckets changed owner in this renewal (joins, leaves, expiries)
  */
+@Incubating
 public record Membership(
         String member,
         List<Integer> buckets,

@@ -42,6 +42,7 @@ import java.util.List;
  *
  * <p>The {@code outbox-tck} module's {@code OutboxMembershipContract} proves a store honours this.
  */
+@Incubating
 public interface OutboxMembership {
     /** The shortest member lease a store accepts. */
     Duration MIN_LEASE = Duration.ofMillis(100);

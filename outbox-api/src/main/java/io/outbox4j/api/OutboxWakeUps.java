@@ -27,6 +27,7 @@ package io.outbox4j.api;
  * <p>The {@code outbox-tck} reference store implements it in-process; the {@code outbox-tck}
  * module's {@code OutboxWakeUpsContract} proves a store honours it.
  */
+@Incubating
 public interface OutboxWakeUps {
     /**
      * Starts listening for commits of messages to this outbox, by any process.

@@ -15,6 +15,7 @@ import java.time.Instant;
  * <p>Used by the engine's relay and the Kafka Connect task; a hand-written relay loop on the ports
  * can use it the same way. Thread-safe.
  */
+@Incubating
 public final class StoreClockOffset {
     /** A renewal whose round trip is at most this long is always taken. */
     public static final Duration GOOD_ROUND_TRIP = Duration.ofMillis(500);

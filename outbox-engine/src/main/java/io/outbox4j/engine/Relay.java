@@ -2,6 +2,7 @@ package io.outbox4j.engine;
 
 import io.outbox4j.api.Backoff;
 import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.Incubating;
 import io.outbox4j.api.Membership;
 import io.outbox4j.api.Observer;
 import io.outbox4j.api.OutboxMembership;
@@ -427,6 +428,7 @@ public final class Relay implements AutoCloseable {
      * refused permanently (too large, say) fails one call but stalls nothing: it is dead-lettered
      * at once.
      */
+    @Incubating
     public static final class Publishing {
         private final long failedCallsInARow;
         private final @Nullable Instant lastPublished;

@@ -21,6 +21,7 @@ import com.tngtech.archunit.lang.SimpleConditionEvent;
 import com.tngtech.archunit.library.GeneralCodingRules;
 import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
+import io.outbox4j.api.Incubating;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -50,6 +51,7 @@ import java.util.stream.Collectors;
  * ready-made rules over classes imported from {@code io.outbox4j}; {@link
  * #classesPerModule(JavaClasses)} supports the guard that every module was actually imported.
  */
+@Incubating
 public final class OutboxArchitecture {
     /** The root package of outbox4j. */
     public static final String ROOT = "io.outbox4j";

@@ -1,5 +1,6 @@
 package io.outbox4j.spring.boot;
 
+import io.outbox4j.api.Incubating;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -120,6 +121,7 @@ public class OutboxProperties {
      *
      * @return the named outboxes, in the order given
      */
+    @Incubating
     public Map<String, NamedOutbox> getOutboxes() {
         return outboxes;
     }
@@ -140,6 +142,7 @@ public class OutboxProperties {
      *
      * <p>New in 0.2 and may still change before 1.0 (CHANGELOG.md, "API stability").
      */
+    @Incubating
     public static class NamedOutbox {
         /**
          * Whether this outbox is the one injected without a qualifier and the one Spring Modulith's

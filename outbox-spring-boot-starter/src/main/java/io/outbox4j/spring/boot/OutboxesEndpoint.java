@@ -1,5 +1,6 @@
 package io.outbox4j.spring.boot;
 
+import io.outbox4j.api.Incubating;
 import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -29,6 +30,7 @@ import org.springframework.boot.actuate.endpoint.web.annotation.WebEndpoint;
  * <p>New in 0.2 and may still change before 1.0 (CHANGELOG.md, "API stability").
  */
 @WebEndpoint(id = "outbox")
+@Incubating
 public class OutboxesEndpoint {
     private final Map<String, OutboxEndpoint> outboxes;
 
