@@ -415,7 +415,9 @@ class RelayToKafkaEndToEndTest {
                         Relay.builder(db.store(), publisher)
                                 .batchSize(100)
                                 .workers(4)
-                                .deliveryTimeout(Duration.ofSeconds(2))
+                                // a publish to the stopped broker fails after this long; each
+                                // release round waits it out, so it sets the pace of the outage
+                                .deliveryTimeout(Duration.ofMillis(500))
                                 .backoff(Backoff.fixed(Duration.ofMillis(200)))
                                 .maxAttempts(1_000)
                                 .pollInterval(Duration.ofMillis(20))
@@ -428,17 +430,19 @@ class RelayToKafkaEndToEndTest {
                 Duration.ofSeconds(60),
                 () -> db.pending() <= 2 * total / 3);
         kafka.stop();
-        // once two full batches failed, nothing in flight at the stop can still complete
+        int releasedAtStop = outcomes.get(Observation.Outcome.RELEASED);
+        // once two full batches failed after the stop, nothing in flight at the stop can still
+        // complete
         await(
                 "messages released while the broker is down",
                 Duration.ofSeconds(60),
-                () -> outcomes.get(Observation.Outcome.RELEASED) >= 200);
+                () -> outcomes.get(Observation.Outcome.RELEASED) >= releasedAtStop + 200);
         int pendingWhileDown = db.pending();
         int completedWhileDown = outcomes.get(Observation.Outcome.COMPLETED);
         await(
                 "more releases while the broker is down",
                 Duration.ofSeconds(60),
-                () -> outcomes.get(Observation.Outcome.RELEASED) >= 400);
+                () -> outcomes.get(Observation.Outcome.RELEASED) >= releasedAtStop + 400);
         assertThat(db.pending())
                 .as("nothing completed while the broker was down")
                 .isEqualTo(pendingWhileDown);
