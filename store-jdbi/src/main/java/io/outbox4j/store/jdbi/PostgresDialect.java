@@ -384,6 +384,29 @@ final class PostgresDialect extends SqlDialect {
                 .one();
     }
 
+    /**
+     * One statement: the owner is checked before the lock is tried ({@code OFFSET 0} keeps the
+     * planner from evaluating {@code pg_try_advisory_xact_lock} on rows the owner check drops).
+     */
+    @Override
+    Set<Integer> tryLockOwnedBuckets(Handle h, Collection<Integer> buckets, String member) {
+        if (member == null || buckets.isEmpty()) {
+            return tryLockBuckets(h, buckets);
+        }
+        return new HashSet<>(
+                h.createQuery(
+                                "SELECT b FROM (SELECT o.bucket AS b FROM "
+                                        + bucketsTable
+                                        + " o WHERE o.owner = :member"
+                                        + " AND o.bucket = ANY(CAST(:buckets AS integer[]))"
+                                        + " OFFSET 0) s WHERE pg_try_advisory_xact_lock(:class, b)")
+                        .bind("class", lockKey)
+                        .bind("member", member)
+                        .bindArray("buckets", Integer.class, new ArrayList<>(buckets))
+                        .mapTo(Integer.class)
+                        .list());
+    }
+
     @Override
     Set<Integer> tryLockBuckets(Handle h, Collection<Integer> buckets) {
         if (buckets.isEmpty()) {

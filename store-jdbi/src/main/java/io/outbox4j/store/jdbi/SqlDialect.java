@@ -294,6 +294,33 @@ abstract class SqlDialect {
      */
     abstract Set<Integer> tryLockBuckets(Handle h, Collection<Integer> buckets);
 
+    /**
+     * {@link #tryLockBuckets}, in a member's claim only of the buckets the member still owns: a
+     * claim that outlived a handover of one of its buckets (its renewal, or another member's, moved
+     * it while the claim ran) then takes no lock of a bucket another member owns now, so should it
+     * go silent holding its locks it stalls none of the new owner's completions (docs/scale-out.md,
+     * "No lock shared by every claimer"). PostgreSQL checks the owner in the locking statement
+     * itself; the other dialects read the owners first.
+     *
+     * @param member the member claiming, or null for a claim of every bucket
+     * @return the buckets now locked by this transaction
+     */
+    Set<Integer> tryLockOwnedBuckets(Handle h, Collection<Integer> buckets, String member) {
+        if (member == null || buckets.isEmpty()) {
+            return tryLockBuckets(h, buckets);
+        }
+        List<Integer> stillOwned =
+                h.createQuery(
+                                "SELECT bucket FROM "
+                                        + bucketsTable
+                                        + " WHERE owner = :member AND bucket IN (<buckets>)")
+                        .bind("member", member)
+                        .bindList("buckets", new ArrayList<>(buckets))
+                        .mapTo(Integer.class)
+                        .list();
+        return tryLockBuckets(h, stillOwned);
+    }
+
     /** Runs first in a claim transaction (session settings a dialect wants for it). */
     void beginClaim(Handle h) {}
 
@@ -481,7 +508,7 @@ abstract class SqlDialect {
             }
             boolean allParked = true;
             if (!step.parked().isEmpty()) {
-                allParked = park(h, step.parked());
+                allParked = park(h, step.parked(), member);
                 parked += step.parked().size();
             }
             if (step.parked().isEmpty()
@@ -508,18 +535,20 @@ abstract class SqlDialect {
     }
 
     /**
-     * Parks blocked rows in the buckets whose lock it gets without waiting.
+     * Parks blocked rows in the buckets whose lock it gets without waiting (in a member's claim: of
+     * those the member still owns, {@link #tryLockOwnedBuckets}).
      *
+     * @param member the member claiming, or null for a claim of every bucket
      * @return whether every row's bucket was locked (false: some rows were left as they are; the
      *     claim reads past them on larger pages, up to {@link #MAX_PAGE} rows, so that one relay
      *     holding bucket locks while it is frozen does not stop another's claims of other buckets)
      */
-    boolean park(Handle h, List<Candidate> blocked) {
+    boolean park(Handle h, List<Candidate> blocked, String member) {
         Set<Integer> buckets = new TreeSet<>();
         for (Candidate c : blocked) {
             buckets.add(Buckets.of(c.key()));
         }
-        Set<Integer> locked = tryLockBuckets(h, buckets);
+        Set<Integer> locked = tryLockOwnedBuckets(h, buckets, member);
         List<Candidate> parkable = new ArrayList<>(blocked.size());
         for (Candidate c : blocked) {
             if (locked.contains(Buckets.of(c.key()))) {
