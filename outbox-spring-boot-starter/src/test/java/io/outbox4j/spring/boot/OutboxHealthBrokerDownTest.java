@@ -33,8 +33,13 @@ import org.springframework.transaction.support.TransactionTemplate;
  * message is published. The transcript of the health's answers is printed.
  */
 class OutboxHealthBrokerDownTest {
-    private static final Duration MAX_PUBLISH_STALL = Duration.ofSeconds(10);
-    private static final Duration DELIVERY_TIMEOUT = Duration.ofSeconds(2);
+    /**
+     * Long enough for several failed calls before DOWN (about three: 1 s each plus a backoff of 1
+     * to 2 s), as with the defaults scaled down.
+     */
+    private static final Duration MAX_PUBLISH_STALL = Duration.ofSeconds(5);
+
+    private static final Duration DELIVERY_TIMEOUT = Duration.ofSeconds(1);
     private static final String TOPIC = "orders-health";
 
     private static KafkaServer kafka;
