@@ -8,12 +8,15 @@ import static io.outbox4j.store.mongo.Documents.PARKED;
 import static io.outbox4j.store.mongo.Documents.PARKED_BEHIND;
 import static io.outbox4j.store.mongo.Documents.SEQ;
 
+import com.mongodb.MongoException;
+import com.mongodb.MongoNamespace;
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
 import com.mongodb.client.model.UpdateManyModel;
 import com.mongodb.client.model.UpdateOneModel;
 import com.mongodb.client.model.WriteModel;
 import io.outbox4j.api.Buckets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -60,12 +63,21 @@ final class KeyOrder {
     /** The most parked messages of one key that one removal unparks. */
     static final int UNPARK_LIMIT = 1000;
 
+    /** The least time between two sweeps for messages parked behind nothing, per store. */
+    static final Duration SWEEP_EVERY = Duration.ofSeconds(30);
+
+    /** The most parked messages one sweep reads. */
+    static final int SWEEP_LIMIT = 1000;
+
+    private static final System.Logger LOG = System.getLogger(KeyOrder.class.getName());
+
     /** The most keys one query for the claim asks about (the most {@code $or} branches). */
     static final int MAX_KEYS_PER_QUERY = 100;
 
     private final MongoCollection<BsonDocument> collection;
     private final BucketLocks locks;
     private final boolean deadLettersBlock;
+    private volatile long nextSweepNanos = System.nanoTime();
 
     KeyOrder(
             MongoCollection<BsonDocument> collection, BucketLocks locks, boolean deadLettersBlock) {
@@ -258,6 +270,38 @@ final class KeyOrder {
                 Documents.idOf(d),
                 Documents.seqOf(d),
                 mark != null && mark.isBoolean() && mark.asBoolean().getValue());
+    }
+
+    /**
+     * At most every {@link #SWEEP_EVERY} per store, unparks the keys of the renewing member's
+     * buckets left parked behind nothing ({@link #unparkOrphans}); a failure is left to the next
+     * sweep.
+     */
+    void sweep(List<Integer> buckets, MongoNamespace namespace) {
+        long now = System.nanoTime();
+        if (buckets.isEmpty() || now - nextSweepNanos < 0) {
+            return;
+        }
+        nextSweepNanos = now + SWEEP_EVERY.toNanos();
+        try {
+            Set<String> unparked = unparkOrphans(buckets, SWEEP_LIMIT);
+            if (!unparked.isEmpty()) {
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "unparked {0} keys of {1} that waited behind nothing (parked by a relay of"
+                                + " an older version during a rolling upgrade?)",
+                        unparked.size(),
+                        namespace);
+            }
+        } catch (MongoException e) {
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "the sweep for messages parked behind nothing failed on {0}; the next renewal"
+                            + " after {1} tries again: {2}",
+                    namespace,
+                    SWEEP_EVERY,
+                    e.toString());
+        }
     }
 
     /**
