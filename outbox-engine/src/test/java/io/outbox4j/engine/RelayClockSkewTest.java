@@ -3,13 +3,17 @@ package io.outbox4j.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.Delivery;
+import io.outbox4j.api.Extension;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -45,11 +49,44 @@ class RelayClockSkewTest {
         }
     }
 
+    /**
+     * The reference store, noting (by its own clock) when the relay's first claim took messages and
+     * the lease ends of the relay's renewals that held.
+     */
+    static final class WatchedStore extends InMemoryOutboxStore {
+        private final Clock clock;
+        volatile Instant firstClaimAt;
+        final List<Instant> renewedUntil = new CopyOnWriteArrayList<>();
+
+        WatchedStore(Clock clock) {
+            super(clock);
+            this.clock = clock;
+        }
+
+        @Override
+        public List<Delivery> claim(ClaimRequest request) {
+            List<Delivery> claimed = super.claim(request);
+            if (!request.owner().equals("other") && !claimed.isEmpty() && firstClaimAt == null) {
+                firstClaimAt = clock.instant();
+            }
+            return claimed;
+        }
+
+        @Override
+        public Set<String> extend(Extension extension) {
+            Set<String> stale = super.extend(extension);
+            if (stale.isEmpty()) {
+                renewedUntil.add(extension.until());
+            }
+            return stale;
+        }
+    }
+
     @ParameterizedTest(name = "relay clock {0} s off the store's")
     @ValueSource(longs = {3600, -3600})
     void aSkewedMemberTimesItsLeasesByTheStoresClock(long skewSeconds) throws Exception {
         Clock storeClock = Clock.systemUTC();
-        InMemoryOutboxStore store = new InMemoryOutboxStore(storeClock);
+        WatchedStore store = new WatchedStore(storeClock);
         HeldPublisher publisher = new HeldPublisher();
         Relay relay =
                 Relay.builder(store, publisher)
@@ -71,14 +108,36 @@ class RelayClockSkewTest {
                             skewSeconds)
                     .isTrue();
             // held past the first lease: only renewals in the store's frame keep the leases live
-            // (a renewal timed by a clock an hour behind would end them an hour ago)
-            Thread.sleep(LEASE.toMillis() + 500);
+            // (a renewal timed by a clock an hour behind would end them an hour ago, one timed by a
+            // clock an hour ahead was never sent). Instead of waiting the lease out, wait for a
+            // renewal that moves the leases past the first lease's end, then claim as of after it.
+            Instant firstLeaseEnd = store.firstClaimAt.plus(LEASE);
+            Fixtures.await(
+                    "a renewal, in the store's frame, to a lease from now that ends past the"
+                            + " first one ("
+                            + firstLeaseEnd
+                            + ")",
+                    Duration.ofSeconds(20),
+                    () ->
+                            store.renewedUntil.stream()
+                                    .anyMatch(
+                                            until ->
+                                                    until.isAfter(firstLeaseEnd.plusSeconds(1))
+                                                            && until.isBefore(
+                                                                    storeClock
+                                                                            .instant()
+                                                                            .plus(LEASE)
+                                                                            .plusSeconds(1))));
+            Instant pastTheFirstLease = firstLeaseEnd.plusMillis(500);
+            if (storeClock.instant().isAfter(pastTheFirstLease)) {
+                pastTheFirstLease = storeClock.instant();
+            }
             for (Duration later : List.of(Duration.ZERO, Duration.ofSeconds(1))) {
                 assertThat(
                                 store.claim(
                                         new ClaimRequest(
                                                 "other",
-                                                storeClock.instant().plus(later),
+                                                pastTheFirstLease.plus(later),
                                                 LEASE,
                                                 100)))
                         .as(
