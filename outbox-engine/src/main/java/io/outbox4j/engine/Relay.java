@@ -380,6 +380,19 @@ public final class Relay implements AutoCloseable {
     }
 
     /**
+     * Returns how many buckets changed owner in this relay's membership renewals since it started
+     * (joins, leaves and lapsed members it wrote into the assignment; docs/scale-out.md). Every
+     * handover is written by exactly one renewal of one member, so the sum over an outbox's members
+     * counts each once. Zero for a relay that is not a member.
+     *
+     * @return the buckets handed over by this relay's renewals
+     */
+    @Incubating
+    public long handovers() {
+        return settings.members().handovers();
+    }
+
+    /**
      * Returns what the relay is doing now, for health checks and metrics. Cheap (volatile reads).
      *
      * @return the state; {@link State#FAILING} as soon as a claim of the loop failed, until one

@@ -2,6 +2,7 @@ package io.outbox4j.micrometer;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -131,6 +132,12 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
 
     /** Gauge: the live members of the outbox at the bound relay's last renewal (1 if none). */
     public static final String RELAY_MEMBERS = "outbox.relay.members";
+
+    /**
+     * Counter of buckets that changed owner in the relay's membership renewals (joins, leaves,
+     * lapsed members); summed over an outbox's relays, every handover once.
+     */
+    public static final String RELAY_HANDOVERS = "outbox.relay.handovers";
 
     /**
      * Time gauge: how long ago the bound relay's last claim answered (or, before its first, how
@@ -459,6 +466,13 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
                         .description("Live members of the outbox at the relay's last renewal")
                         .tags(tags)
                         .strongReference(true)
+                        .register(registry));
+        register(
+                FunctionCounter.builder(RELAY_HANDOVERS, current, r -> r.get().handovers())
+                        .description(
+                                "Buckets that changed owner in the relay's membership renewals"
+                                        + " (joins, leaves, lapsed members)")
+                        .tags(tags)
                         .register(registry));
         Instant bound = clock.instant();
         register(

@@ -71,6 +71,7 @@ class ReadmeSnippetsTest {
                         OutboxMetrics.RELAY_STATE,
                         OutboxMetrics.RELAY_BUCKETS,
                         OutboxMetrics.RELAY_MEMBERS,
+                        OutboxMetrics.RELAY_HANDOVERS,
                         OutboxMetrics.RELAY_LAST_CLAIM_AGE,
                         OutboxMetrics.RELAY_PUBLISH_FAILED_CALLS,
                         OutboxMetrics.RELAY_PUBLISH_STALLED,

@@ -18,6 +18,7 @@ import io.outbox4j.api.Completion;
 import io.outbox4j.api.DeadLetter;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.Extension;
+import io.outbox4j.api.Membership;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.PermanentFailureException;
@@ -197,6 +198,48 @@ class StoreAndRelayMetricsTest {
                 .as("it owns its share only")
                 .isLessThan(256)
                 .isEqualTo(relay.membership().orElseThrow().buckets().size());
+        relay.close();
+        metrics.close();
+    }
+
+    @Test
+    void theHandoversCounterCountsTheBucketsTheRelaysRenewalsMoved() throws Exception {
+        OutboxMetrics metrics = OutboxMetrics.builder(registry).build();
+        JdbiOutboxStore store =
+                JdbiOutboxStore.builder(
+                                Jdbi.create("jdbc:h2:mem:micrometer-handovers;DB_CLOSE_DELAY=-1"))
+                        .build();
+        store.createSchemaIfAbsent();
+        Relay relay =
+                Relay.builder(store, Publisher.perMessage(m -> {}))
+                        .owner("relay-a")
+                        .memberLease(Duration.ofMillis(600))
+                        .pollInterval(Duration.ofMillis(50))
+                        .build();
+        metrics.relay(relay);
+        relay.start();
+        await("the relay joined", () -> relay.membership().isPresent());
+        double joined = registry.get(OutboxMetrics.RELAY_HANDOVERS).functionCounter().count();
+        assertThat(joined)
+                .as("its first renewal gave it every bucket")
+                .isEqualTo(256)
+                .isEqualTo(relay.handovers());
+
+        // another member joins (its own renewal moves its share) and lapses: the relay's next
+        // renewal drops it and takes its buckets back
+        Membership other = store.renew("relay-b", Duration.ofMillis(400));
+        int share = other.buckets().size();
+        await(
+                "the relay took relay-b's buckets back",
+                () ->
+                        relay.membership().orElseThrow().members().size() == 1
+                                && registry.get(OutboxMetrics.RELAY_HANDOVERS)
+                                                .functionCounter()
+                                                .count()
+                                        >= joined + share);
+        assertThat(registry.get(OutboxMetrics.RELAY_HANDOVERS).functionCounter().count())
+                .isEqualTo(relay.handovers())
+                .isEqualTo(joined + share);
         relay.close();
         metrics.close();
     }

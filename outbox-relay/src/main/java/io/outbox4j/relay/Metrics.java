@@ -1,5 +1,7 @@
 package io.outbox4j.relay;
 
+import io.outbox4j.api.Buckets;
+import io.outbox4j.api.Membership;
 import io.outbox4j.api.Observation;
 import io.outbox4j.api.Observer;
 import io.outbox4j.api.OutboxAdmin;
@@ -12,6 +14,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -209,6 +212,31 @@ final class Metrics implements Observer {
             b.append("outbox4j_relay_oldest_call_age_seconds ")
                     .append(seconds(p.oldestCallAge(now).toNanos() / 1000))
                     .append('\n');
+            Optional<Membership> m = r.membership();
+            header(
+                    b,
+                    "outbox4j_relay_buckets",
+                    "gauge",
+                    "Buckets of the outbox's key space the relay owns as a member (all of them when"
+                            + " it is not a member).");
+            b.append("outbox4j_relay_buckets ")
+                    .append(m.map(x -> x.buckets().size()).orElse(Buckets.COUNT))
+                    .append('\n');
+            header(
+                    b,
+                    "outbox4j_relay_members",
+                    "gauge",
+                    "Live members of the outbox at the relay's last renewal.");
+            b.append("outbox4j_relay_members ")
+                    .append(m.map(x -> x.members().size()).orElse(1))
+                    .append('\n');
+            header(
+                    b,
+                    "outbox4j_relay_handovers_total",
+                    "counter",
+                    "Buckets that changed owner in the relay's membership renewals (joins, leaves,"
+                            + " lapsed members).");
+            b.append("outbox4j_relay_handovers_total ").append(r.handovers()).append('\n');
         }
 
         header(

@@ -9,6 +9,8 @@ import io.outbox4j.api.Observation;
 import io.outbox4j.api.Observation.Outcome;
 import io.outbox4j.api.OutboxAdmin;
 import io.outbox4j.api.OutboxStatistics;
+import io.outbox4j.api.Publisher;
+import io.outbox4j.engine.Relay;
 import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Clock;
 import java.time.Duration;
@@ -45,6 +47,34 @@ class MetricsTest {
                 outcome,
                 Optional.empty(),
                 false);
+    }
+
+    @Test
+    void aMemberRelaysBucketsMembersAndHandovers_areExposed() throws InterruptedException {
+        InMemoryOutboxStore store = new InMemoryOutboxStore();
+        Metrics m =
+                new Metrics(clock, store, false, Duration.ofSeconds(15), storeThread, () -> true);
+        try (Relay relay =
+                Relay.builder(store, Publisher.perMessage(message -> {}))
+                        .owner("relay-a")
+                        .pollInterval(Duration.ofMillis(20))
+                        .build()) {
+            m.relay(relay);
+            relay.start();
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (relay.membership().isEmpty() && System.nanoTime() - deadline < 0) {
+                Thread.onSpinWait();
+            }
+            assertThat(relay.membership()).as("the relay joined").isPresent();
+
+            assertThat(m.render())
+                    .contains("# TYPE outbox4j_relay_buckets gauge\n")
+                    .contains("outbox4j_relay_buckets 256\n")
+                    .contains("outbox4j_relay_members 1\n")
+                    .contains("# TYPE outbox4j_relay_handovers_total counter\n")
+                    .contains("outbox4j_relay_handovers_total " + relay.handovers() + "\n");
+            assertThat(relay.handovers()).as("its first renewal took every bucket").isEqualTo(256);
+        }
     }
 
     @Test
