@@ -33,9 +33,16 @@ class MongoRelaysAsMembersTest {
     private static final int PER_KEY = 25;
     private static final int UNKEYED = 200;
 
+    private final Map<String, String> inFlight = new ConcurrentHashMap<>();
+    private final List<String> violations = Collections.synchronizedList(new ArrayList<>());
+    private final Map<String, List<Integer>> firstByKey = new ConcurrentHashMap<>();
+    private final Set<String> published = ConcurrentHashMap.newKeySet();
+    private final Map<String, AtomicInteger> byRelay = new ConcurrentHashMap<>();
+    private String collection;
+
     @Test
     void threeMemberRelays_oneLeavesAndOneJoinsMidDrain_publishEveryMessage_inOrderPerKey() {
-        String collection = Mongo.freshCollection("members_relays");
+        collection = Mongo.freshCollection("members_relays");
         MongoOutboxStore writer = Mongo.store(Mongo.client(), collection);
         writer.createIndexes();
         List<Message> messages = new ArrayList<>();
@@ -60,58 +67,16 @@ class MongoRelaysAsMembersTest {
                     messages.subList(from, Math.min(messages.size(), from + 500)));
         }
 
-        Map<String, String> inFlight = new ConcurrentHashMap<>();
-        List<String> violations = Collections.synchronizedList(new ArrayList<>());
-        Map<String, List<Integer>> firstByKey = new ConcurrentHashMap<>();
-        Set<String> published = ConcurrentHashMap.newKeySet();
-        Map<String, AtomicInteger> byRelay = new ConcurrentHashMap<>();
-
         List<Relay> relays = new ArrayList<>();
         try {
-            relays.add(
-                    relay(
-                            "relay-a",
-                            Mongo.client(),
-                            collection,
-                            inFlight,
-                            violations,
-                            firstByKey,
-                            published,
-                            byRelay));
-            relays.add(
-                    relay(
-                            "relay-b",
-                            Mongo.secondClient(),
-                            collection,
-                            inFlight,
-                            violations,
-                            firstByKey,
-                            published,
-                            byRelay));
-            relays.add(
-                    relay(
-                            "relay-c",
-                            Mongo.client(),
-                            collection,
-                            inFlight,
-                            violations,
-                            firstByKey,
-                            published,
-                            byRelay));
+            relays.add(relay("relay-a", Mongo.client()));
+            relays.add(relay("relay-b", Mongo.secondClient()));
+            relays.add(relay("relay-c", Mongo.client()));
             relays.forEach(Relay::start);
 
             waitFor(Duration.ofSeconds(60), () -> published.size() >= messages.size() / 3);
             relays.remove(0).close(); // relay-a leaves: its buckets go to the others at once
-            Relay joiner =
-                    relay(
-                            "relay-d",
-                            Mongo.secondClient(),
-                            collection,
-                            inFlight,
-                            violations,
-                            firstByKey,
-                            published,
-                            byRelay);
+            Relay joiner = relay("relay-d", Mongo.secondClient());
             relays.add(joiner);
             joiner.start();
 
@@ -145,15 +110,8 @@ class MongoRelaysAsMembersTest {
         }
     }
 
-    private static Relay relay(
-            String name,
-            MongoClient client,
-            String collection,
-            Map<String, String> inFlight,
-            List<String> violations,
-            Map<String, List<Integer>> firstByKey,
-            Set<String> published,
-            Map<String, AtomicInteger> byRelay) {
+    /** A member relay on its own store instance, publishing through the counting publisher. */
+    private Relay relay(String name, MongoClient client) {
         Publisher publisher =
                 Publisher.perMessage(
                         m -> {
