@@ -14,13 +14,26 @@ import java.util.Map;
 import java.util.Set;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.statement.Query;
+import org.jdbi.v3.core.statement.SqlStatement;
 
 /**
  * MariaDB 10.6+: the bucket locks of parking and unparking are the rows of the bucket-owner table;
- * candidates are read with their messages and locked in one statement ({@code FOR UPDATE SKIP
- * LOCKED}) because an {@code UPDATE} cannot return rows; removals lock their rows by primary key,
- * then delete them by id. Times are UTC wall-clock values in {@code DATETIME(6)}, never converted
- * by a session time zone.
+ * candidates are found by a read that takes no locks, then locked by primary key with their
+ * messages ({@code FOR UPDATE SKIP LOCKED}, because an {@code UPDATE} cannot return rows); removals
+ * lock their rows by primary key, then delete them by id. Times are UTC wall-clock values in {@code
+ * DATETIME(6)}, never converted by a session time zone.
+ *
+ * <p><b>No locking read meets a row that is not committed.</b> A locking read that reaches a row
+ * another transaction inserted and has not committed, even one that skips it, turns that
+ * transaction's implicit lock on the row into an explicit lock. InnoDB hands an explicit lock of a
+ * transaction at {@code REPEATABLE READ} (MariaDB's and MySQL's default) on to the neighbouring gap
+ * when the page splits or merges or a neighbour is purged, and other writers' inserts into that gap
+ * then wait for it: a claim scanning the claim index with {@code FOR UPDATE SKIP LOCKED} made every
+ * application transaction that enqueued and stayed open block other enqueuing transactions (the
+ * held-transaction drill in fault-tests). So the claim reads its candidates' ids without locks (a
+ * consistent read sees committed rows only) and locks those ids through the primary key, checking
+ * again that each is claimable; unparking reads its rows without locks too; and every locking
+ * statement names its rows by id, reaching each by one primary-key lookup ({@link #bindKeys}).
  *
  * <p>The predecessors of a page's keyed candidates are found by a second statement whose probes are
  * bound to constants: MariaDB runs a correlated probe as a {@code ref} lookup on {@code msg_key}
@@ -28,66 +41,144 @@ import org.jdbi.v3.core.statement.Query;
  * bound to constants is one range step on {@code (msg_key, seq)}.
  */
 class MariaDbDialect extends SqlDialect {
+    /**
+     * The most pages of ids one read of candidates goes through while their rows are locked by
+     * other claimers (each page continues after the last); a claim that still has fewer rows than
+     * asked then leaves the rest to its next claim.
+     */
+    static final int MAX_ID_PAGES = 8;
+
+    /** Ids of claimable rows in claim order, read without locks: {@code id, available_at, seq}. */
     final String candidates;
+
     final String candidatesOwned;
+    final String candidatesAfter;
+    final String candidatesOwnedAfter;
+
+    /**
+     * Locks the claimable rows among {@code <ids>} through the primary key, skipping rows other
+     * claimers hold, and reads their messages.
+     */
+    final String lockCandidateRows;
+
     final String lease;
     final String abandonLocked;
-    final String unparkOneKey;
     final String extendUpdate;
     final String extendedLeases;
     final String lockLeases;
     final String lockUnkeyedLeases;
-    private final String deleteIds;
-    private final String lockDead;
+    final String deleteIds;
+    final String lockDead;
+    final String parkIds;
 
     /**
-     * Rows named by id are reached through the primary key only. In a nearly empty outbox (fresh
-     * statistics) the optimizer would rather scan the table, and a locking scan waits for every row
-     * an open application transaction inserted: completions then stall until that transaction ends,
-     * and the locks they hold meanwhile stall other writers (the held-transaction drill in
-     * fault-tests). A single-table {@code DELETE} takes no index hint, so a removal locks its rows
-     * with a hinted {@code SELECT … FOR UPDATE} and deletes them by id with a hinted multi-table
-     * {@code DELETE}.
+     * The first {@code :n} parked rows of key {@code :key} in enqueue order, read without locks
+     * (the caller holds the key's bucket lock, so no one parks or unparks them meanwhile).
      */
-    private static final String BY_ID = " FORCE INDEX (PRIMARY)";
+    final String unparkOneKey;
+
+    final String unparkIds;
+
+    /**
+     * Rows named by id are reached through the primary key only, one {@code eq_ref} lookup per id:
+     * the ids form a derived table of constants ({@code <keys>}, see {@link #bindKeys}) joined
+     * first ({@code STRAIGHT_JOIN}) to the outbox table on its primary key. An {@code id IN (…)}
+     * list does not hold the optimizer to that, not even with {@code FORCE INDEX (PRIMARY)}: when
+     * the list names a good part of a nearly empty outbox it scans the whole primary key, and a
+     * locking scan waits for (or, skipping, makes explicit the locks of) every row an open
+     * application transaction inserted. Completions then stalled until that transaction ended (the
+     * held-transaction drill in fault-tests).
+     */
+    private static final String JOIN_KEYS = "<keys> STRAIGHT_JOIN ";
+
+    private static final String ON_KEYS = " c ON c.id = k.k_id";
 
     MariaDbDialect(String tableName, boolean deadLettersBlock) {
         super(tableName, '`', deadLettersBlock, Orders.PLAIN, "UTC_TIMESTAMP(6)");
-        String select = "SELECT " + MESSAGE_COLUMNS + " FROM " + table + " c";
-        this.candidates = select + claimable + " FOR UPDATE SKIP LOCKED";
-        this.candidatesOwned = select + claimableOwned + " FOR UPDATE SKIP LOCKED";
+        String ids = "SELECT c.id, c.available_at, c.seq FROM " + table + " c WHERE " + CLAIMABLE;
+        String after =
+                " AND (c.available_at > :afterAt OR (c.available_at = :afterAt AND c.seq > :afterSeq))";
+        String order = " ORDER BY " + claimOrder + " LIMIT :limit";
+        this.candidates = ids + order;
+        this.candidatesOwned = ids + OWNED + order;
+        this.candidatesAfter = ids + after + order;
+        this.candidatesOwnedAfter = ids + OWNED + after + order;
+        String byKeys = " FROM " + JOIN_KEYS + table + ON_KEYS;
+        String updateByKeys = "UPDATE " + JOIN_KEYS + table + ON_KEYS;
+        String leasesByKeys =
+                byKeys
+                        + " WHERE c.receipt = k.k_receipt AND c.lease_owner = :owner"
+                        + " AND c.dead_at IS NULL";
+        this.lockCandidateRows =
+                "SELECT "
+                        + MESSAGE_COLUMNS
+                        + byKeys
+                        + " WHERE "
+                        + CLAIMABLE
+                        + " FOR UPDATE SKIP LOCKED";
         this.lease =
-                "UPDATE "
-                        + table
-                        + " SET available_at = :until, lease_owner = :owner, receipt = :token,"
-                        + " attempts = attempts + 1 WHERE id IN (<ids>)";
-        this.lockLeases =
-                "SELECT id, receipt, msg_key FROM " + table + BY_ID + LEASES + " FOR UPDATE";
+                updateByKeys
+                        + " SET c.available_at = :until, c.lease_owner = :owner, c.receipt = :token,"
+                        + " c.attempts = c.attempts + 1";
+        this.lockLeases = "SELECT c.id, c.receipt, c.msg_key" + leasesByKeys + " FOR UPDATE";
         this.lockUnkeyedLeases =
-                "SELECT id, receipt, msg_key FROM "
-                        + table
-                        + BY_ID
-                        + LEASES
-                        + " AND msg_key IS NULL FOR UPDATE";
-        this.deleteIds = "DELETE c FROM " + table + " c" + BY_ID + " WHERE c.id IN (<ids>)";
+                "SELECT c.id, c.receipt, c.msg_key"
+                        + leasesByKeys
+                        + " AND c.msg_key IS NULL FOR UPDATE";
+        this.deleteIds = "DELETE c" + byKeys;
         this.lockDead =
-                "SELECT id, msg_key FROM "
-                        + table
-                        + BY_ID
-                        + " WHERE id IN (<ids>) AND dead_at IS NOT NULL FOR UPDATE";
+                "SELECT c.id, c.msg_key" + byKeys + " WHERE c.dead_at IS NOT NULL FOR UPDATE";
         this.abandonLocked =
-                "UPDATE "
-                        + table
-                        + " SET available_at = enqueued_at, attempts = GREATEST(attempts - 1, 0),"
-                        + " lease_owner = NULL, receipt = NULL WHERE id IN (<ids>)";
+                updateByKeys
+                        + " SET c.available_at = c.enqueued_at,"
+                        + " c.attempts = GREATEST(c.attempts - 1, 0),"
+                        + " c.lease_owner = NULL, c.receipt = NULL";
+        this.parkIds = updateByKeys + " SET c.parked = TRUE";
         this.unparkOneKey =
-                "UPDATE "
+                "SELECT id FROM "
                         + table
-                        + " SET parked = FALSE WHERE parked = TRUE AND msg_key = :key"
-                        + " ORDER BY parked, msg_key, seq LIMIT :n"; // index order, no filesort
-        this.extendUpdate = "UPDATE " + table + " SET available_at = :until" + LEASES;
+                        + " WHERE parked = TRUE AND msg_key = :key"
+                        + " ORDER BY seq LIMIT :n"; // index order (parked, msg_key, seq), no
+        // filesort
+        this.unparkIds = updateByKeys + " SET c.parked = FALSE WHERE c.parked = TRUE";
+        this.extendUpdate =
+                updateByKeys
+                        + " SET c.available_at = :until WHERE c.receipt = k.k_receipt"
+                        + " AND c.lease_owner = :owner AND c.dead_at IS NULL";
         this.extendedLeases =
                 "SELECT id, receipt FROM " + table + LEASES + " AND available_at = :until";
+    }
+
+    /**
+     * Defines {@code <keys>} as the derived table {@code (SELECT :k0 AS k_id UNION ALL SELECT :k1
+     * …) k} of these ids and binds them.
+     */
+    static <S extends SqlStatement<S>> S bindKeys(S statement, Collection<String> ids) {
+        StringBuilder keys = new StringBuilder("(");
+        int i = 0;
+        for (String id : ids) {
+            keys.append(i == 0 ? "SELECT :k0 AS k_id" : " UNION ALL SELECT :k" + i);
+            statement.bind("k" + i, id);
+            i++;
+        }
+        return statement.define("keys", keys.append(") k").toString());
+    }
+
+    /**
+     * Defines {@code <keys>} as the derived table {@code (SELECT :k0 AS k_id, :r0 AS k_receipt
+     * UNION ALL …) k} of these receipts' ids and tokens and binds them, with {@code :owner}.
+     */
+    static <S extends SqlStatement<S>> S bindLeaseKeys(
+            S statement, String owner, List<Receipt> receipts) {
+        StringBuilder keys = new StringBuilder("(");
+        for (int i = 0; i < receipts.size(); i++) {
+            keys.append(
+                    i == 0
+                            ? "SELECT :k0 AS k_id, :r0 AS k_receipt"
+                            : " UNION ALL SELECT :k" + i + ", :r" + i);
+            statement.bind("k" + i, receipts.get(i).id()).bind("r" + i, receipts.get(i).token());
+        }
+        return statement.bind("owner", owner).define("keys", keys.append(") k").toString());
     }
 
     @Override
@@ -116,18 +207,66 @@ class MariaDbDialect extends SqlDialect {
         return tryLockBucketRows(h, buckets);
     }
 
+    /**
+     * Reads pages of claimable ids without locks and locks their rows by primary key, until {@code
+     * limit} rows are locked, the claimable rows run out, or {@link #MAX_ID_PAGES} pages were read
+     * (rows other claimers hold are skipped; the next page continues after the last id read). The
+     * rows come back in the order the ids were read.
+     */
     @Override
     List<Candidate> lockCandidates(
             Handle h, Instant now, int limit, List<Integer> owned, String owner) {
-        Query page = h.createQuery(owned == null ? candidates : candidatesOwned);
-        if (owned != null) {
-            page.bindList("owned", owned);
+        List<StoredRow> rows = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        LocalDateTime afterAt = null;
+        long afterSeq = 0;
+        for (int pages = 0; pages < MAX_ID_PAGES && rows.size() < limit; pages++) {
+            int want = pages == 0 ? limit : limit - rows.size();
+            Query read =
+                    h.createQuery(
+                            afterAt == null
+                                    ? (owned == null ? candidates : candidatesOwned)
+                                    : (owned == null ? candidatesAfter : candidatesOwnedAfter));
+            if (owned != null) {
+                read.bindList("owned", owned);
+            }
+            if (afterAt != null) {
+                read.bind("afterAt", afterAt).bind("afterSeq", afterSeq);
+            }
+            List<String> ids = new ArrayList<>(want);
+            List<LocalDateTime> ats = new ArrayList<>(want);
+            List<Long> seqs = new ArrayList<>(want);
+            read.bind("now", time(now))
+                    .bind("limit", want)
+                    .map(
+                            (rs, ctx) -> {
+                                ids.add(rs.getString(1));
+                                ats.add(rs.getObject(2, LocalDateTime.class));
+                                seqs.add(rs.getLong(3));
+                                return null;
+                            })
+                    .list();
+            if (ids.isEmpty()) {
+                break;
+            }
+            Map<String, StoredRow> locked = new HashMap<>();
+            bindKeys(h.createQuery(lockCandidateRows), ids)
+                    .bind("now", time(now))
+                    .map((rs, ctx) -> StoredRow.read(rs, this))
+                    .forEach(r -> locked.put(r.id, r));
+            for (String id : ids) {
+                StoredRow r = locked.get(id);
+                // a row another claimer released or gave back between two pages may come again
+                if (r != null && seen.add(id)) {
+                    rows.add(r);
+                }
+            }
+            if (ids.size() < want) {
+                break; // the claimable rows ran out
+            }
+            afterAt = ats.get(ats.size() - 1);
+            afterSeq = seqs.get(seqs.size() - 1);
         }
-        List<StoredRow> rows =
-                page.bind("now", time(now))
-                        .bind("limit", limit)
-                        .map((rs, ctx) -> StoredRow.read(rs, this))
-                        .list();
         Map<String, Long> prev = predecessors(h, rows);
         List<Candidate> candidates = new ArrayList<>(rows.size());
         for (StoredRow r : rows) {
@@ -195,20 +334,17 @@ class MariaDbDialect extends SqlDialect {
         }
         Map<String, Long> still = predecessors(h, probe);
         if (!still.isEmpty()) {
-            h.createUpdate("UPDATE " + table + BY_ID + " SET parked = TRUE WHERE id IN (<ids>)")
-                    .bindList("ids", new ArrayList<>(still.keySet()))
-                    .execute();
+            bindKeys(h.createUpdate(parkIds), still.keySet()).execute();
         }
     }
 
     @Override
     List<StoredRow> lease(Handle h, List<Candidate> taken, LeaseTerms terms) {
         int moved =
-                h.createUpdate(lease)
+                bindKeys(h.createUpdate(lease), ids(taken))
                         .bind("until", time(terms.until()))
                         .bind("owner", terms.owner())
                         .bind("token", terms.token())
-                        .bindList("ids", ids(taken))
                         .execute();
         List<StoredRow> rows = new ArrayList<>(taken.size());
         if (moved == taken.size()) {
@@ -230,17 +366,16 @@ class MariaDbDialect extends SqlDialect {
             Handle h, String owner, List<Receipt> receipts, boolean keyed) {
         Removed<Receipt.Lease> locked = lockLeases(h, owner, receipts, keyed);
         if (!locked.removed().isEmpty()) {
-            h.createUpdate(deleteIds).bindList("ids", leaseIds(locked.removed())).execute();
+            bindKeys(h.createUpdate(deleteIds), leaseIds(locked.removed())).execute();
         }
         return locked;
     }
 
     @Override
     Removed<String> deleteDead(Handle h, Collection<String> ids) {
-        Removed<String> locked =
-                removedIds(h.createQuery(lockDead).bindList("ids", new ArrayList<>(ids)));
+        Removed<String> locked = removedIds(bindKeys(h.createQuery(lockDead), ids));
         if (!locked.removed().isEmpty()) {
-            h.createUpdate(deleteIds).bindList("ids", new ArrayList<>(locked.removed())).execute();
+            bindKeys(h.createUpdate(deleteIds), locked.removed()).execute();
         }
         return locked;
     }
@@ -255,7 +390,7 @@ class MariaDbDialect extends SqlDialect {
                 db.statement(
                         "extend",
                         h ->
-                                bindLeases(h.createUpdate(extendUpdate), owner, receipts)
+                                bindLeaseKeys(h.createUpdate(extendUpdate), owner, receipts)
                                         .bind("until", time(until))
                                         .execute());
         if (moved == receipts.size()) {
@@ -281,22 +416,50 @@ class MariaDbDialect extends SqlDialect {
                 h -> {
                     Set<Receipt.Lease> locked = lockLeases(h, owner, receipts, true).removed();
                     if (!locked.isEmpty()) {
-                        h.createUpdate(abandonLocked).bindList("ids", leaseIds(locked)).execute();
+                        bindKeys(h.createUpdate(abandonLocked), leaseIds(locked)).execute();
                     }
                     return locked;
                 });
     }
 
+    /**
+     * Reads the rows to unpark without locks, key by key in one statement of parts bound to
+     * constants, then unparks them by primary key: an {@code UPDATE … WHERE msg_key = …} could go
+     * through the key index and wait for an open transaction's rows of that key.
+     */
     @Override
     void unpark(Handle h, Map<String, Integer> removed) {
-        unparkEach(h, removed, unparkOneKey);
+        List<Map.Entry<String, Integer>> keys = new ArrayList<>(removed.entrySet());
+        for (int from = 0; from < keys.size(); from += UNPARK_KEYS_PER_READ) {
+            List<Map.Entry<String, Integer>> part =
+                    keys.subList(from, Math.min(keys.size(), from + UNPARK_KEYS_PER_READ));
+            StringBuilder sql = new StringBuilder();
+            for (int i = 0; i < part.size(); i++) {
+                sql.append(i == 0 ? "(" : " UNION ALL (")
+                        .append(unparkOneKey.replace(":key", ":key" + i).replace(":n", ":n" + i))
+                        .append(')');
+            }
+            Query read = h.createQuery(sql.toString());
+            for (int i = 0; i < part.size(); i++) {
+                read.bind("key" + i, part.get(i).getKey())
+                        .bind("n" + i, unparkCount(part.get(i).getValue()));
+            }
+            List<String> ids = read.mapTo(String.class).list();
+            if (!ids.isEmpty()) {
+                bindKeys(h.createUpdate(unparkIds), ids).execute();
+            }
+        }
     }
+
+    /** The most keys one read of {@link #unpark} covers. */
+    static final int UNPARK_KEYS_PER_READ = 100;
 
     /** Locks the named leases (with {@code keyed} false only rows without a key). */
     Removed<Receipt.Lease> lockLeases(
             Handle h, String owner, List<Receipt> receipts, boolean keyed) {
         return removedLeases(
-                bindLeases(h.createQuery(keyed ? lockLeases : lockUnkeyedLeases), owner, receipts));
+                bindLeaseKeys(
+                        h.createQuery(keyed ? lockLeases : lockUnkeyedLeases), owner, receipts));
     }
 
     /** The ids of leases. */

@@ -20,9 +20,10 @@ import org.junit.jupiter.api.Test;
 /**
  * The claim stays flat on MariaDB: with 200 000 pending rows over 2 000 keys and 20 000 blocked
  * keys (a dead head and two parked followers each, all due before every pending row), the claim's
- * locking read walks the claim index in claim order without a filesort (InnoDB then locks only the
- * rows it returns) and reads about {@code limit} entries, and each predecessor probe is one step of
- * the key index. Asserted on EXPLAIN and on the session's handler counters.
+ * read of ids (no locks) walks the claim index in claim order without a filesort and reads about
+ * {@code limit} entries, its next page goes on from the last id the same way, the rows are locked
+ * through the primary key, and each predecessor probe is one step of the key index. Asserted on
+ * EXPLAIN and on the session's handler counters.
  */
 class MariaDbClaimPlanTest {
     private static final String TABLE = "outbox_plan";
@@ -149,6 +150,59 @@ class MariaDbClaimPlanTest {
                     assertThat(entriesRead(h))
                             .as("index entries examined for a page of %d", LIMIT)
                             .isLessThanOrEqualTo(2 * LIMIT + 2);
+                    h.rollback();
+                });
+    }
+
+    @Test
+    void nextIdPage_continuesTheClaimIndexInOrder_andRowsAreLockedByPrimaryKey() {
+        Instant now = Instant.now();
+        jdbi.useTransaction(
+                h -> {
+                    List<Map<String, Object>> first =
+                            h.createQuery(sql.candidates)
+                                    .bind("now", sql.time(now))
+                                    .bind("limit", LIMIT)
+                                    .mapToMap()
+                                    .list();
+                    Map<String, Object> last = first.get(first.size() - 1);
+                    java.util.function.UnaryOperator<Query> after =
+                            q ->
+                                    q.bind("now", sql.time(now))
+                                            .bind("limit", LIMIT)
+                                            .bind("afterAt", last.get("available_at"))
+                                            .bind("afterSeq", last.get("seq"));
+                    String plan = explain(h, sql.candidatesAfter, after);
+                    assertThat(plan)
+                            .as("plan:\n%s", plan)
+                            .contains("key=outbox_plan_claim_idx")
+                            .doesNotContain("filesort");
+                    h.execute("FLUSH STATUS");
+                    List<String> next =
+                            after.apply(h.createQuery(sql.candidatesAfter))
+                                    .map((rs, ctx) -> rs.getString("id"))
+                                    .list();
+                    long read = entriesRead(h);
+                    List<String> both =
+                            h.createQuery(sql.candidates)
+                                    .bind("now", sql.time(now))
+                                    .bind("limit", 2 * LIMIT)
+                                    .map((rs, ctx) -> rs.getString("id"))
+                                    .list();
+                    assertThat(next)
+                            .as("the page after the first")
+                            .containsExactlyElementsOf(both.subList(LIMIT, 2 * LIMIT));
+                    assertThat(read)
+                            .as("index entries examined for the next page of %d", LIMIT)
+                            .isLessThanOrEqualTo(2 * LIMIT + 2);
+                    String lock =
+                            explain(
+                                    h,
+                                    sql.lockCandidateRows,
+                                    q ->
+                                            MariaDbDialect.bindKeys(q, next)
+                                                    .bind("now", sql.time(now)));
+                    assertThat(lock).as("plan:\n%s", lock).contains("c key=PRIMARY type=eq_ref");
                     h.rollback();
                 });
     }
