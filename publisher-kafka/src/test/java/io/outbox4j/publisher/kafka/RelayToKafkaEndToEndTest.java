@@ -417,8 +417,8 @@ class RelayToKafkaEndToEndTest {
                                 .workers(4)
                                 // a publish to the stopped broker fails after this long; each
                                 // release round waits it out, so it sets the pace of the outage
-                                .deliveryTimeout(Duration.ofMillis(500))
-                                .backoff(Backoff.fixed(Duration.ofMillis(200)))
+                                .deliveryTimeout(Duration.ofMillis(300))
+                                .backoff(Backoff.fixed(Duration.ofMillis(100)))
                                 .maxAttempts(1_000)
                                 .pollInterval(Duration.ofMillis(20))
                                 .observer(outcomes)
