@@ -220,12 +220,12 @@ class RelayProcessTest {
             settings.put("store.url", url);
             settings.put("store.user", pg.user());
             settings.put("publisher.uri", "kafka://" + kafka.bootstrapServers());
-            settings.put("relay.delivery-timeout", "2s");
+            settings.put("relay.delivery-timeout", "1s");
             settings.put("relay.backoff-base", "1s");
             settings.put("relay.backoff-max", "2s");
             settings.put("relay.max-attempts", "1000");
             settings.put("relay.poll-interval", "200ms");
-            settings.put("relay.max-publish-stall", "5s");
+            settings.put("relay.max-publish-stall", "3s");
             settings.put("http.port", String.valueOf(port));
             Process p =
                     start(
@@ -250,14 +250,14 @@ class RelayProcessTest {
             HttpResponse<String> notReady = get(port, "/health/ready");
             assertThat(notReady.body())
                     .startsWith("not ready: publishing has been stalled for ")
-                    .contains("(limit 5s)")
+                    .contains("(limit 3s)")
                     .contains("relay.max-publish-stall");
             assertThat(tookMillis)
-                    .as("enqueue to 503, in ms (max-publish-stall 5s, poll interval 200ms)")
-                    .isLessThanOrEqualTo(5_000 + 2_000);
+                    .as("enqueue to 503, in ms (max-publish-stall 3s, poll interval 200ms)")
+                    .isLessThanOrEqualTo(3_000 + 2_000);
             assertThat(get(port, "/metrics").body())
                     .containsPattern("outbox4j_relay_publish_failed_calls [1-9]\\d*\n")
-                    .containsPattern("outbox4j_relay_publish_stalled_seconds [5-9]");
+                    .containsPattern("outbox4j_relay_publish_stalled_seconds [3-9]");
 
             kafka.start();
             awaitStatus(p, port, "/health/ready", 200, Duration.ofSeconds(60));
