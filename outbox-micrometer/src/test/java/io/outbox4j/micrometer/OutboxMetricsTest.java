@@ -28,6 +28,8 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -164,10 +166,12 @@ class OutboxMetricsTest {
     void statisticsAreReadOnTheSchedule_andAFailedReadIsCountedNotThrown() throws Exception {
         AtomicBoolean fail = new AtomicBoolean(true);
         AtomicInteger reads = new AtomicInteger();
+        Set<Thread> readers = ConcurrentHashMap.newKeySet();
         InMemoryOutboxStore store =
                 new InMemoryOutboxStore(clock) {
                     @Override
                     public OutboxStatistics statistics(Instant now) {
+                        readers.add(Thread.currentThread());
                         reads.incrementAndGet();
                         if (fail.getAndSet(false)) {
                             throw new IllegalStateException("statistics query timed out");
@@ -194,7 +198,14 @@ class OutboxMetricsTest {
 
         metrics.close();
         int readsAtClose = reads.get();
-        Thread.sleep(1500);
+        // the threads that read the statistics end with close (no waiting out an interval to see
+        // that no read comes)
+        for (Thread reader : readers) {
+            reader.join(5_000);
+            assertThat(reader.isAlive())
+                    .as("%s, which read the statistics, still runs after close", reader)
+                    .isFalse();
+        }
         assertThat(reads.get()).as("statistics reads after close").isEqualTo(readsAtClose);
     }
 
