@@ -25,8 +25,8 @@ import org.junit.jupiter.api.Test;
  *
  * <ol>
  *   <li>four relay JVMs, a random one killed with SIGKILL, a replacement started after each kill,
- *       six times ({@code -Doutbox4j.faults.scaleKills=30} for more): the killed member's buckets
- *       must be taken over within member lease + one renewal + message lease + a margin;
+ *       30 times ({@code -Doutbox4j.faults.scaleKills=N} for another count): the killed member's
+ *       buckets must be taken over within member lease + one renewal + message lease + a margin;
  *   <li>one of three relay JVMs frozen with SIGSTOP for twice its member lease, then SIGCONT: the
  *       others must publish messages of its buckets while it is frozen, and its return must cause
  *       no inversion (duplicates are counted);
@@ -96,7 +96,7 @@ class ScaleOutFaultsTest {
     void
             fourMemberJvms_aRandomOneKilledWithSigkillRepeatedly_replacedEachTime_itsBucketsAreTakenOverWithinTheBound_losesNothing_andFirstPublishesEveryKeyInEnqueueOrder()
                     throws Exception {
-        int kills = Integer.getInteger("outbox4j.faults.scaleKills", 6);
+        int kills = Integer.getInteger("outbox4j.faults.scaleKills", 30);
         long seed = System.nanoTime();
         Random random = new Random(seed);
         int backlog = 1000;
