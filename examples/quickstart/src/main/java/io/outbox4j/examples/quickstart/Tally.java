@@ -19,6 +19,9 @@ final class Tally {
 
     /** Records one event read back from the broker. Called from consumer threads. */
     void record(String id, String key, long keySeq) {
+        if (id.startsWith(Quickstart.WARM_UP)) {
+            return; // warm-up events are left out of the figures
+        }
         received.incrementAndGet();
         if (seen.putIfAbsent(id, Boolean.TRUE) != null) {
             duplicates.incrementAndGet();

@@ -39,7 +39,19 @@ class QuickstartTest {
                 .contains("events read back      2000")
                 .contains("missing               0")
                 .contains("order violations      0")
+                .contains("paced at --rate " + Options.DEFAULT_RATE)
+                .contains("relay throughput")
+                .contains("from each order's commit to the broker's ack of its event")
                 .contains("result                OK");
+    }
+
+    @Test
+    void rate_isAWholeNumberOrMax() {
+        assertThat(Options.parse("--rate", "max").rate).as("max: unpaced").isZero();
+        assertThat(Options.parse("--rate=750").rate).isEqualTo(750);
+        assertThat(Options.parse().rate).isEqualTo(Options.DEFAULT_RATE);
+        assertThat(run("--rate", "fast")).isEqualTo(2);
+        assertThat(err()).contains("error: --rate must be a whole number, but was 'fast' (or max)");
     }
 
     @Test
@@ -58,7 +70,9 @@ class QuickstartTest {
     @Test
     void help_listsTheOptions() {
         assertThat(run("--help")).isZero();
-        assertThat(out()).contains("--messages N", "--store URL", "--publisher URI", "--relays N");
+        assertThat(out())
+                .contains(
+                        "--messages N", "--store URL", "--publisher URI", "--relays N", "--rate N");
     }
 
     @Test
