@@ -102,6 +102,10 @@ public abstract class OutboxStoreContract {
     private static final String ID_LETTERS = "qbxfmazkdt";
 
     private Instant time;
+
+    /** How much later than a failed claim the clock probe of {@link #skewHint} claims. */
+    private static final Duration SKEW_PROBE = Duration.ofSeconds(59);
+
     private Instant wallAtStart;
     private String idPrefix;
     private int idCounter;
@@ -427,17 +431,67 @@ public abstract class OutboxStoreContract {
      * What to add to a failure where a claim returned less than it should: a store whose enqueue
      * clock runs ahead of the kit's makes fresh messages look delayed.
      */
-    private String skewHint(List<Delivery> got) {
+    private Object skewHint(List<Delivery> got) {
         return skewHint(got.isEmpty() && justEnqueued);
     }
 
-    private String skewHint(boolean nothingAfterAnEnqueue) {
-        return nothingAfterAnEnqueue
-                ? " (nothing was claimable right after an enqueue: if your store stamps enqueue time"
-                        + " with a clock that runs more than clockSkewTolerance() = "
-                        + clockSkewTolerance()
-                        + " ahead of this JVM's clock, raise clockSkewTolerance())"
-                : "";
+    /**
+     * The hint is worked out only when a failure message is written (its {@code toString()}), so a
+     * passing rule never pays for it: nothing claimable right after an enqueue is blamed on the
+     * store's clock only when a claim a little later finds a fresh message stamped after the claim
+     * instant, which only a clock running ahead explains. That probe leases what it finds, which no
+     * longer matters once the rule has failed.
+     */
+    private Object skewHint(boolean nothingAfterAnEnqueue) {
+        if (!nothingAfterAnEnqueue) {
+            return "";
+        }
+        Instant claimedAt = time;
+        return new Object() {
+            private String text = "";
+            private boolean worked;
+
+            @Override
+            public synchronized String toString() {
+                if (!worked) {
+                    worked = true;
+                    text = skewEvidence(claimedAt);
+                }
+                return text;
+            }
+        };
+    }
+
+    private String skewEvidence(Instant claimedAt) {
+        List<Delivery> later;
+        try {
+            later =
+                    store().claim(
+                                    new ClaimRequest(
+                                            "tck-clock-probe",
+                                            claimedAt.plus(SKEW_PROBE),
+                                            LEASE,
+                                            ClaimRequest.MAX_LIMIT));
+        } catch (RuntimeException e) {
+            return "";
+        }
+        return later.stream()
+                .filter(d -> d.attempt() == 1 && d.enqueuedAt().isAfter(claimedAt))
+                .findFirst()
+                .map(
+                        d ->
+                                String.format(
+                                        " (nothing was claimable at %s right after an enqueue, and a"
+                                                + " claim %s later found '%s' stamped enqueuedAt=%s,"
+                                                + " after that instant: your store's enqueue clock runs"
+                                                + " more than clockSkewTolerance() = %s ahead of this"
+                                                + " JVM's clock; raise clockSkewTolerance())",
+                                        claimedAt,
+                                        SKEW_PROBE,
+                                        d.message().id(),
+                                        d.enqueuedAt(),
+                                        clockSkewTolerance()))
+                .orElse("");
     }
 
     /** Claims exactly the one message expected to be available. */
@@ -2444,13 +2498,13 @@ public abstract class OutboxStoreContract {
             assertThat(store().release(new Release(OWNER_A, r.receipt(), now(), "tck")))
                     .as(
                             "release by %s of its live lease on '%s' must return true (the rule"
-                                    + " then extends the finished lease)",
+                                    + " then extends the finished lease), but your store returned false",
                             OWNER_A, r.message().id())
                     .isTrue();
             assertThat(store().deadLetter(new DeadLetter(OWNER_A, x.receipt(), "tck", now())))
                     .as(
                             "deadLetter by %s of its live lease on '%s' must return true (the rule"
-                                    + " then extends the finished lease)",
+                                    + " then extends the finished lease), but your store returned false",
                             OWNER_A, x.message().id())
                     .isTrue();
             Instant tomorrow = now().plus(Duration.ofDays(1));

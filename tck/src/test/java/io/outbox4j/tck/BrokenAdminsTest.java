@@ -229,6 +229,76 @@ class BrokenAdminsTest {
         }
     }
 
+    /**
+     * Reads limit + 1 dead letters to learn whether a next page exists, and forgets to drop the
+     * extra one (its cursor follows the extra one, so nothing is repeated or lost).
+     */
+    static class PageHoldsOneMoreThanItsLimit extends BrokenAdminContract {
+        @Override
+        OutboxAdmin breakIt(InMemoryOutboxStore reference, ForwardingStore store) {
+            return new ForwardingAdmin(reference) {
+                @Override
+                public DeadLetterPage deadLetters(DeadLetterQuery query) {
+                    return super.deadLetters(
+                            query.limit(Math.min(query.limit() + 1, DeadLetterQuery.MAX_LIMIT)));
+                }
+            };
+        }
+    }
+
+    /**
+     * Pages by dead-letter time alone: the cursor is the last item's dead-letter time and the next
+     * page starts strictly after it, so dead letters of that instant beyond the page are skipped.
+     */
+    static class CursorOfTheDeadLetterTimeAlone extends BrokenAdminContract {
+        @Override
+        OutboxAdmin breakIt(InMemoryOutboxStore reference, ForwardingStore store) {
+            return new ForwardingAdmin(reference) {
+                @Override
+                public DeadLetterPage deadLetters(DeadLetterQuery query) {
+                    DeadLetterQuery filter = DeadLetterQuery.all().limit(DeadLetterQuery.MAX_LIMIT);
+                    filter = query.topic().map(filter::topic).orElse(filter);
+                    filter = query.deadFrom().map(filter::deadFrom).orElse(filter);
+                    filter = query.deadBefore().map(filter::deadBefore).orElse(filter);
+                    List<DeadMessage> all = new ArrayList<>();
+                    DeadLetterPage page = super.deadLetters(filter);
+                    all.addAll(page.items());
+                    while (page.next().isPresent()) {
+                        page = super.deadLetters(filter.after(page.next().get()));
+                        all.addAll(page.items());
+                    }
+                    Optional<Instant> after = query.after().map(Instant::parse);
+                    List<DeadMessage> rest =
+                            all.stream()
+                                    .filter(d -> after.isEmpty() || d.deadAt().isAfter(after.get()))
+                                    .toList();
+                    List<DeadMessage> items = rest.subList(0, Math.min(query.limit(), rest.size()));
+                    Optional<String> next =
+                            rest.size() > items.size()
+                                    ? Optional.of(items.get(items.size() - 1).deadAt().toString())
+                                    : Optional.empty();
+                    return new DeadLetterPage(items, next);
+                }
+            };
+        }
+    }
+
+    /** Lists the dead letters dead after deadFrom, leaving out those dead exactly at it. */
+    static class DeadFromIsExclusiveInTheListing extends BrokenAdminContract {
+        @Override
+        OutboxAdmin breakIt(InMemoryOutboxStore reference, ForwardingStore store) {
+            return new ForwardingAdmin(reference) {
+                @Override
+                public DeadLetterPage deadLetters(DeadLetterQuery query) {
+                    return super.deadLetters(
+                            query.deadFrom()
+                                    .map(from -> query.deadFrom(from.plusNanos(1)))
+                                    .orElse(query));
+                }
+            };
+        }
+    }
+
     /** Counts a message as leased while it has an owner, even after its lease ended. */
     static class ExpiredLeasesCountedAsLeased extends BrokenAdminContract {
         @Override
@@ -381,6 +451,8 @@ class BrokenAdminsTest {
                         "must be listed in enqueue order",
                         "required_deadLettersArePagedWithACursor",
                         "must list each once, oldest first",
+                        "required_deadLetterPagesSplitOneInstantWithoutLossOrRepeat",
+                        "within the instant in enqueue order",
                         "required_deadLettersAreFilteredByTopicAndTime",
                         "(same instant, enqueue order)",
                         "required_replayAllReplaysWhatTheFilterSelects",
@@ -393,7 +465,28 @@ class BrokenAdminsTest {
                         "required_deadLettersArePagedWithACursor",
                         "must list each once, oldest first",
                         "required_deadLettersAreFilteredByTopicAndTime",
-                        "every page keeps the filter"),
+                        "every page keeps the filter",
+                        "required_deadLetterPagesSplitOneInstantWithoutLossOrRepeat",
+                        "must be listed each once"),
+                defect(
+                        "returns limit + 1 dead letters per page",
+                        PageHoldsOneMoreThanItsLimit.class,
+                        "required_deadLettersArePagedWithACursor",
+                        "must not return the extra one",
+                        "required_replayAllReplaysWhatTheFilterSelects",
+                        "so its first page must hold one of them and have a next cursor"),
+                defect(
+                        "pages dead letters by their dead-letter time alone",
+                        CursorOfTheDeadLetterTimeAlone.class,
+                        "required_deadLetterPagesSplitOneInstantWithoutLossOrRepeat",
+                        "skips or repeats the dead letters of that instant"),
+                defect(
+                        "lists dead letters from deadFrom exclusive",
+                        DeadFromIsExclusiveInTheListing.class,
+                        "required_replayAllReplaysWhatTheFilterSelects",
+                        "deadFrom is inclusive) and",
+                        "required_deadLettersAreFilteredByTopicAndTime",
+                        "is inclusive and must list"),
                 defect(
                         "counts a message whose lease ended as leased",
                         ExpiredLeasesCountedAsLeased.class,

@@ -705,6 +705,56 @@ class BrokenStoresTest {
         }
     }
 
+    /**
+     * Answers an extend with the receipt of a released or dead-lettered message as if the lease
+     * were still live (it changes nothing, but reports nothing stale).
+     */
+    static class ExtendReportsAFinishedLeaseLive extends BrokenStoreContract {
+        @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            return new ForwardingStore(store) {
+                final Set<String> finished = new HashSet<>();
+
+                @Override
+                public synchronized boolean release(Release release) {
+                    boolean done = super.release(release);
+                    if (done) {
+                        finished.add(release.receipt());
+                    }
+                    return done;
+                }
+
+                @Override
+                public synchronized boolean deadLetter(DeadLetter deadLetter) {
+                    boolean done = super.deadLetter(deadLetter);
+                    if (done) {
+                        finished.add(deadLetter.receipt());
+                    }
+                    return done;
+                }
+
+                @Override
+                public synchronized Set<String> extend(Extension extension) {
+                    Set<String> stale = new HashSet<>(super.extend(extension));
+                    stale.removeAll(finished);
+                    return stale;
+                }
+            };
+        }
+    }
+
+    /**
+     * Loses every committed enqueue (the transaction commits, the rows never appear): nothing is
+     * ever claimable, and the store's clock has nothing to do with it.
+     */
+    static class LosesCommittedEnqueues extends BrokenStoreContract {
+        @Override
+        protected void enqueueCommitted(List<Message> messages) {}
+
+        @Override
+        protected void enqueueOneCommitted(Message message) {}
+    }
+
     /** Reports the claim time as the enqueue time. */
     static class EnqueueTimeIsTheClaimTime extends BrokenStoreContract {
         @Override
@@ -1032,6 +1082,12 @@ class BrokenStoresTest {
                         "required_laterMessageWaitsWhileAnEarlierOneIsDelayed",
                         "which has notBefore="),
                 defect(
+                        "reports the receipt of a released or dead-lettered message live to extend",
+                        ExtendReportsAFinishedLeaseLive.class,
+                        "required_extendOfAFinishedLeaseExtendsNothing",
+                        "of a released and of a dead-lettered message must report both stale, but your"
+                                + " store reported []"),
+                defect(
                         "reports the claim time as the enqueue time",
                         EnqueueTimeIsTheClaimTime.class,
                         "required_deliveryCarriesTheEnqueueTime",
@@ -1166,11 +1222,34 @@ class BrokenStoresTest {
     }
 
     @Test
+    @DisplayName(
+            "a store that loses its enqueues is not told to raise clockSkewTolerance(): its clock is not why")
+    void losesCommittedEnqueues_failuresDoNotBlameTheClock() {
+        KitReport report = KitReport.of(LosesCommittedEnqueues.class);
+        assertThat(report.failed().keySet())
+                .as("nothing is ever claimable")
+                .contains(
+                        "required_committedEnqueueIsClaimable", "required_claimTakesTheOldestFirst")
+                .hasSizeGreaterThan(40);
+        assertThat(report.failed().get("required_committedEnqueueIsClaimable").message())
+                .contains("but your store returned []");
+        report.failed()
+                .forEach(
+                        (rule, outcome) ->
+                                assertThat(outcome.message())
+                                        .as(
+                                                "the failure of %s must not blame the store's clock",
+                                                rule)
+                                        .doesNotContain("raise clockSkewTolerance()"));
+    }
+
+    @Test
     @DisplayName("the table above covers every broken store declared in this class")
     void everyBrokenStoreIsChecked() {
         Set<Class<?>> checked =
                 defects().map(a -> (Class<?>) a.get()[1]).collect(Collectors.toSet());
         checked.add(EnqueueClockAhead.class);
+        checked.add(LosesCommittedEnqueues.class);
         Set<Class<?>> declared =
                 Stream.of(BrokenStoresTest.class.getDeclaredClasses())
                         .filter(BrokenStoreContract.class::isAssignableFrom)
