@@ -755,6 +755,62 @@ class BrokenStoresTest {
         protected void enqueueOneCommitted(Message message) {}
     }
 
+    /**
+     * Stores a notBefore in the past as no notBefore at all (available from its enqueue time, as a
+     * store that keeps max(notBefore, now) would); claims hand out the message as enqueued.
+     */
+    static class PastNotBeforeMovedToTheEnqueueTime extends BrokenStoreContract {
+        final Map<String, Message> originals = new ConcurrentHashMap<>();
+
+        List<Message> clamp(List<Message> messages) {
+            Instant now = Instant.now();
+            List<Message> out = new ArrayList<>();
+            for (Message m : messages) {
+                if (m.notBefore().filter(nb -> nb.isBefore(now)).isPresent()) {
+                    originals.putIfAbsent(m.id(), m);
+                    out.add(m.toBuilder().notBefore(null).build());
+                } else {
+                    out.add(m);
+                }
+            }
+            return out;
+        }
+
+        @Override
+        protected void enqueueCommitted(List<Message> messages) {
+            super.enqueueCommitted(clamp(messages));
+        }
+
+        @Override
+        protected void enqueueOneCommitted(Message message) {
+            super.enqueueOneCommitted(clamp(List.of(message)).get(0));
+        }
+
+        @Override
+        protected void enqueueRolledBack(List<Message> messages) {
+            super.enqueueRolledBack(clamp(messages));
+        }
+
+        @Override
+        protected void enqueueCommittingDespiteFailure(List<Message> messages) {
+            super.enqueueCommittingDespiteFailure(clamp(messages));
+        }
+
+        @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            return changingDeliveries(
+                    store,
+                    d ->
+                            originals.containsKey(d.message().id())
+                                    ? new Delivery(
+                                            originals.get(d.message().id()),
+                                            d.receipt(),
+                                            d.attempt(),
+                                            d.enqueuedAt())
+                                    : d);
+        }
+    }
+
     /** Reports the claim time as the enqueue time. */
     static class EnqueueTimeIsTheClaimTime extends BrokenStoreContract {
         @Override
@@ -1080,13 +1136,20 @@ class BrokenStoresTest {
                         "required_claimOrdersByAvailabilityThenEnqueueOrder",
                         "by availability (enqueue time",
                         "required_laterMessageWaitsWhileAnEarlierOneIsDelayed",
-                        "which has notBefore="),
+                        "which has notBefore=",
+                        "required_pastNotBeforeKeepsItsPlace",
+                        "an hour in the past, so it has been available since then and comes first"),
                 defect(
                         "reports the receipt of a released or dead-lettered message live to extend",
                         ExtendReportsAFinishedLeaseLive.class,
                         "required_extendOfAFinishedLeaseExtendsNothing",
                         "of a released and of a dead-lettered message must report both stale, but your"
                                 + " store reported []"),
+                defect(
+                        "moves a notBefore in the past to its enqueue time",
+                        PastNotBeforeMovedToTheEnqueueTime.class,
+                        "required_pastNotBeforeKeepsItsPlace",
+                        "an hour in the past, so it has been available since then and comes first"),
                 defect(
                         "reports the claim time as the enqueue time",
                         EnqueueTimeIsTheClaimTime.class,
