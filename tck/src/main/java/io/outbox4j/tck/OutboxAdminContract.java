@@ -429,6 +429,62 @@ public abstract class OutboxAdminContract {
         }
 
         @Test
+        @DisplayName(
+                "a due follower counts as ready whether or not a claim has passed it over, behind a leased or a retrying head")
+        void required_statisticsCountAFollowerAsReadyBeforeAndAfterAClaimPassesIt() {
+            String key = nextKey();
+            Message head = keyed(key);
+            Message follower = keyed(key);
+            committed(head, follower);
+            List<Delivery> got =
+                    store().claim(new ClaimRequest(OWNER, now(), LEASE, 1)); // only the head
+            assertThat(ids(got))
+                    .as("setting up: claim(limit=1) must lease the head of the key '%s'", key)
+                    .containsExactly(head.id());
+            List<Delivery> passed = claimAll(OTHER);
+            assertThat(ids(passed))
+                    .as(
+                            "setting up: '%s' waits behind its leased head '%s', so a claim of every"
+                                    + " message must return nothing, but your store returned %s",
+                            follower.id(), head.id(), deliveries(passed))
+                    .isEmpty();
+            OutboxStatistics stats = admin().statistics(now());
+            assertCounts(
+                    stats,
+                    stats.total(),
+                    "all topics",
+                    1,
+                    0,
+                    1,
+                    0,
+                    "the head leased; its follower due and waiting, after a claim of every message"
+                            + " passed it over (a store that parks such a follower must still count it"
+                            + " ready)");
+            Instant retryAt = now().plus(Duration.ofMinutes(10));
+            assertThat(store().release(new Release(OWNER, got.get(0).receipt(), retryAt, "tck")))
+                    .as("setting up: release of the head '%s' with its live receipt", head.id())
+                    .isTrue();
+            List<Delivery> none = claimAll(OTHER);
+            assertThat(ids(none))
+                    .as(
+                            "setting up: the head '%s' waits for its retry at %s and '%s' behind it, so"
+                                    + " a claim must return nothing, but your store returned %s",
+                            head.id(), retryAt, follower.id(), deliveries(none))
+                    .isEmpty();
+            stats = admin().statistics(now());
+            assertCounts(
+                    stats,
+                    stats.total(),
+                    "all topics",
+                    1,
+                    1,
+                    0,
+                    0,
+                    "the head waits for its retry (delayed); its follower is due and waits behind it,"
+                            + " passed over by a claim (ready)");
+        }
+
+        @Test
         @DisplayName("blockedKeys counts the keys whose later messages a dead letter holds back")
         void required_blockedKeysCountsKeysHeldBackByADeadLetter() {
             String one = nextKey();

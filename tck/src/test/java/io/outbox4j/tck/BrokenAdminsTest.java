@@ -5,14 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.outbox4j.api.Abandonment;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Completion;
+import io.outbox4j.api.DeadLetter;
 import io.outbox4j.api.DeadLetterPage;
 import io.outbox4j.api.DeadLetterQuery;
 import io.outbox4j.api.DeadMessage;
 import io.outbox4j.api.Delivery;
+import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxAdmin;
 import io.outbox4j.api.OutboxStatistics;
 import io.outbox4j.api.OutboxStatistics.TopicStatistics;
 import io.outbox4j.api.Release;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -299,6 +302,85 @@ class BrokenAdminsTest {
         }
     }
 
+    /**
+     * Parks the followers a claim passes over and counts parked rows as delayed: after a claim that
+     * returned fewer than its limit (so it walked every due message), until the next write, every
+     * ready message is one held back behind its key, and the broken statistics call it delayed.
+     */
+    static class ParkedFollowersCountedAsDelayed extends BrokenAdminContract {
+        volatile boolean parked;
+
+        @Override
+        ForwardingStore wrapStore(InMemoryOutboxStore reference) {
+            return new ForwardingStore(reference) {
+                @Override
+                public synchronized List<Delivery> claim(ClaimRequest r) {
+                    List<Delivery> got = super.claim(r);
+                    parked = got.size() < r.limit();
+                    return got;
+                }
+
+                @Override
+                public synchronized Set<String> complete(Completion completion) {
+                    parked = false;
+                    return super.complete(completion);
+                }
+
+                @Override
+                public synchronized boolean deadLetter(DeadLetter deadLetter) {
+                    parked = false;
+                    return super.deadLetter(deadLetter);
+                }
+
+                @Override
+                public synchronized Set<String> abandon(Abandonment abandonment) {
+                    parked = false;
+                    return super.abandon(abandonment);
+                }
+            };
+        }
+
+        @Override
+        protected void enqueueCommitted(List<Message> messages) {
+            parked = false;
+            super.enqueueCommitted(messages);
+        }
+
+        @Override
+        OutboxAdmin breakIt(InMemoryOutboxStore reference, ForwardingStore store) {
+            return new ForwardingAdmin(reference) {
+                @Override
+                public OutboxStatistics statistics(Instant now) {
+                    OutboxStatistics s = super.statistics(now);
+                    if (!parked) {
+                        return s;
+                    }
+                    Map<String, TopicStatistics> topics = new LinkedHashMap<>();
+                    s.byTopic().forEach((t, v) -> topics.put(t, readyAsDelayed(v)));
+                    return new OutboxStatistics(
+                            s.at(), readyAsDelayed(s.total()), topics, s.blockedKeys());
+                }
+
+                @Override
+                public int replay(List<String> ids, Instant now) {
+                    parked = false;
+                    return super.replay(ids, now);
+                }
+
+                @Override
+                public int replayAll(DeadLetterQuery filter, Instant now) {
+                    parked = false;
+                    return super.replayAll(filter, now);
+                }
+            };
+        }
+
+        static TopicStatistics readyAsDelayed(TopicStatistics t) {
+            return new TopicStatistics(
+                    0, t.delayed() + t.ready(), t.leased(), t.dead(), Duration.ZERO);
+        }
+    }
+
     /** Counts a message as leased while it has an owner, even after its lease ended. */
     static class ExpiredLeasesCountedAsLeased extends BrokenAdminContract {
         @Override
@@ -487,6 +569,11 @@ class BrokenAdminsTest {
                         "deadFrom is inclusive) and",
                         "required_deadLettersAreFilteredByTopicAndTime",
                         "is inclusive and must list"),
+                defect(
+                        "counts the followers a claim passed over (parked) as delayed",
+                        ParkedFollowersCountedAsDelayed.class,
+                        "required_statisticsCountAFollowerAsReadyBeforeAndAfterAClaimPassesIt",
+                        "after a claim of every message passed it over"),
                 defect(
                         "counts a message whose lease ended as leased",
                         ExpiredLeasesCountedAsLeased.class,
