@@ -862,6 +862,42 @@ public abstract class OutboxStoreContract {
 
         @Test
         @DisplayName(
+                "enqueuedAt is when the store accepted the message, to a fraction of a second, even when the first claim comes a day later")
+        void required_enqueueTimeIsTheAcceptanceTimeWhateverTheClaimTime() {
+            Instant before = Instant.now();
+            List<Message> sent = messages(3);
+            for (Message m : sent) {
+                committed(m); // three transactions, three enqueue times
+            }
+            Instant after = Instant.now();
+            Instant claimedAt = advance(Duration.ofDays(1));
+            List<Delivery> got = claimAll(store(), OWNER_A);
+            Duration tolerance = clockSkewTolerance();
+            List<Instant> times = new ArrayList<>();
+            for (Message m : sent) {
+                Instant at = of(got, m).enqueuedAt();
+                times.add(at);
+                assertThat(at)
+                        .as(
+                                "Delivery.enqueuedAt of '%s' must be when your store accepted it, between"
+                                        + " %s and %s (the enqueue, give or take clockSkewTolerance() = %s),"
+                                        + " also when it is first claimed a day later at %s, but your store"
+                                        + " said %s (neither the claim's now nor the first claim's time is"
+                                        + " the enqueue time)",
+                                m.id(), before, after, tolerance, claimedAt, at)
+                        .isBetween(before.minus(tolerance), after.plus(tolerance));
+            }
+            assertThat(times)
+                    .as(
+                            "three messages enqueued in three transactions must keep their enqueue times"
+                                    + " to a fraction of a second (microseconds at most), but your store said"
+                                    + " %s: whole seconds lose the time a message waited",
+                            times)
+                    .anyMatch(t -> t.getNano() != 0);
+        }
+
+        @Test
+        @DisplayName(
                 "a delayed message is not claimed before its notBefore, and is claimed once it is due")
         void required_delayedMessageIsNotClaimedBeforeNotBefore() {
             Instant due = now().plus(Duration.ofMinutes(10));

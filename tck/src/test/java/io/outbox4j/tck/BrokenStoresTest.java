@@ -811,6 +811,47 @@ class BrokenStoresTest {
         }
     }
 
+    /**
+     * Stamps enqueue time when a message is first claimed, with the claim's now, and keeps it: the
+     * time never changes, but it is not when the store accepted the message.
+     */
+    static class EnqueueTimeIsTheFirstClaimsNow extends BrokenStoreContract {
+        @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            Map<String, Instant> first = new ConcurrentHashMap<>();
+            return new ForwardingStore(store) {
+                @Override
+                public synchronized List<Delivery> claim(ClaimRequest r) {
+                    return super.claim(r).stream()
+                            .map(
+                                    d ->
+                                            new Delivery(
+                                                    d.message(),
+                                                    d.receipt(),
+                                                    d.attempt(),
+                                                    first.computeIfAbsent(
+                                                            d.message().id(), id -> r.now())))
+                            .collect(Collectors.toList());
+                }
+            };
+        }
+    }
+
+    /** Keeps enqueue time in whole seconds (a DATETIME column without a fraction). */
+    static class EnqueueTimeInWholeSeconds extends BrokenStoreContract {
+        @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            return changingDeliveries(
+                    store,
+                    d ->
+                            new Delivery(
+                                    d.message(),
+                                    d.receipt(),
+                                    d.attempt(),
+                                    d.enqueuedAt().truncatedTo(ChronoUnit.SECONDS)));
+        }
+    }
+
     /** Reports the claim time as the enqueue time. */
     static class EnqueueTimeIsTheClaimTime extends BrokenStoreContract {
         @Override
@@ -1150,6 +1191,16 @@ class BrokenStoresTest {
                         PastNotBeforeMovedToTheEnqueueTime.class,
                         "required_pastNotBeforeKeepsItsPlace",
                         "an hour in the past, so it has been available since then and comes first"),
+                defect(
+                        "stamps enqueue time with the first claim's now",
+                        EnqueueTimeIsTheFirstClaimsNow.class,
+                        "required_enqueueTimeIsTheAcceptanceTimeWhateverTheClaimTime",
+                        "neither the claim's now nor the first claim's time is the enqueue time"),
+                defect(
+                        "keeps enqueue time in whole seconds",
+                        EnqueueTimeInWholeSeconds.class,
+                        "required_enqueueTimeIsTheAcceptanceTimeWhateverTheClaimTime",
+                        "whole seconds lose the time a message waited"),
                 defect(
                         "reports the claim time as the enqueue time",
                         EnqueueTimeIsTheClaimTime.class,
