@@ -831,11 +831,11 @@ public abstract class OutboxStoreContract {
             Duration tolerance = clockSkewTolerance();
             assertThat(at)
                     .as(
-                            "Delivery.enqueuedAt of '%s' must not be after the claim at %s (the kit claims"
-                                    + " no earlier than this JVM's clock plus clockSkewTolerance() = %s after"
-                                    + " an enqueue), but your store said %s: raise clockSkewTolerance() if your"
-                                    + " store's clock runs further ahead",
-                            m.id(), claimedAt, tolerance, at)
+                            "Delivery.enqueuedAt of '%s' must not be after the claim at %s that leased"
+                                    + " it (a message claimable then was accepted before), but your store"
+                                    + " said %s: enqueuedAt must be when your store accepted the message,"
+                                    + " not a time of the claim or its lease",
+                            m.id(), claimedAt, at)
                     .isBeforeOrEqualTo(claimedAt);
             assertThat(at)
                     .as(

@@ -837,6 +837,27 @@ class BrokenStoresTest {
         }
     }
 
+    /** Reports the end of the lease as the enqueue time. */
+    static class EnqueueTimeIsTheLeaseEnd extends BrokenStoreContract {
+        @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            return new ForwardingStore(store) {
+                @Override
+                public synchronized List<Delivery> claim(ClaimRequest r) {
+                    return super.claim(r).stream()
+                            .map(
+                                    d ->
+                                            new Delivery(
+                                                    d.message(),
+                                                    d.receipt(),
+                                                    d.attempt(),
+                                                    r.leaseUntil()))
+                            .collect(Collectors.toList());
+                }
+            };
+        }
+    }
+
     /** Keeps enqueue time in whole seconds (a DATETIME column without a fraction). */
     static class EnqueueTimeInWholeSeconds extends BrokenStoreContract {
         @Override
@@ -1194,6 +1215,13 @@ class BrokenStoresTest {
                 defect(
                         "stamps enqueue time with the first claim's now",
                         EnqueueTimeIsTheFirstClaimsNow.class,
+                        "required_enqueueTimeIsTheAcceptanceTimeWhateverTheClaimTime",
+                        "neither the claim's now nor the first claim's time is the enqueue time"),
+                defect(
+                        "reports the end of the lease as the enqueue time",
+                        EnqueueTimeIsTheLeaseEnd.class,
+                        "required_deliveryCarriesTheEnqueueTime",
+                        "not a time of the claim or its lease",
                         "required_enqueueTimeIsTheAcceptanceTimeWhateverTheClaimTime",
                         "neither the claim's now nor the first claim's time is the enqueue time"),
                 defect(
