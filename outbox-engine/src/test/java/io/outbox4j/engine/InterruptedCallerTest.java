@@ -27,6 +27,9 @@ class InterruptedCallerTest {
     private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
     private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
 
+    /** Runs as a completion write starts, on the thread that writes it. */
+    private volatile Runnable onComplete = () -> {};
+
     /** Like a JDBC driver: a write on an interrupted thread fails. */
     private final RecordingStore interruptSensitive =
             new RecordingStore(memory) {
@@ -38,6 +41,7 @@ class InterruptedCallerTest {
 
                 @Override
                 public Set<String> complete(Completion completion) {
+                    onComplete.run();
                     check();
                     return super.complete(completion);
                 }
@@ -67,32 +71,17 @@ class InterruptedCallerTest {
                 }
             };
 
-    /** Interrupts {@code caller} at the clock's next read on that thread. */
-    private Runnable interruptOnNextReadBy(Thread caller) {
-        return new Runnable() {
-            @Override
-            public void run() {
-                if (Thread.currentThread() == caller) {
-                    caller.interrupt();
-                } else {
-                    clock.onNextInstant(this);
-                }
-            }
-        };
-    }
-
     @Test
     void aCompletion_isRecorded_whenTheCallerIsInterruptedAfterThePublish() {
         memory.enqueueCommitted(Fixtures.messages("m", 2));
         Thread caller = Thread.currentThread();
+        // The caller is interrupted the moment the completion write starts: after the publish,
+        // while the caller waits for the write. A write run on the caller's thread fails (the
+        // store refuses writes on an interrupted thread), and so does a caller that stops waiting.
+        onComplete = caller::interrupt;
         Publisher publisher =
-                (messages, timeout) -> {
-                    // The engine's next clock read on the caller's thread, after this answer,
-                    // interrupts it (a read on another thread, e.g. the publish tracker's, waits
-                    // for the next one).
-                    clock.onNextInstant(interruptOnNextReadBy(caller));
-                    return messages.stream().map(m -> PublishOutcome.published()).toList();
-                };
+                (messages, timeout) ->
+                        messages.stream().map(m -> PublishOutcome.published()).toList();
         Relay.Result result;
         try (Relay relay =
                 Relay.builder(interruptSensitive, publisher)
@@ -102,6 +91,7 @@ class InterruptedCallerTest {
                         .build()) {
             result = relay.runOnce();
         } finally {
+            onComplete = () -> {};
             assertThat(Thread.interrupted()).as("the caller's interrupt is kept").isTrue();
         }
         assertThat(result).isEqualTo(new Relay.Result(2, 2, 2, 0, 0, 0));
