@@ -1,6 +1,8 @@
 package io.outbox4j.faulttests;
 
 import io.outbox4j.api.Buckets;
+import io.outbox4j.testservices.DatabaseServer;
+import io.outbox4j.testservices.MariaDbServer;
 import io.outbox4j.testservices.PostgresServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -96,7 +98,25 @@ class ScaleOutFaultsTest {
     void
             fourMemberJvms_aRandomOneKilledWithSigkillRepeatedly_replacedEachTime_itsBucketsAreTakenOverWithinTheBound_losesNothing_andFirstPublishesEveryKeyInEnqueueOrder()
                     throws Exception {
-        int kills = Integer.getInteger("outbox4j.faults.scaleKills", 30);
+        killDrill(
+                "scale_out_kill_9",
+                PostgresServer.shared(),
+                Integer.getInteger("outbox4j.faults.scaleKills", 30));
+    }
+
+    /** The kill -9 drill on MariaDB (bucket locks are rows of {@code <table>_buckets} there). */
+    @Test
+    void
+            onMariaDb_fourMemberJvms_aRandomOneKilledWithSigkillRepeatedly_itsBucketsAreTakenOverWithinTheBound_losesNothing_andFirstPublishesEveryKeyInEnqueueOrder()
+                    throws Exception {
+        killDrill(
+                "scale_out_kill_9_mariadb",
+                MariaDbServer.shared(),
+                Integer.getInteger("outbox4j.faults.scaleKillsMariaDb", 3));
+    }
+
+    private static void killDrill(String scenario, DatabaseServer server, int kills)
+            throws Exception {
         long seed = System.nanoTime();
         Random random = new Random(seed);
         int backlog = 1000;
@@ -104,7 +124,7 @@ class ScaleOutFaultsTest {
         // load is enqueued at once after the kills
         int messages = backlog + kills * 10 * RATE;
         List<Handover> handovers = new ArrayList<>();
-        try (Drill d = open("scale_out_kill_9", messages);
+        try (Drill d = Drill.open(scenario, messages, KEYS, SETTINGS, server, KafkaSink::open);
                 PacedWriter writer = new PacedWriter(d.db, d.load, backlog, RATE).start()) {
             List<ChildRelay> live = new ArrayList<>();
             int next = 1;
