@@ -337,37 +337,21 @@ class BrokenStoresTest {
     }
 
     /**
-     * Keys are hidden from the ordering (the reference store sees unkeyed messages; claims return
-     * the messages as enqueued). The base of the stores that get per-key order wrong.
+     * A store that keeps every enqueued message altered by {@link #stored} (whichever way the kit
+     * enqueues it), and whose claims hand out the originals recorded in {@link #originals}.
      */
-    abstract static class KeysHidden extends BrokenStoreContract {
+    abstract static class StoredAltered extends BrokenStoreContract {
+        /** id → the message as enqueued, for those {@link #stored} recorded. */
         final Map<String, Message> originals = new ConcurrentHashMap<>();
 
-        /** key → its message ids in enqueue order (rejected and rolled-back ones included). */
-        final Map<String, List<String>> keyOrder = new ConcurrentHashMap<>();
+        /** The message the reference store is given instead of {@code m}. */
+        abstract Message stored(Message m);
 
-        List<Message> hide(List<Message> messages) {
-            List<Message> out = new ArrayList<>();
-            for (Message m : messages) {
-                if (originals.putIfAbsent(m.id(), m) == null && m.key().isPresent()) {
-                    keyOrder.computeIfAbsent(m.key().get(), k -> new ArrayList<>()).add(m.id());
-                }
-                out.add(m.toBuilder().key(m.key().map(this::storedKey).orElse(null)).build());
-            }
-            return out;
+        private List<Message> altered(List<Message> messages) {
+            return messages.stream().map(this::stored).toList();
         }
 
-        /** Restores the hidden keys in what the claims return. */
-        @Override
-        OutboxStore breakIt(InMemoryOutboxStore store) {
-            return changingDeliveries(store, this::restore);
-        }
-
-        /** The key the reference store sees for a message's key: none, unless overridden. */
-        String storedKey(String key) {
-            return null;
-        }
-
+        /** A delivery with the message as enqueued. */
         Delivery restore(Delivery d) {
             return new Delivery(
                     originals.getOrDefault(d.message().id(), d.message()),
@@ -377,23 +361,50 @@ class BrokenStoresTest {
         }
 
         @Override
+        OutboxStore breakIt(InMemoryOutboxStore store) {
+            return changingDeliveries(store, this::restore);
+        }
+
+        @Override
         protected void enqueueCommitted(List<Message> messages) {
-            super.enqueueCommitted(hide(messages));
+            super.enqueueCommitted(altered(messages));
         }
 
         @Override
         protected void enqueueOneCommitted(Message message) {
-            super.enqueueOneCommitted(hide(List.of(message)).get(0));
+            super.enqueueOneCommitted(stored(message));
         }
 
         @Override
         protected void enqueueRolledBack(List<Message> messages) {
-            super.enqueueRolledBack(hide(messages));
+            super.enqueueRolledBack(altered(messages));
         }
 
         @Override
         protected void enqueueCommittingDespiteFailure(List<Message> messages) {
-            super.enqueueCommittingDespiteFailure(hide(messages));
+            super.enqueueCommittingDespiteFailure(altered(messages));
+        }
+    }
+
+    /**
+     * Keys are hidden from the ordering (the reference store sees unkeyed messages; claims return
+     * the messages as enqueued). The base of the stores that get per-key order wrong.
+     */
+    abstract static class KeysHidden extends StoredAltered {
+        /** key → its message ids in enqueue order (rejected and rolled-back ones included). */
+        final Map<String, List<String>> keyOrder = new ConcurrentHashMap<>();
+
+        @Override
+        Message stored(Message m) {
+            if (originals.putIfAbsent(m.id(), m) == null && m.key().isPresent()) {
+                keyOrder.computeIfAbsent(m.key().get(), k -> new ArrayList<>()).add(m.id());
+            }
+            return m.toBuilder().key(m.key().map(this::storedKey).orElse(null)).build();
+        }
+
+        /** The key the reference store sees for a message's key: none, unless overridden. */
+        String storedKey(String key) {
+            return null;
         }
 
         @Override
@@ -759,55 +770,14 @@ class BrokenStoresTest {
      * Stores a notBefore in the past as no notBefore at all (available from its enqueue time, as a
      * store that keeps max(notBefore, now) would); claims hand out the message as enqueued.
      */
-    static class PastNotBeforeMovedToTheEnqueueTime extends BrokenStoreContract {
-        final Map<String, Message> originals = new ConcurrentHashMap<>();
-
-        List<Message> clamp(List<Message> messages) {
-            Instant now = Instant.now();
-            List<Message> out = new ArrayList<>();
-            for (Message m : messages) {
-                if (m.notBefore().filter(nb -> nb.isBefore(now)).isPresent()) {
-                    originals.putIfAbsent(m.id(), m);
-                    out.add(m.toBuilder().notBefore(null).build());
-                } else {
-                    out.add(m);
-                }
+    static class PastNotBeforeMovedToTheEnqueueTime extends StoredAltered {
+        @Override
+        Message stored(Message m) {
+            if (m.notBefore().filter(nb -> nb.isBefore(Instant.now())).isEmpty()) {
+                return m;
             }
-            return out;
-        }
-
-        @Override
-        protected void enqueueCommitted(List<Message> messages) {
-            super.enqueueCommitted(clamp(messages));
-        }
-
-        @Override
-        protected void enqueueOneCommitted(Message message) {
-            super.enqueueOneCommitted(clamp(List.of(message)).get(0));
-        }
-
-        @Override
-        protected void enqueueRolledBack(List<Message> messages) {
-            super.enqueueRolledBack(clamp(messages));
-        }
-
-        @Override
-        protected void enqueueCommittingDespiteFailure(List<Message> messages) {
-            super.enqueueCommittingDespiteFailure(clamp(messages));
-        }
-
-        @Override
-        OutboxStore breakIt(InMemoryOutboxStore store) {
-            return changingDeliveries(
-                    store,
-                    d ->
-                            originals.containsKey(d.message().id())
-                                    ? new Delivery(
-                                            originals.get(d.message().id()),
-                                            d.receipt(),
-                                            d.attempt(),
-                                            d.enqueuedAt())
-                                    : d);
+            originals.putIfAbsent(m.id(), m);
+            return m.toBuilder().notBefore(null).build();
         }
     }
 
