@@ -403,10 +403,10 @@ public abstract class OutboxAdminContract {
                             + " three are ready");
         }
 
-        @Test
-        @DisplayName(
-                "a due message waiting behind an earlier message of its key counts as ready, not delayed")
-        void required_statisticsCountWaitingFollowersAsReady() {
+        /** A head and its follower of a new key, committed, and the lease of the head alone. */
+        private record HeadAndFollower(Message head, Message follower, Delivery lease) {}
+
+        private HeadAndFollower leaseTheHeadOfANewKey() {
             String key = nextKey();
             Message head = keyed(key);
             Message follower = keyed(key);
@@ -416,6 +416,14 @@ public abstract class OutboxAdminContract {
             assertThat(ids(got))
                     .as("setting up: claim(limit=1) must lease the head of the key '%s'", key)
                     .containsExactly(head.id());
+            return new HeadAndFollower(head, follower, got.get(0));
+        }
+
+        @Test
+        @DisplayName(
+                "a due message waiting behind an earlier message of its key counts as ready, not delayed")
+        void required_statisticsCountWaitingFollowersAsReady() {
+            leaseTheHeadOfANewKey();
             OutboxStatistics stats = admin().statistics(now());
             assertCounts(
                     stats,
@@ -432,15 +440,9 @@ public abstract class OutboxAdminContract {
         @DisplayName(
                 "a due follower counts as ready whether or not a claim has passed it over, behind a leased or a retrying head")
         void required_statisticsCountAFollowerAsReadyBeforeAndAfterAClaimPassesIt() {
-            String key = nextKey();
-            Message head = keyed(key);
-            Message follower = keyed(key);
-            committed(head, follower);
-            List<Delivery> got =
-                    store().claim(new ClaimRequest(OWNER, now(), LEASE, 1)); // only the head
-            assertThat(ids(got))
-                    .as("setting up: claim(limit=1) must lease the head of the key '%s'", key)
-                    .containsExactly(head.id());
+            HeadAndFollower k = leaseTheHeadOfANewKey();
+            Message head = k.head();
+            Message follower = k.follower();
             List<Delivery> passed = claimAll(OTHER);
             assertThat(ids(passed))
                     .as(
@@ -461,7 +463,7 @@ public abstract class OutboxAdminContract {
                             + " passed it over (a store that parks such a follower must still count it"
                             + " ready)");
             Instant retryAt = now().plus(Duration.ofMinutes(10));
-            assertThat(store().release(new Release(OWNER, got.get(0).receipt(), retryAt, "tck")))
+            assertThat(store().release(new Release(OWNER, k.lease().receipt(), retryAt, "tck")))
                     .as("setting up: release of the head '%s' with its live receipt", head.id())
                     .isTrue();
             List<Delivery> none = claimAll(OTHER);
