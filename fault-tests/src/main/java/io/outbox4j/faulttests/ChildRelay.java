@@ -88,7 +88,15 @@ public final class ChildRelay implements AutoCloseable {
                             "-cp",
                             System.getProperty("java.class.path"),
                             RelayProcess.class.getName()));
-            cmd.add("jdbcUrl=" + jdbcUrl);
+            // PostgreSQL shows each child's sessions under its name (pg_stat_activity)
+            cmd.add(
+                    "jdbcUrl="
+                            + (jdbcUrl.startsWith("jdbc:postgresql:")
+                                    ? jdbcUrl
+                                            + (jdbcUrl.contains("?") ? "&" : "?")
+                                            + "ApplicationName="
+                                            + name
+                                    : jdbcUrl));
             cmd.add("user=" + db.user());
             cmd.add("password=" + db.password());
             cmd.add("bootstrap=" + bootstrapServers);

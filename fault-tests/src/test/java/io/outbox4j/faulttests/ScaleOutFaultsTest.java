@@ -4,6 +4,7 @@ import io.outbox4j.api.Buckets;
 import io.outbox4j.testservices.DatabaseServer;
 import io.outbox4j.testservices.MariaDbServer;
 import io.outbox4j.testservices.PostgresServer;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -255,13 +256,18 @@ class ScaleOutFaultsTest {
     }
 
     /**
-     * How often a freeze drill tries to land where it wants. A member's claims park only the rows
-     * deeper than the few they skip behind their own leases, so a claim holding bucket locks is
-     * short and rarer than it was: 2 to 40 tries were seen. The proxy's freeze sometimes never
-     * lands there in 60 tries (its cut connections then reconnect between tries); that drill
-     * reports where it landed instead of failing on it.
+     * How often a freeze drill tries to land where it wants. A membership renewal is caught by
+     * watching the child's journal; a claim holding bucket locks is short and rare (a member parks
+     * only the rows deeper than the few it skips behind its own leases: 2 to 60+ random tries were
+     * seen), so the drill widens it on the server instead, see {@link #slowParking}.
      */
-    private static final int MAX_ATTEMPTS = 60;
+    private static final int MAX_ATTEMPTS = 10;
+
+    /**
+     * How long the server holds the victim's statement that parks rows, its bucket locks already
+     * taken ({@link #slowParking}).
+     */
+    private static final Duration PARK_DELAY = Duration.ofMillis(500);
 
     /** Where the SIGSTOP (or the proxy's freeze) of {@link #freezeDrill} lands. */
     private enum Freeze {
@@ -313,6 +319,9 @@ class ScaleOutFaultsTest {
             long stoppedAt;
             int attempts = 0;
             List<String> frozenIn = List.of();
+            if (inClaim) {
+                slowParking(d);
+            }
             while (true) {
                 attempts++;
                 if (where == Freeze.IN_RENEWAL) {
@@ -321,10 +330,11 @@ class ScaleOutFaultsTest {
                         Thread.onSpinWait();
                     }
                 } else if (inClaim) {
-                    Thread.sleep(random.nextInt(30));
+                    awaitParking(d, victim);
                 }
                 stoppedAt = viaProxy ? proxies.get(victim.name()).freeze() : victim.signal("STOP");
-                Thread.sleep(inClaim ? 110 : 150);
+                // in a claim: past the end of the slowed statement, the transaction idle after it
+                Thread.sleep(inClaim ? PARK_DELAY.toMillis() + 200 : 150);
                 frozenIn = List.copyOf(idleTransactions(d).values());
                 if (where == Freeze.ANYWHERE || frozenAsWanted(where, frozenIn)) {
                     // only what stays idle while it is frozen is its own: others move on
@@ -341,7 +351,10 @@ class ScaleOutFaultsTest {
                 } else {
                     victim.signal("CONT");
                 }
-                Thread.sleep(inClaim ? 20 : 100 + random.nextInt(100));
+                Thread.sleep(100 + random.nextInt(100));
+            }
+            if (inClaim) {
+                stopSlowParking(d);
             }
             long stopAt = stoppedAt;
             DbTimeline timeline = DbTimeline.start(d.db, stopAt, 250);
@@ -454,7 +467,7 @@ class ScaleOutFaultsTest {
 
             SoftAssertions soft = new SoftAssertions();
             soft.check(d::verify);
-            if (where != Freeze.ANYWHERE && !viaProxy) {
+            if (where != Freeze.ANYWHERE) {
                 soft.assertThat(frozenAsWanted(where, frozenIn))
                         .as("the relay was frozen %s (idle transactions: %s)", where, frozenIn)
                         .isTrue();
@@ -498,6 +511,138 @@ class ScaleOutFaultsTest {
             proxies.values().forEach(FreezingProxy::close);
         }
     }
+
+    /**
+     * Widens the window a freeze in a claim holding bucket locks must hit: a statement trigger on
+     * the outbox table makes the server sleep {@link #PARK_DELAY} after a statement that parks rows
+     * ({@code SET parked = TRUE}, run under the bucket locks the claim got), for the sessions of
+     * the relay named in {@code drill_slow_park} only (child relays' sessions carry their name as
+     * {@code application_name}). Freezing the relay while its session sleeps there leaves, once the
+     * statement ends, its claim transaction idle holding bucket locks, every time. The relay's code
+     * is not changed; only the server is slower for it.
+     */
+    private static void slowParking(Drill d) throws SQLException {
+        String table = d.db.store().tableName();
+        d.db.jdbi()
+                .<SQLException>useHandle(
+                        h -> {
+                            try (var st = h.getConnection().createStatement()) {
+                                st.execute(
+                                        "CREATE TABLE IF NOT EXISTS drill_slow_park (app text"
+                                                + " PRIMARY KEY)");
+                                st.execute(
+                                        "CREATE OR REPLACE FUNCTION drill_slow_park() RETURNS"
+                                                + " trigger LANGUAGE plpgsql AS $$ BEGIN IF"
+                                                + " current_query() LIKE '%SET parked = TRUE%' AND"
+                                                + " EXISTS (SELECT 1 FROM drill_slow_park WHERE app"
+                                                + " = current_setting('application_name')) THEN"
+                                                + " PERFORM pg_sleep("
+                                                + PARK_DELAY.toMillis() / 1000.0
+                                                + "); END IF; RETURN NULL; END $$");
+                                st.execute("DROP TRIGGER IF EXISTS drill_slow_park ON " + table);
+                                st.execute(
+                                        "CREATE TRIGGER drill_slow_park AFTER UPDATE OF parked ON "
+                                                + table
+                                                + " FOR EACH STATEMENT EXECUTE FUNCTION"
+                                                + " drill_slow_park()");
+                            }
+                        });
+    }
+
+    /**
+     * Slows the parking of {@code relay} and waits until its session sleeps in a parking statement
+     * holding bucket locks ({@link #slowParking}). A member parks a row only behind a lease not its
+     * own (behind its own it skips a few rows of each key, and its walk stops after as many skips
+     * as its batch), so once the handovers of the start are over it may park nothing for a long
+     * time; the heads of {@link #HELD_HEADS} keys of its buckets are therefore leased for an hour
+     * to an owner that never completes them, as a crashed relay's would be, and each new message of
+     * those keys is parked by its next claim. {@link #stopSlowParking} ends both.
+     */
+    private static void awaitParking(Drill d, ChildRelay relay) throws InterruptedException {
+        String table = d.db.store().tableName();
+        d.db.jdbi()
+                .useHandle(h -> h.execute("INSERT INTO drill_slow_park VALUES (?)", relay.name()));
+        Map<Integer, String> owners = d.db.bucketOwners();
+        int held = 0;
+        for (String key : d.db.keysWithUnfinished()) {
+            if (held == HELD_HEADS) {
+                break;
+            }
+            if (relay.name().equals(owners.get(Buckets.of(key)))) {
+                held +=
+                        d.db.jdbi()
+                                .withHandle(
+                                        h ->
+                                                h.createUpdate(
+                                                                "UPDATE "
+                                                                        + table
+                                                                        + " SET lease_owner = '"
+                                                                        + HEAD_HOLDER
+                                                                        + "', receipt = '"
+                                                                        + HEAD_HOLDER
+                                                                        + "', available_at ="
+                                                                        + " clock_timestamp() +"
+                                                                        + " interval '1 hour'"
+                                                                        + " WHERE id = (SELECT id"
+                                                                        + " FROM "
+                                                                        + table
+                                                                        + " WHERE msg_key = :key"
+                                                                        + " ORDER BY seq LIMIT 1)"
+                                                                        + " AND lease_owner IS"
+                                                                        + " NULL AND NOT parked"
+                                                                        + " AND dead_at IS NULL")
+                                                        .bind("key", key)
+                                                        .execute());
+            }
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (d.db.jdbi()
+                        .withHandle(
+                                h ->
+                                        h.createQuery(
+                                                        "SELECT count(*) FROM pg_stat_activity"
+                                                                + " WHERE application_name = :app"
+                                                                + " AND wait_event = 'PgSleep'")
+                                                .bind("app", relay.name())
+                                                .mapTo(Integer.class)
+                                                .one())
+                == 0) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(
+                        relay.name()
+                                + " parked no rows within 30 s, although the heads of "
+                                + held
+                                + " keys of its buckets are leased to another owner: no claim of"
+                                + " it held bucket locks to be frozen in");
+            }
+            Thread.sleep(5);
+        }
+    }
+
+    /**
+     * Parks at full speed again, and lets the heads {@link #awaitParking} leased expire now: the
+     * owner of their buckets takes them over as a crashed relay's leases.
+     */
+    private static void stopSlowParking(Drill d) {
+        String table = d.db.store().tableName();
+        d.db.jdbi()
+                .useHandle(
+                        h -> {
+                            h.execute("DELETE FROM drill_slow_park");
+                            h.execute(
+                                    "UPDATE "
+                                            + table
+                                            + " SET available_at = clock_timestamp() WHERE"
+                                            + " lease_owner = ?",
+                                    HEAD_HOLDER);
+                        });
+    }
+
+    /** How many keys' heads {@link #awaitParking} leases to {@link #HEAD_HOLDER}. */
+    private static final int HELD_HEADS = 3;
+
+    /** The lease owner of the heads {@link #awaitParking} holds: no relay. */
+    private static final String HEAD_HOLDER = "drill-head-holder";
 
     /**
      * The transactions of this database idle for over 100 ms now (by backend pid and start), each
