@@ -138,6 +138,8 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
                 return "load_generator";
             case "hand-written poller thread":
                 return "poller";
+            case "competent hand-written workers":
+                return "competent_workers";
             case "gruelbox submitter pool":
                 return "gruelbox_submitter";
             case "gruelbox flush thread":
@@ -180,6 +182,9 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
         }
         if (name.equals("bench-poller")) {
             return "hand-written poller thread";
+        }
+        if (name.startsWith("bench-competent-")) {
+            return "competent hand-written workers";
         }
         if (name.startsWith("gruelbox-submit-")) {
             return "gruelbox submitter pool";

@@ -5,8 +5,17 @@ import io.outbox4j.api.Publisher;
 import io.outbox4j.engine.Relay;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiConsumer;
+import java.util.function.IntFunction;
 
 /**
  * Drains a loaded table with the relay or with a hand-written loop, timing the run and every
@@ -46,7 +55,7 @@ final class Drains {
         private long jvmCpu;
         private long dbCpu;
         private long allocated;
-        private final java.util.Map<String, Long> threadCpu = new java.util.TreeMap<>();
+        private final Map<String, Long> threadCpu = new TreeMap<>();
         final Timings claims = new Timings();
         final Timings completes = new Timings();
 
@@ -268,21 +277,10 @@ final class Drains {
         try (HandWritten.Loop loop =
                 new HandWritten.Loop(
                         env.pool(), table, "bench-hand", Duration.ofMinutes(5), batch)) {
-            long n = 0;
             Cpu.Meter cpu = Cpu.start(env);
             long t0 = System.nanoTime();
-            long last = t0;
-            while (true) {
-                List<HandWritten.Row> rows = loop.claim();
-                if (rows.isEmpty()) {
-                    break;
-                }
-                send.send(rows);
-                loop.delete(rows);
-                n += rows.size();
-                last = System.nanoTime();
-            }
-            return new Run(n, last - t0, loop.claims, loop.deletes, cpu.stop());
+            long[] drained = drainLoop(loop, send, t0);
+            return new Run(drained[0], drained[1] - t0, loop.claims, loop.deletes, cpu.stop());
         } catch (SQLException e) {
             throw new IllegalStateException(
                     "hand-written drain of " + table + " failed: " + e.getMessage(), e);
@@ -293,53 +291,145 @@ final class Drains {
         }
     }
 
-    /**
-     * A third side drained in the same rounds as the relay and the hand-written loop, from a table
-     * of its own (e2e: gruelbox transaction-outbox). It may drain fewer messages per round than the
-     * other sides (rates are per second).
-     */
-    interface Peer {
-        /**
-         * Names the side in the log.
-         *
-         * @return a short label
-         */
-        String label();
-
-        /**
-         * Names its table, truncated, reloaded and settled with the other sides' tables.
-         *
-         * @return the table
-         */
-        String table();
-
-        /**
-         * Loads its table with {@code count} messages.
-         *
-         * @param prefix the id prefix, unique per call
-         * @param count how many
-         */
-        void load(String prefix, int count);
-
-        /**
-         * Drains {@code count} loaded messages, timed like the relay (start to last completion).
-         *
-         * @param count how many
-         * @return the run
-         */
-        Run drain(int count);
+    /** Claims, sends and deletes until a claim comes back empty: {messages, time of the last}. */
+    private static long[] drainLoop(HandWritten.Loop loop, Send send, long t0) throws Exception {
+        long n = 0;
+        long last = t0;
+        while (true) {
+            List<HandWritten.Row> rows = loop.claim();
+            if (rows.isEmpty()) {
+                return new long[] {n, last};
+            }
+            send.send(rows);
+            loop.delete(rows);
+            n += rows.size();
+            last = System.nanoTime();
+        }
     }
+
+    /** Claim batch of the competent hand-written relay (issue 27, item 4). */
+    static final int COMPETENT_BATCH = 500;
+
+    /**
+     * Drains a table with the competent hand-written relay (issue 27, item 4): {@code workers}
+     * threads ({@code bench-competent-N}), each on its own connection claiming {@value
+     * #COMPETENT_BATCH} rows with {@link HandWritten#competentClaimSql}, running {@code send} (all
+     * workers share what it sends with, e.g. one producer), deleting with {@code id = ANY(?)},
+     * until its claim comes back empty; timed from the start to the last delete of any worker.
+     *
+     * @param env the environment
+     * @param table the loaded baseline table
+     * @param workers worker threads
+     * @param send what to do with each batch before deleting it
+     * @return the run
+     */
+    static Run competent(Env env, String table, int workers, Send send) {
+        Timings claims = new Timings();
+        Timings deletes = new Timings();
+        List<HandWritten.Loop> loops = new ArrayList<>();
+        try {
+            for (int i = 0; i < workers; i++) {
+                loops.add(
+                        new HandWritten.Loop(
+                                env.pool(),
+                                table,
+                                "bench-competent-" + i,
+                                Duration.ofMinutes(5),
+                                COMPETENT_BATCH,
+                                true,
+                                claims,
+                                deletes));
+            }
+            AtomicLong n = new AtomicLong();
+            AtomicLong last = new AtomicLong();
+            AtomicReference<Exception> failure = new AtomicReference<>();
+            Cpu.Meter cpu = Cpu.start(env);
+            long t0 = System.nanoTime();
+            last.set(t0);
+            List<Thread> threads = new ArrayList<>();
+            for (int i = 0; i < workers; i++) {
+                HandWritten.Loop loop = loops.get(i);
+                Thread t =
+                        new Thread(
+                                () -> {
+                                    try {
+                                        long[] drained = drainLoop(loop, send, t0);
+                                        n.addAndGet(drained[0]);
+                                        last.accumulateAndGet(drained[1], Math::max);
+                                    } catch (Exception e) {
+                                        failure.compareAndSet(null, e);
+                                    }
+                                },
+                                "bench-competent-" + i);
+                threads.add(t);
+                t.start();
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            Cpu used = cpu.stop();
+            if (failure.get() != null) {
+                throw new IllegalStateException(
+                        "competent hand-written drain of "
+                                + table
+                                + " failed: "
+                                + failure.get().getMessage(),
+                        failure.get());
+            }
+            return new Run(n.get(), last.get() - t0, claims, deletes, used);
+        } catch (SQLException e) {
+            throw new IllegalStateException(
+                    "competent hand-written drain of " + table + " failed: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        } finally {
+            for (HandWritten.Loop loop : loops) {
+                try {
+                    loop.close();
+                } catch (SQLException e) {
+                    // the drain's outcome is what matters
+                }
+            }
+        }
+    }
+
+    /**
+     * A further side drained in the same rounds as the relay and the hand-written loop, from a
+     * table of its own (e2e: the competent hand-written relay, gruelbox transaction-outbox,
+     * namastack-outbox). It may drain fewer messages per round than the other sides (rates are per
+     * second).
+     *
+     * @param label names the side in the log and the comparison
+     * @param table its table, truncated, reloaded and settled with the other sides' tables
+     * @param messages messages it drains per round
+     * @param warmup messages it drains in the warm-up
+     * @param load loads its table: (id prefix, unique per call; how many)
+     * @param drain drains that many loaded messages, timed like the relay (start to last
+     *     completion)
+     */
+    record Peer(
+            String label,
+            String table,
+            int messages,
+            int warmup,
+            BiConsumer<String, Integer> load,
+            IntFunction<Run> drain) {}
 
     /**
      * What a side-by-side comparison measured: each side's rate per round and where its time went.
      */
     static final class Comparison {
-        final List<Double> relayRates = new java.util.ArrayList<>();
-        final List<Double> handRates = new java.util.ArrayList<>();
-        final List<Double> peerRates = new java.util.ArrayList<>();
+        final List<Double> relayRates = new ArrayList<>();
+        final List<Double> handRates = new ArrayList<>();
         final Breakdown relaySide = new Breakdown();
         final Breakdown handSide = new Breakdown();
-        final Breakdown peerSide = new Breakdown();
+
+        /** Each peer's rate per round, by label. */
+        final Map<String, List<Double>> peerRates = new LinkedHashMap<>();
+
+        /** Each peer's breakdown, by label. */
+        final Map<String, Breakdown> peerSides = new LinkedHashMap<>();
     }
 
     /**
@@ -376,14 +466,13 @@ final class Drains {
             int rounds) {
         return sideBySide(
                 env, name, store, subject, hand, publisher, send, n, warm, batch, payload, rounds,
-                null, 0, 0);
+                List.of());
     }
 
     /**
      * As {@link #sideBySide(Env, String, OutboxStore, String, String, Publisher, Send, int, int,
-     * int, int, int)}, with a third side (when {@code peer} is not null) warmed up, reloaded and
-     * drained in the same rounds; the order of the sides rotates from round to round, so each goes
-     * first as often as the others.
+     * int, int, int)}, with further sides warmed up, reloaded and drained in the same rounds; the
+     * order of the sides rotates from round to round, so each goes first as often as the others.
      *
      * @param env the environment
      * @param name the scenario name, for the log
@@ -397,9 +486,7 @@ final class Drains {
      * @param batch the batch size of the hand-written loop (the relay runs with its defaults)
      * @param payload payload bytes
      * @param rounds how many rounds
-     * @param peer the third side, or null
-     * @param peerN messages per round of the third side
-     * @param peerWarm messages of the third side in the warm-up
+     * @param peers the further sides
      * @return the rates and breakdowns
      */
     static Comparison sideBySide(
@@ -415,86 +502,75 @@ final class Drains {
             int batch,
             int payload,
             int rounds,
-            Peer peer,
-            int peerN,
-            int peerWarm) {
+            List<Peer> peers) {
         env.log(name + ": warm-up with " + warm + " messages each side");
         env.load(subject, "w-", warm, payload, false);
         env.load(hand, "w-", warm, payload, false);
         relay(env, store, publisher, warm);
         hand(env, hand, batch, send);
-        if (peer != null) {
-            env.log(name + ": warm-up of " + peer.label() + " with " + peerWarm + " messages");
-            peer.load("w-", peerWarm);
-            peer.drain(peerWarm);
-        }
-        int sides = peer == null ? 2 : 3;
         Comparison c = new Comparison();
+        List<String> tables = new ArrayList<>(List.of(subject, hand));
+        for (Peer peer : peers) {
+            env.log(name + ": warm-up of " + peer.label() + " with " + peer.warmup() + " messages");
+            peer.load().accept("w-", peer.warmup());
+            peer.drain().apply(peer.warmup());
+            tables.add(peer.table());
+            c.peerRates.put(peer.label(), new ArrayList<>());
+            c.peerSides.put(peer.label(), new Breakdown());
+        }
+        String[] all = tables.toArray(new String[0]);
+        int sides = tables.size();
         for (int round = 1; round <= rounds; round++) {
-            env.execute(
-                    "TRUNCATE "
-                            + Env.q(subject)
-                            + ", "
-                            + Env.q(hand)
-                            + (peer == null ? "" : ", " + Env.q(peer.table())));
+            env.execute("TRUNCATE " + String.join(", ", tables.stream().map(Env::q).toList()));
             env.load(subject, "r" + round + "-", n, payload, false);
             env.load(hand, "r" + round + "-", n, payload, false);
-            if (peer != null) {
-                peer.load("r" + round + "-", peerN);
-                env.settle(subject, hand, peer.table());
-            } else {
-                env.settle(subject, hand);
+            for (Peer peer : peers) {
+                peer.load().accept("r" + round + "-", peer.messages());
             }
+            env.settle(all);
             for (int slot = 0; slot < sides; slot++) {
-                // 0 = relay, 1 = hand-written, 2 = peer; round 1 starts with the hand-written loop
+                // 0 = relay, 1 = hand-written, 2.. = peers; round 1 starts with the hand-written
+                // loop
                 int which = (slot + round) % sides;
-                if (which == 2) {
-                    Run run = peer.drain(peerN);
-                    c.peerRates.add(run.rate());
-                    c.peerSide.add(run);
-                    env.log(
-                            String.format(
-                                    java.util.Locale.ROOT,
-                                    "%s round %d: %-12s %,10.0f msg/s",
-                                    name,
-                                    round,
-                                    peer.label(),
-                                    run.rate()));
+                String label;
+                Run run;
+                if (which >= 2) {
+                    Peer peer = peers.get(which - 2);
+                    label = peer.label();
+                    run = peer.drain().apply(peer.messages());
+                    c.peerRates.get(label).add(run.rate());
+                    c.peerSides.get(label).add(run);
                     if (env.count(peer.table()) != 0) {
                         throw new IllegalStateException(
-                                peer.label()
+                                label
                                         + " left "
                                         + env.count(peer.table())
                                         + " rows in "
                                         + peer.table());
                     }
                 } else if (which == 0) {
-                    Run run = relay(env, store, publisher, n);
+                    label = "relay";
+                    run = relay(env, store, publisher, n);
                     c.relayRates.add(run.rate());
                     c.relaySide.add(run);
-                    env.log(
-                            String.format(
-                                    java.util.Locale.ROOT,
-                                    "%s round %d: relay        %,10.0f msg/s",
-                                    name,
-                                    round,
-                                    run.rate()));
                 } else {
-                    Run run = hand(env, hand, batch, send);
+                    label = "hand-written";
+                    run = hand(env, hand, batch, send);
                     if (run.messages() != n) {
                         throw new IllegalStateException(
                                 "hand-written loop drained " + run.messages() + " of " + n);
                     }
                     c.handRates.add(run.rate());
                     c.handSide.add(run);
-                    env.log(
-                            String.format(
-                                    java.util.Locale.ROOT,
-                                    "%s round %d: hand-written %,10.0f msg/s",
-                                    name,
-                                    round,
-                                    run.rate()));
                 }
+                env.log(
+                        String.format(
+                                Locale.ROOT,
+                                "%s round %d: %-12s %,10.0f msg/s",
+                                name,
+                                round,
+                                label,
+                                run.rate()));
             }
             if (env.count(subject) != 0) {
                 throw new IllegalStateException(

@@ -38,7 +38,33 @@ final class EndToEndScenario {
      */
     static final int GRUELBOX_SHARE = 5;
 
+    /** Worker counts of the competent hand-written relay (issue 27, item 4). */
+    static final List<Integer> COMPETENT_WORKERS = List.of(1, 2);
+
+    /** How the weak hand-written loop is named in figures and checks. */
+    static final String WEAK = "hand-written weak loop (batch 100, 1 thread)";
+
     private EndToEndScenario() {}
+
+    static String competentTable(int workers) {
+        return "e2e_competent_" + workers;
+    }
+
+    static String competentLabel(int workers) {
+        return "competent-" + workers;
+    }
+
+    static String competentKey(int workers) {
+        return "competent" + workers;
+    }
+
+    static String competentName(int workers) {
+        return "hand-written competent relay (batch "
+                + Drains.COMPETENT_BATCH
+                + ", "
+                + workers
+                + (workers == 1 ? " worker)" : " workers, one producer)");
+    }
 
     static Result run(Env env) {
         Options o = env.options;
@@ -50,8 +76,8 @@ final class EndToEndScenario {
                 new Result(
                                 "e2e",
                                 "End to end: PostgreSQL -> relay -> Kafka vs hand-written"
-                                        + " claim/send/flush/await/delete and gruelbox"
-                                        + " transaction-outbox")
+                                        + " claim/send/flush/await/delete (weak and competent)"
+                                        + " and gruelbox transaction-outbox")
                         .config("messages", n)
                         .config("hand_batch", batch)
                         .config("payload_bytes", payload)
@@ -74,6 +100,9 @@ final class EndToEndScenario {
                                 + " behind (so every call is due), then drained by flush()");
         JdbiOutboxStore store = env.store(SUBJECT);
         env.handTable(HAND, SUBJECT);
+        for (int workers : COMPETENT_WORKERS) {
+            env.handTable(competentTable(workers), SUBJECT);
+        }
         Gruelbox.dropTables(env);
         env.kafka().createTopic(KAFKA_TOPIC, 1, Map.of());
         Drains.Comparison c;
@@ -89,83 +118,104 @@ final class EndToEndScenario {
             Drains.Send send = kafkaSend(producer, KAFKA_TOPIC);
             Gruelbox.KafkaSender sender =
                     new Gruelbox.KafkaSender(gruelboxProducer, KAFKA_TOPIC, null);
-            Drains.Peer peer =
-                    new Drains.Peer() {
-                        @Override
-                        public String label() {
-                            return "gruelbox";
-                        }
-
-                        @Override
-                        public String table() {
-                            return Gruelbox.TABLE;
-                        }
-
-                        @Override
-                        public void load(String prefix, int count) {
-                            Gruelbox.load(env, prefix, count, payload);
-                        }
-
-                        @Override
-                        public Drains.Run drain(int count) {
-                            return Gruelbox.drain(env, sender, count);
-                        }
-                    };
+            List<Drains.Peer> peers = new ArrayList<>();
+            for (int workers : COMPETENT_WORKERS) {
+                String table = competentTable(workers);
+                // the weak loop's producer: the sides run one after the other, never together
+                peers.add(
+                        new Drains.Peer(
+                                competentLabel(workers),
+                                table,
+                                n,
+                                warm,
+                                (prefix, count) -> env.load(table, prefix, count, payload, false),
+                                count -> Drains.competent(env, table, workers, send)));
+            }
+            peers.add(
+                    new Drains.Peer(
+                            "gruelbox",
+                            Gruelbox.TABLE,
+                            gruelboxN,
+                            gruelboxWarm,
+                            (prefix, count) -> Gruelbox.load(env, prefix, count, payload),
+                            count -> Gruelbox.drain(env, sender, count)));
             c =
                     Drains.sideBySide(
-                            env,
-                            "e2e",
-                            store,
-                            SUBJECT,
-                            HAND,
-                            publisher,
-                            send,
-                            n,
-                            warm,
-                            batch,
-                            payload,
-                            rounds,
-                            peer,
-                            gruelboxN,
-                            gruelboxWarm);
+                            env, "e2e", store, SUBJECT, HAND, publisher, send, n, warm, batch,
+                            payload, rounds, peers);
         }
         List<Double> relayRates = c.relayRates;
         List<Double> handRates = c.handRates;
-        List<Double> gruelboxRates = c.peerRates;
+        List<Double> gruelboxRates = c.peerRates.get("gruelbox");
         Drains.Breakdown relaySide = c.relaySide;
         Drains.Breakdown handSide = c.handSide;
         double relay = Stats.median(relayRates);
         double hand = Stats.median(handRates);
         double gruelbox = Stats.median(gruelboxRates);
         r.figure("relay_msgs_per_s", "outbox4j relay + KafkaPublisher (median)", relay, "msg/s")
-                .figure(
-                        "hand_msgs_per_s",
-                        "hand-written loop + KafkaProducer (median)",
-                        hand,
-                        "msg/s")
-                .figure(
-                        "gruelbox_msgs_per_s",
-                        "gruelbox transaction-outbox 4.2.268 (median; 1/"
-                                + GRUELBOX_SHARE
-                                + " of the messages per round)",
-                        gruelbox,
-                        "msg/s");
+                .figure("hand_msgs_per_s", WEAK + " + KafkaProducer (median)", hand, "msg/s");
+        for (int workers : COMPETENT_WORKERS) {
+            r.figure(
+                    competentKey(workers) + "_msgs_per_s",
+                    competentName(workers) + " + one KafkaProducer (median)",
+                    Stats.median(c.peerRates.get(competentLabel(workers))),
+                    "msg/s");
+        }
+        r.figure(
+                "gruelbox_msgs_per_s",
+                "gruelbox transaction-outbox 4.2.268 (median; 1/"
+                        + GRUELBOX_SHARE
+                        + " of the messages per round)",
+                gruelbox,
+                "msg/s");
         relaySide.report(r, "relay", "relay", "complete()");
-        handSide.report(r, "hand", "hand-written", "delete");
-        c.peerSide.reportCpu(r, "gruelbox", "gruelbox");
+        handSide.report(r, "hand", WEAK, "delete");
+        for (int workers : COMPETENT_WORKERS) {
+            c.peerSides
+                    .get(competentLabel(workers))
+                    .report(r, competentKey(workers), competentName(workers), "delete");
+        }
+        c.peerSides.get("gruelbox").reportCpu(r, "gruelbox", "gruelbox");
         r.check(
-                        "relay / hand-written (median of rounds)",
-                        Stats.medianRatio(relayRates, handRates),
-                        ">=",
-                        1.0)
-                .check(
-                        "relay / gruelbox (median of rounds)",
-                        Stats.medianRatio(relayRates, gruelboxRates),
-                        ">=",
-                        10.0);
+                "relay / hand-written weak loop (median of rounds)",
+                Stats.medianRatio(relayRates, handRates),
+                ">=",
+                1.0);
+        for (int workers : COMPETENT_WORKERS) {
+            r.check(
+                    "relay / hand-written competent, "
+                            + workers
+                            + (workers == 1 ? " worker" : " workers")
+                            + " (median of rounds)",
+                    Stats.medianRatio(relayRates, c.peerRates.get(competentLabel(workers))),
+                    ">=",
+                    1.0);
+        }
+        r.check(
+                "relay / gruelbox (median of rounds)",
+                Stats.medianRatio(relayRates, gruelboxRates),
+                ">=",
+                10.0);
         r.config("relay_rates", DrainScenario.rounded(relayRates))
-                .config("hand_rates", DrainScenario.rounded(handRates))
-                .config("gruelbox_rates", DrainScenario.rounded(gruelboxRates));
+                .config("hand_rates", DrainScenario.rounded(handRates));
+        for (int workers : COMPETENT_WORKERS) {
+            r.config(
+                    competentKey(workers) + "_rates",
+                    DrainScenario.rounded(c.peerRates.get(competentLabel(workers))));
+        }
+        r.config("gruelbox_rates", DrainScenario.rounded(gruelboxRates));
+        r.note(
+                "hand-written sides: the weak loop ("
+                        + WEAK
+                        + ": the store's claim shape with a compare-and-set delete, one claim at a"
+                        + " time) and the competent relay (issue 27, item 4: claims "
+                        + Drains.COMPETENT_BATCH
+                        + " with UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED LIMIT "
+                        + Drains.COMPETENT_BATCH
+                        + ") RETURNING ..., sends all, flush(), awaits every ack, DELETE ... WHERE"
+                        + " id = ANY(?); 1 worker, and 2 workers sharing one producer); neither"
+                        + " keeps per-key order. In a 2-worker side's breakdown the wall time per"
+                        + " batch is the drain's wall time over its batches (the workers overlap).");
         r.note(
                 "gruelbox drains "
                         + gruelboxN
@@ -176,12 +226,20 @@ final class EndToEndScenario {
                         + ") in the same rounds, order rotating; its rate is per second like"
                         + " theirs. Its CPU figures cover its flush thread, submitter pool, Kafka"
                         + " producer and PostgreSQL backends alike.");
-        r.headline(
-                Result.fmt(relay) + " msg/s",
-                Result.fmt(hand)
-                        + " msg/s (hand-written loop); "
-                        + Result.fmt(gruelbox)
-                        + " msg/s (gruelbox transaction-outbox)");
+        StringBuilder reference = new StringBuilder(Result.fmt(hand) + " msg/s (" + WEAK + ")");
+        for (int workers : COMPETENT_WORKERS) {
+            reference
+                    .append("; ")
+                    .append(Result.fmt(Stats.median(c.peerRates.get(competentLabel(workers)))))
+                    .append(" msg/s (")
+                    .append(competentName(workers))
+                    .append(")");
+        }
+        reference.append("; ").append(Result.fmt(gruelbox)).append(" msg/s (gruelbox)");
+        r.headline(Result.fmt(relay) + " msg/s", reference.toString());
+        for (int workers : COMPETENT_WORKERS) {
+            env.execute("DROP TABLE " + Env.q(competentTable(workers)));
+        }
         env.execute("DROP TABLE " + Env.q(SUBJECT) + ", " + Env.q(HAND));
         Gruelbox.dropTables(env);
         return r;

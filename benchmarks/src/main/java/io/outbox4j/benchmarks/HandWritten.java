@@ -37,6 +37,29 @@ final class HandWritten {
                 + " t.occurred_at, t.attempts";
     }
 
+    /**
+     * The competent hand-written claim (issue 27, item 4): the ids chosen in a subquery, {@code
+     * UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED LIMIT ?) RETURNING …}, with the same
+     * parameters as {@link #claimSql}, so one loop binds either.
+     */
+    static String competentClaimSql(String table) {
+        String t = Env.q(table);
+        return "UPDATE "
+                + t
+                + " SET available_at = ?, lease_owner = ?, receipt = ?, attempts = attempts + 1"
+                + " WHERE id IN (SELECT id FROM "
+                + t
+                + " WHERE dead_at IS NULL AND NOT parked AND available_at <= ?"
+                + " ORDER BY available_at, seq LIMIT ? FOR UPDATE SKIP LOCKED)"
+                + " RETURNING id, topic, msg_key, module, content_type, payload, headers,"
+                + " occurred_at, attempts";
+    }
+
+    /** The competent hand-written delete: by id alone, {@code id = ANY(?)}. */
+    static String competentDeleteSql(String table) {
+        return "DELETE FROM " + Env.q(table) + " WHERE id = ANY (?)";
+    }
+
     static String deleteSql(String table) {
         return "DELETE FROM "
                 + Env.q(table)
@@ -88,7 +111,11 @@ final class HandWritten {
             OffsetDateTime occurredAt,
             int attempts) {}
 
-    /** A claim/delete loop on one connection of the shared pool. */
+    /**
+     * A claim/delete loop on one connection of the shared pool: the weak baseline's statements
+     * ({@link #claimSql}, the compare-and-set {@link #deleteSql}) or the competent one's ({@link
+     * #competentClaimSql}, {@link #competentDeleteSql}).
+     */
     static final class Loop implements AutoCloseable {
         private final Connection connection;
         private final PreparedStatement claim;
@@ -96,16 +123,41 @@ final class HandWritten {
         private final String owner;
         private final Duration lease;
         private final int batch;
-        final Timings claims = new Timings();
-        final Timings deletes = new Timings();
+        private final boolean competent;
+        final Timings claims;
+        final Timings deletes;
         private String token;
 
         Loop(DataSource pool, String table, String owner, Duration lease, int batch)
                 throws SQLException {
+            this(pool, table, owner, lease, batch, false, new Timings(), new Timings());
+        }
+
+        /**
+         * A loop of either baseline, recording its statement times into the given timings (shared
+         * by the workers of one drain).
+         */
+        Loop(
+                DataSource pool,
+                String table,
+                String owner,
+                Duration lease,
+                int batch,
+                boolean competent,
+                Timings claims,
+                Timings deletes)
+                throws SQLException {
             this.connection = pool.getConnection();
             connection.setAutoCommit(true);
-            this.claim = connection.prepareStatement(claimSql(table));
-            this.delete = connection.prepareStatement(deleteSql(table));
+            this.competent = competent;
+            this.claims = claims;
+            this.deletes = deletes;
+            this.claim =
+                    connection.prepareStatement(
+                            competent ? competentClaimSql(table) : claimSql(table));
+            this.delete =
+                    connection.prepareStatement(
+                            competent ? competentDeleteSql(table) : deleteSql(table));
             this.owner = owner;
             this.lease = lease;
             this.batch = batch;
@@ -161,9 +213,13 @@ final class HandWritten {
                 ids[i] = rows.get(i).id();
             }
             Array array = connection.createArrayOf("varchar", ids);
-            delete.setString(1, owner);
-            delete.setString(2, token);
-            delete.setArray(3, array);
+            if (competent) {
+                delete.setArray(1, array);
+            } else {
+                delete.setString(1, owner);
+                delete.setString(2, token);
+                delete.setArray(3, array);
+            }
             int n = delete.executeUpdate();
             array.free();
             deletes.add(System.nanoTime() - t0);
