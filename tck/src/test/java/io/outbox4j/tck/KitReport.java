@@ -2,6 +2,10 @@ package io.outbox4j.tck;
 
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -74,6 +78,18 @@ final class KitReport {
     static KitReport run(Class<?> testClass) {
         return new KitReport(
                 EngineTestKit.engine("junit-jupiter").selectors(selectClass(testClass)).execute());
+    }
+
+    /**
+     * The methods a rule group declares and inherits from its package-private base classes (a kit's
+     * {@code @Nested} group extends the top-level class that holds its rules).
+     */
+    static List<Method> methodsOf(Class<?> group) {
+        List<Method> methods = new ArrayList<>();
+        for (Class<?> c = group; c != null && c != Object.class; c = c.getSuperclass()) {
+            methods.addAll(Arrays.asList(c.getDeclaredMethods()));
+        }
+        return methods;
     }
 
     Map<String, Outcome> withStatus(TestExecutionResult.Status status) {

@@ -64,7 +64,7 @@ class ReadmeTest {
                         PublisherContract.class)) {
             for (Class<?> group : kit.getDeclaredClasses()) {
                 if (group.isAnnotationPresent(Nested.class)) {
-                    for (Method m : group.getDeclaredMethods()) {
+                    for (Method m : KitReport.methodsOf(group)) {
                         if (m.isAnnotationPresent(Test.class)) {
                             rules.add(m.getName());
                         }

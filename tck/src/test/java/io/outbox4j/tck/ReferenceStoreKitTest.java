@@ -107,7 +107,7 @@ class ReferenceStoreKitTest {
                                         || Modifier.isProtected(group.getModifiers()))
                         .as("rule group %s must be package-private", group.getSimpleName())
                         .isFalse();
-                for (Method m : group.getDeclaredMethods()) {
+                for (Method m : KitReport.methodsOf(group)) {
                     if (m.isAnnotationPresent(Test.class)) {
                         rules.add(m);
                     }

@@ -1,0 +1,418 @@
+package io.outbox4j.tck;
+
+import static io.outbox4j.tck.Describe.ids;
+import static io.outbox4j.tck.Describe.idsOf;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox4j.api.Abandonment;
+import io.outbox4j.api.ClaimRequest;
+import io.outbox4j.api.Completion;
+import io.outbox4j.api.Delivery;
+import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxStore;
+import io.outbox4j.api.Release;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The store kit's rules of the group "Concurrency"; {@link OutboxStoreContract} runs them as its
+ * {@code @Nested} class {@code Concurrency}.
+ */
+abstract class StoreConcurrencyRules extends StoreRules {
+    StoreConcurrencyRules(OutboxStoreContract kit) {
+        super(kit);
+    }
+
+    private static final int CLAIMERS = 4;
+    private static final int MAX_VIOLATIONS = 20;
+    private final List<String> violations = Collections.synchronizedList(new ArrayList<>());
+
+    private List<Message> enqueueMany() {
+        int count = concurrencyMessageCount();
+        if (count < 200) {
+            throw new IllegalStateException(
+                    "concurrencyMessageCount() must be at least 200, but was " + count);
+        }
+        List<Message> all = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            all.add(message().payload("concurrent " + i).build());
+        }
+        for (int from = 0; from < count; from += 500) {
+            enqueueCommitted(all.subList(from, Math.min(count, from + 500)));
+        }
+        syncWithWallClock();
+        return all;
+    }
+
+    private void violation(String text) {
+        if (violations.size() < MAX_VIOLATIONS) {
+            violations.add(text);
+        }
+    }
+
+    private void race(Worker worker) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(CLAIMERS);
+        try {
+            CountDownLatch go = new CountDownLatch(1);
+            List<Future<?>> futures = new ArrayList<>();
+            for (int i = 0; i < CLAIMERS; i++) {
+                OutboxStore on = i % 2 == 0 ? store() : secondStore();
+                String owner = "tck-claimer-" + i;
+                futures.add(
+                        pool.submit(
+                                () -> {
+                                    go.await();
+                                    worker.run(on, owner);
+                                    return null;
+                                }));
+            }
+            go.countDown();
+            for (Future<?> f : futures) {
+                f.get(2, TimeUnit.MINUTES);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    @DisplayName(
+            "claimers racing on two store instances never share a message, and every message is claimed once")
+    void required_concurrentClaimersNeverShareAMessage() throws Exception {
+        List<Message> all = enqueueMany();
+        Instant at = now();
+        Map<String, String> holder = new ConcurrentHashMap<>();
+        AtomicInteger handedOut = new AtomicInteger();
+        race(
+                (on, owner) -> {
+                    while (violations.size() < MAX_VIOLATIONS
+                            && handedOut.get() <= 2 * all.size()) {
+                        List<Delivery> got =
+                                on.claim(new ClaimRequest(owner, at, Duration.ofHours(1), 25));
+                        if (got.isEmpty()) {
+                            return;
+                        }
+                        handedOut.addAndGet(got.size());
+                        for (Delivery d : got) {
+                            String previous = holder.putIfAbsent(d.message().id(), owner);
+                            if (previous != null) {
+                                violation(
+                                        "'"
+                                                + d.message().id()
+                                                + "' was handed to "
+                                                + owner
+                                                + " while "
+                                                + previous
+                                                + " still held a live lease on it");
+                            }
+                        }
+                    }
+                });
+        assertThat(violations)
+                .as(
+                        "%d claimers raced over %d messages with 1-hour leases; a message must never "
+                                + "be handed to two live leases, but your store did so: %s",
+                        CLAIMERS, all.size(), violations)
+                .isEmpty();
+        List<String> lost =
+                idsOf(all).stream().filter(id -> !holder.containsKey(id)).limit(10).toList();
+        assertThat(holder)
+                .as(
+                        "every one of the %d messages must be claimed exactly once by the racing "
+                                + "claimers, but your store never handed out %d of them (first: %s)%s",
+                        all.size(), all.size() - holder.size(), lost, skewHint(holder.isEmpty()))
+                .hasSize(all.size());
+    }
+
+    @Test
+    @DisplayName(
+            "claimers that complete and release concurrently lose nothing and finish each message once")
+    void required_concurrentClaimCompleteAndReleaseLoseNothing() throws Exception {
+        List<Message> all = enqueueMany();
+        Instant at = now();
+        Map<String, String> holder = new ConcurrentHashMap<>();
+        Set<String> completed = ConcurrentHashMap.newKeySet();
+        Set<String> releasedOnce = ConcurrentHashMap.newKeySet();
+        AtomicInteger inFlight = new AtomicInteger();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        race(
+                (on, owner) -> {
+                    while (violations.size() < MAX_VIOLATIONS) {
+                        if (System.nanoTime() > deadline) {
+                            violation(
+                                    owner
+                                            + " gave up after 60 s with "
+                                            + completed.size()
+                                            + " of "
+                                            + all.size()
+                                            + " messages completed");
+                            return;
+                        }
+                        boolean idle = inFlight.get() == 0;
+                        List<Delivery> got =
+                                on.claim(new ClaimRequest(owner, at, Duration.ofHours(1), 10));
+                        if (got.isEmpty()) {
+                            if (idle) {
+                                return;
+                            }
+                            Thread.yield();
+                            continue;
+                        }
+                        inFlight.addAndGet(got.size());
+                        List<String> toComplete = new ArrayList<>();
+                        for (Delivery d : got) {
+                            String id = d.message().id();
+                            String previous = holder.putIfAbsent(id, owner);
+                            if (previous != null) {
+                                violation(
+                                        "'"
+                                                + id
+                                                + "' was handed to "
+                                                + owner
+                                                + " while "
+                                                + previous
+                                                + " still held a live lease on it");
+                            }
+                            if (completed.contains(id)) {
+                                violation(
+                                        "'"
+                                                + id
+                                                + "' was handed to "
+                                                + owner
+                                                + " after it was completed");
+                            }
+                            if (Math.floorMod(id.hashCode(), 4) == 0 && releasedOnce.add(id)) {
+                                holder.remove(id, owner);
+                                if (!on.release(
+                                        new Release(
+                                                owner,
+                                                d.receipt(),
+                                                at,
+                                                "tck: simulated failure"))) {
+                                    violation(
+                                            "release by "
+                                                    + owner
+                                                    + " of its live lease on '"
+                                                    + id
+                                                    + "' was reported stale");
+                                }
+                                inFlight.decrementAndGet();
+                            } else {
+                                toComplete.add(d.receipt());
+                            }
+                        }
+                        if (!toComplete.isEmpty()) {
+                            Set<String> stale = on.complete(new Completion(owner, toComplete));
+                            if (!stale.isEmpty()) {
+                                violation(
+                                        "complete by "
+                                                + owner
+                                                + " of "
+                                                + toComplete.size()
+                                                + " live leases reported "
+                                                + stale.size()
+                                                + " stale");
+                            }
+                            for (Delivery d : got) {
+                                if (toComplete.contains(d.receipt())
+                                        && !completed.add(d.message().id())) {
+                                    violation("'" + d.message().id() + "' was completed twice");
+                                }
+                            }
+                            inFlight.addAndGet(-toComplete.size());
+                        }
+                    }
+                });
+        assertThat(violations)
+                .as(
+                        "%d claimers completed (and released a quarter of) %d messages "
+                                + "concurrently; your store broke the contract: %s",
+                        CLAIMERS, all.size(), violations)
+                .isEmpty();
+        List<String> lost =
+                idsOf(all).stream().filter(id -> !completed.contains(id)).limit(10).toList();
+        assertThat(completed)
+                .as(
+                        "every one of the %d messages must be completed exactly once, but %d were "
+                                + "never handed out again or lost (first: %s)%s",
+                        all.size(),
+                        all.size() - completed.size(),
+                        lost,
+                        skewHint(completed.isEmpty()))
+                .hasSize(all.size());
+    }
+
+    @Test
+    @DisplayName(
+            "claimers racing on two store instances hand out each key's messages in enqueue order, to one holder at a time")
+    void required_concurrentClaimersKeepPerKeyOrder() throws Exception {
+        int count = Math.max(200, concurrencyMessageCount() / 4);
+        int keys = 20;
+        Map<String, List<String>> order = new HashMap<>();
+        List<Message> all = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            String key = clock.idPrefix() + "race-" + (i % keys);
+            Message m = message().key(key).payload("keyed " + i).build();
+            all.add(m);
+            order.computeIfAbsent(key, k -> new ArrayList<>()).add(m.id());
+        }
+        for (int from = 0; from < count; from += 100) {
+            enqueueCommitted(all.subList(from, Math.min(count, from + 100)));
+        }
+        syncWithWallClock();
+        Instant at = now();
+        Object lock = new Object();
+        Map<String, Integer> next = new HashMap<>();
+        Map<String, String> holder = new HashMap<>();
+        Set<String> releasedOnce = ConcurrentHashMap.newKeySet();
+        AtomicInteger finished = new AtomicInteger();
+        AtomicInteger inFlight = new AtomicInteger();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        race(
+                (on, owner) -> {
+                    while (violations.size() < MAX_VIOLATIONS && finished.get() < count) {
+                        if (System.nanoTime() > deadline) {
+                            violation(
+                                    owner
+                                            + " gave up after 60 s with "
+                                            + finished.get()
+                                            + " of "
+                                            + count
+                                            + " messages completed (a key stayed blocked)");
+                            return;
+                        }
+                        boolean idle = inFlight.get() == 0;
+                        List<Delivery> got =
+                                on.claim(new ClaimRequest(owner, at, Duration.ofHours(1), 7));
+                        if (got.isEmpty()) {
+                            if (idle) {
+                                return; // nothing leased and nothing claimable: no more work
+                            }
+                            Thread.yield();
+                            continue;
+                        }
+                        inFlight.addAndGet(got.size());
+                        Map<String, List<Delivery>> byKey = new LinkedHashMap<>();
+                        for (Delivery d : got) {
+                            byKey.computeIfAbsent(
+                                            d.message().key().orElse("(none)"),
+                                            k -> new ArrayList<>())
+                                    .add(d);
+                        }
+                        synchronized (lock) {
+                            for (Map.Entry<String, List<Delivery>> e : byKey.entrySet()) {
+                                String key = e.getKey();
+                                List<String> ids = ids(e.getValue());
+                                String previous = holder.put(key, owner);
+                                if (previous != null) {
+                                    violation(
+                                            owner
+                                                    + " was handed "
+                                                    + ids
+                                                    + " of key "
+                                                    + key
+                                                    + " while "
+                                                    + previous
+                                                    + " held an earlier message of that key");
+                                }
+                                List<String> keyOrder = order.getOrDefault(key, List.of());
+                                int from = Math.min(next.getOrDefault(key, 0), keyOrder.size());
+                                List<String> expected =
+                                        keyOrder.subList(
+                                                from, Math.min(keyOrder.size(), from + ids.size()));
+                                if (!expected.equals(ids)) {
+                                    violation(
+                                            owner
+                                                    + " was handed "
+                                                    + ids
+                                                    + " of key "
+                                                    + key
+                                                    + ", but the next of that key in enqueue"
+                                                    + " order were "
+                                                    + expected);
+                                }
+                            }
+                        }
+                        List<String> toComplete = new ArrayList<>();
+                        List<Release> toRelease = new ArrayList<>();
+                        List<String> toAbandon = new ArrayList<>();
+                        // bookkeeping before the store writes: another claimer can get the key
+                        // only after them
+                        synchronized (lock) {
+                            for (Map.Entry<String, List<Delivery>> e : byKey.entrySet()) {
+                                List<Delivery> ofKey = e.getValue();
+                                String headId = ofKey.get(0).message().id();
+                                holder.remove(e.getKey());
+                                if (Math.floorMod(headId.hashCode(), 3) == 0
+                                        && releasedOnce.add(headId)) {
+                                    toRelease.add(
+                                            new Release(
+                                                    owner,
+                                                    ofKey.get(0).receipt(),
+                                                    at,
+                                                    "tck: simulated failure"));
+                                    for (Delivery d : ofKey.subList(1, ofKey.size())) {
+                                        toAbandon.add(d.receipt());
+                                    }
+                                } else {
+                                    ofKey.forEach(d -> toComplete.add(d.receipt()));
+                                    next.merge(e.getKey(), ofKey.size(), Integer::sum);
+                                    finished.addAndGet(ofKey.size());
+                                }
+                            }
+                        }
+                        for (Release r : toRelease) {
+                            if (!on.release(r)) {
+                                violation("release by " + owner + " of a live lease was stale");
+                            }
+                        }
+                        if (!toAbandon.isEmpty()
+                                && !on.abandon(new Abandonment(owner, toAbandon)).isEmpty()) {
+                            violation("abandon by " + owner + " of live leases was stale");
+                        }
+                        if (!toComplete.isEmpty()
+                                && !on.complete(new Completion(owner, toComplete)).isEmpty()) {
+                            violation("complete by " + owner + " of live leases was stale");
+                        }
+                        inFlight.addAndGet(-got.size());
+                    }
+                });
+        assertThat(violations)
+                .as(
+                        "%d claimers raced over %d messages of %d keys (releasing a third of the"
+                                + " heads once and abandoning what they held behind them); a key's"
+                                + " messages must be handed out in enqueue order and never to two"
+                                + " holders at once, but your store broke that: %s",
+                        CLAIMERS, count, keys, violations)
+                .isEmpty();
+        assertThat(finished.get())
+                .as(
+                        "every one of the %d keyed messages must be completed, but %d were: the"
+                                + " claimers stopped when nothing was leased and nothing more was"
+                                + " claimable%s",
+                        count, finished.get(), skewHint(finished.get() == 0))
+                .isEqualTo(count);
+    }
+
+    /** One racing claimer's loop. */
+    @FunctionalInterface
+    private interface Worker {
+        void run(OutboxStore on, String owner) throws Exception;
+    }
+}
