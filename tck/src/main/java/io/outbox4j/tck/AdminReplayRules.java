@@ -1,0 +1,214 @@
+package io.outbox4j.tck;
+
+import static io.outbox4j.tck.Describe.deliveries;
+import static io.outbox4j.tck.Describe.ids;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outbox4j.api.Completion;
+import io.outbox4j.api.DeadLetterPage;
+import io.outbox4j.api.DeadLetterQuery;
+import io.outbox4j.api.Delivery;
+import io.outbox4j.api.Message;
+import io.outbox4j.api.Release;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The admin kit's rules of the group "Replay"; {@link OutboxAdminContract} runs them as its
+ * {@code @Nested} class {@code Replay}.
+ */
+abstract class AdminReplayRules extends AdminRules {
+    AdminReplayRules(OutboxAdminContract kit) {
+        super(kit);
+    }
+
+    @Test
+    @DisplayName(
+            "a replayed dead letter is due at the replay's instant, on attempt 1, and no longer listed")
+    void required_replayMakesTheDeadLetterDueAgainOnAttemptOne() {
+        Message m = message();
+        committed(m);
+        Map<String, Delivery> first = claimEach(m);
+        store().release(new Release(OWNER, first.get(m.id()).receipt(), now(), "tck: retry"));
+        deadLetterNow(m);
+        Instant replayAt = now().plus(Duration.ofMinutes(1));
+        int replayed = admin().replay(List.of(m.id()), replayAt);
+        assertThat(replayed)
+                .as(
+                        "replay of the dead letter '%s' must report 1, but your store said %d",
+                        m.id(), replayed)
+                .isEqualTo(1);
+        assertThat(listAll(DeadLetterQuery.all()))
+                .as("a replayed message is no longer a dead letter")
+                .isEmpty();
+        assertThat(admin().statistics(now()).total().dead())
+                .as("a replayed message is no longer counted dead")
+                .isZero();
+        List<Delivery> early = claimAll(OTHER);
+        assertThat(early)
+                .as(
+                        "'%s' was replayed to be due at %s, so a claim at %s must not get it yet, but"
+                                + " your store leased %s",
+                        m.id(), replayAt, now(), deliveries(early))
+                .isEmpty();
+        advanceTo(replayAt);
+        List<Delivery> got = claimAll(OTHER);
+        assertThat(ids(got))
+                .as(
+                        "'%s' was replayed to be due at %s, so a claim then must lease it, but your"
+                                + " store returned %s",
+                        m.id(), replayAt, deliveries(got))
+                .containsExactly(m.id());
+        assertThat(got.get(0).attempt())
+                .as(
+                        "a replay resets the attempts: the next claim of '%s' (tried twice before) is"
+                                + " attempt 1, but your store reported %d",
+                        m.id(), got.get(0).attempt())
+                .isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName(
+            "a replayed dead letter unblocks its key: it is claimed first, then the messages behind it")
+    void required_replayUnblocksItsKey() {
+        String key = nextKey();
+        Message head = keyed(key);
+        Message next = keyed(key);
+        committed(head);
+        deadLetterNow(head);
+        committed(next);
+        assertThat(claimAll(OTHER))
+                .as(
+                        "setting up: '%s' must be held back behind the dead letter '%s'",
+                        next.id(), head.id())
+                .isEmpty();
+        admin().replay(List.of(head.id()), now());
+        List<Delivery> got = claimAll(OTHER);
+        assertThat(ids(got).isEmpty() ? "" : ids(got).get(0))
+                .as(
+                        "after the replay of '%s', the first of its key, a claim must lease it first"
+                                + " (its follower '%s' may come after it), but your store returned %s",
+                        head.id(), next.id(), deliveries(got))
+                .isEqualTo(head.id());
+        assertThat(got.get(0).attempt())
+                .as(
+                        "a replayed message starts again at attempt 1, but your store reported %d",
+                        got.get(0).attempt())
+                .isEqualTo(1);
+        store().complete(new Completion(OTHER, List.of(got.get(0).receipt())));
+        if (got.size() == 1) {
+            List<Delivery> after = claimAll(OWNER);
+            assertThat(ids(after))
+                    .as(
+                            "once the replayed '%s' completed, '%s' (behind it in key '%s') must be"
+                                    + " claimable, but your store returned %s",
+                            head.id(), next.id(), key, deliveries(after))
+                    .containsExactly(next.id());
+        } else {
+            assertThat(ids(got))
+                    .as("a claim may lease the follower only after the replayed head")
+                    .containsExactly(head.id(), next.id());
+        }
+    }
+
+    @Test
+    @DisplayName("replay ignores unknown ids and messages that are not dead")
+    void required_replayIgnoresUnknownAndLiveMessages() {
+        Message leased = message();
+        Message waiting = message();
+        committed(leased, waiting);
+        Map<String, Delivery> d = claimEach(leased, waiting);
+        Instant retryAt = now().plus(Duration.ofMinutes(10));
+        store().release(new Release(OWNER, d.get(waiting.id()).receipt(), retryAt, "tck"));
+        Message ready = message();
+        committed(ready);
+        int replayed =
+                admin().replay(List.of(UNKNOWN_ID, leased.id(), waiting.id(), ready.id()), now());
+        assertThat(replayed)
+                .as(
+                        "replay of an unknown id, a leased, a waiting and a ready message must replay"
+                                + " nothing, but your store said %d",
+                        replayed)
+                .isZero();
+        List<Delivery> got = claimAll(OTHER);
+        assertThat(ids(got))
+                .as(
+                        "the replay must have changed nothing: only '%s' is claimable ('%s' is leased,"
+                                + " '%s' waits until %s), but your store returned %s",
+                        ready.id(), leased.id(), waiting.id(), retryAt, deliveries(got))
+                .containsExactly(ready.id());
+        assertThat(got.get(0).attempt()).as("'%s' was never tried", ready.id()).isEqualTo(1);
+        assertThat(store().complete(new Completion(OWNER, List.of(d.get(leased.id()).receipt()))))
+                .as("the lease on '%s' must still be live after the replay", leased.id())
+                .isEmpty();
+    }
+
+    @Test
+    @DisplayName(
+            "replayAll replays every dead letter its filter selects, whatever its page size and cursor")
+    void required_replayAllReplaysWhatTheFilterSelects() {
+        Instant t = now().plus(Duration.ofMinutes(1));
+        Message a1 = message();
+        Message a2 = message();
+        Message a3 = message();
+        Message b1 = message(TOPIC_B).build();
+        committed(a1, a2, a3, b1);
+        Map<Message, Instant> at = new LinkedHashMap<>();
+        at.put(a1, t);
+        at.put(a2, t.plusSeconds(10));
+        at.put(a3, t.plusSeconds(20));
+        at.put(b1, t);
+        deadLetter(at);
+        DeadLetterQuery filter =
+                DeadLetterQuery.all().topic(TOPIC_A).deadFrom(t.plusSeconds(10)).limit(1);
+        DeadLetterPage first = admin().deadLetters(filter);
+        Instant from = t.plusSeconds(10);
+        if (first.next().isEmpty()) {
+            throw new AssertionError(
+                    String.format(
+                            "deadLetters(topic %s, deadFrom %s, limit 1) selects '%s' (dead at %s,"
+                                    + " deadFrom is inclusive) and '%s' (dead at %s), so its first"
+                                    + " page must hold one of them and have a next cursor, but your"
+                                    + " store returned the page %s and no next cursor (paged to its"
+                                    + " end, that filter lists %s)",
+                            TOPIC_A,
+                            from,
+                            a2.id(),
+                            from,
+                            a3.id(),
+                            t.plusSeconds(20),
+                            idsOfDead(first.items()),
+                            idsOfDead(
+                                    listAll(DeadLetterQuery.all().topic(TOPIC_A).deadFrom(from)))));
+        }
+        String cursor = first.next().get();
+        int replayed = admin().replayAll(filter.after(cursor), now());
+        assertThat(replayed)
+                .as(
+                        "replayAll(topic %s, deadFrom %s, limit 1, after a cursor) must replay '%s' and"
+                                + " '%s' (page size and cursor are ignored), but your store said %d",
+                        TOPIC_A, t.plusSeconds(10), a2.id(), a3.id(), replayed)
+                .isEqualTo(2);
+        List<String> stay = idsOfDead(listAll(DeadLetterQuery.all()));
+        assertThat(stay)
+                .as(
+                        "only the dead letters outside the filter stay dead, listed oldest first"
+                                + " (%s, %s), but your store listed %s",
+                        a1.id(), b1.id(), stay)
+                .containsExactly(a1.id(), b1.id());
+        int rest = admin().replayAll(DeadLetterQuery.all().deadBefore(t.plusSeconds(10)), now());
+        assertThat(rest)
+                .as(
+                        "replayAll(deadBefore %s) must replay '%s' and '%s', but your store said %d",
+                        t.plusSeconds(10), a1.id(), b1.id(), rest)
+                .isEqualTo(2);
+        assertThat(ids(claimAll(OTHER)))
+                .as("every replayed message must be claimable")
+                .containsExactlyInAnyOrder(a1.id(), a2.id(), a3.id(), b1.id());
+    }
+}
