@@ -7,7 +7,6 @@ import io.outbox4j.api.Completion;
 import io.outbox4j.api.DeadLetter;
 import io.outbox4j.api.DeadLetterPage;
 import io.outbox4j.api.DeadLetterQuery;
-import io.outbox4j.api.DeadMessage;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.DuplicateMessageException;
 import io.outbox4j.api.Extension;
@@ -18,30 +17,23 @@ import io.outbox4j.api.Outbox;
 import io.outbox4j.api.OutboxAdmin;
 import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStatistics;
-import io.outbox4j.api.OutboxStatistics.TopicStatistics;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.OutboxWakeUps;
 import io.outbox4j.api.Release;
-import java.nio.charset.StandardCharsets;
+import io.outbox4j.tck.InMemoryStorage.Row;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
 
 /**
@@ -81,16 +73,11 @@ public class InMemoryOutboxStore
     private static final Comparator<Row> CLAIM_ORDER =
             Comparator.comparing((Row r) -> r.availableAt).thenComparingLong(r -> r.seq);
 
-    /** Dead-letter listing order: dead-letter time, then enqueue order. */
-    private static final Comparator<Row> DEAD_ORDER =
-            Comparator.comparing((Row r) -> r.deadAt).thenComparingLong(r -> r.seq);
-
-    private static final String CURSOR_VERSION = "v1";
-
-    private final Storage storage;
+    private final InMemoryStorage storage;
     private final Clock clock;
     private final boolean deadLettersBlockTheirKey;
     private final boolean storeTimesMembers;
+    private final InMemoryAdmin admin;
 
     /**
      * Creates an empty store whose enqueued messages are stamped by the system clock, and whose
@@ -107,15 +94,16 @@ public class InMemoryOutboxStore
      *     available from then)
      */
     public InMemoryOutboxStore(Clock clock) {
-        this(new Storage(), clock, true);
+        this(new InMemoryStorage(), clock, true);
     }
 
-    private InMemoryOutboxStore(Storage storage, Clock clock, boolean deadLettersBlockTheirKey) {
+    private InMemoryOutboxStore(
+            InMemoryStorage storage, Clock clock, boolean deadLettersBlockTheirKey) {
         this(storage, clock, deadLettersBlockTheirKey, true);
     }
 
     private InMemoryOutboxStore(
-            Storage storage,
+            InMemoryStorage storage,
             Clock clock,
             boolean deadLettersBlockTheirKey,
             boolean storeTimesMembers) {
@@ -123,6 +111,7 @@ public class InMemoryOutboxStore
         this.clock = Objects.requireNonNull(clock, "clock");
         this.deadLettersBlockTheirKey = deadLettersBlockTheirKey;
         this.storeTimesMembers = storeTimesMembers;
+        this.admin = new InMemoryAdmin(storage, deadLettersBlockTheirKey);
     }
 
     /**
@@ -357,7 +346,7 @@ public class InMemoryOutboxStore
         synchronized (storage) {
             Set<String> stale = new LinkedHashSet<>();
             for (String receipt : completion.receipts()) {
-                Row r = leased(completion.owner(), receipt);
+                Row r = storage.leased(completion.owner(), receipt);
                 if (r == null) {
                     stale.add(receipt);
                 } else {
@@ -371,11 +360,11 @@ public class InMemoryOutboxStore
     @Override
     public boolean release(Release release) {
         synchronized (storage) {
-            Row r = leased(release.owner(), release.receipt());
+            Row r = storage.leased(release.owner(), release.receipt());
             if (r == null) {
                 return false;
             }
-            clearLease(r);
+            storage.clearLease(r);
             r.availableAt = release.availableAt();
             r.lastError = release.error();
             return true;
@@ -385,11 +374,11 @@ public class InMemoryOutboxStore
     @Override
     public boolean deadLetter(DeadLetter deadLetter) {
         synchronized (storage) {
-            Row r = leased(deadLetter.owner(), deadLetter.receipt());
+            Row r = storage.leased(deadLetter.owner(), deadLetter.receipt());
             if (r == null) {
                 return false;
             }
-            clearLease(r);
+            storage.clearLease(r);
             r.deadAt = deadLetter.at();
             r.deadReason = deadLetter.reason();
             return true;
@@ -401,7 +390,7 @@ public class InMemoryOutboxStore
         synchronized (storage) {
             Set<String> stale = new LinkedHashSet<>();
             for (String receipt : extension.receipts()) {
-                Row r = leased(extension.owner(), receipt);
+                Row r = storage.leased(extension.owner(), receipt);
                 if (r == null) {
                     stale.add(receipt);
                 } else {
@@ -417,11 +406,11 @@ public class InMemoryOutboxStore
         synchronized (storage) {
             Set<String> stale = new LinkedHashSet<>();
             for (String receipt : abandonment.receipts()) {
-                Row r = leased(abandonment.owner(), receipt);
+                Row r = storage.leased(abandonment.owner(), receipt);
                 if (r == null) {
                     stale.add(receipt);
                 } else {
-                    clearLease(r);
+                    storage.clearLease(r);
                     r.availableAt = r.enqueuedAt;
                     r.attempts = Math.max(0, r.attempts - 1);
                 }
@@ -436,150 +425,37 @@ public class InMemoryOutboxStore
 
     @Override
     public OutboxStatistics statistics(Instant now) {
-        Objects.requireNonNull(now, "now");
-        synchronized (storage) {
-            Counts total = new Counts();
-            Map<String, Counts> byTopic = new TreeMap<>();
-            Set<String> blocked = new HashSet<>();
-            for (Row r : storage.rows.values()) {
-                Counts topic = byTopic.computeIfAbsent(r.message.topic(), t -> new Counts());
-                for (Counts c : List.of(total, topic)) {
-                    c.add(r, now);
-                }
-                if (r.deadAt != null && r.key != null && deadLettersBlockTheirKey) {
-                    blocked.add(r.key);
-                }
-            }
-            Map<String, TopicStatistics> topics = new LinkedHashMap<>();
-            byTopic.forEach((t, c) -> topics.put(t, c.toStatistics(now)));
-            return new OutboxStatistics(now, total.toStatistics(now), topics, blocked.size());
-        }
+        return admin.statistics(now);
     }
 
     @Override
     public DeadLetterPage deadLetters(DeadLetterQuery query) {
-        Objects.requireNonNull(query, "query");
-        Cursor after = query.after().map(Cursor::decode).orElse(null);
-        synchronized (storage) {
-            List<Row> dead = dead(query);
-            List<DeadMessage> items = new ArrayList<>();
-            Row last = null;
-            boolean more = false;
-            for (Row r : dead) {
-                if (after != null && !after.isBefore(r)) {
-                    continue;
-                }
-                if (items.size() == query.limit()) {
-                    more = true;
-                    break;
-                }
-                items.add(deadMessage(r));
-                last = r;
-            }
-            return new DeadLetterPage(
-                    items, more && last != null ? Optional.of(Cursor.of(last)) : Optional.empty());
-        }
+        return admin.deadLetters(query);
     }
 
     @Override
     public int replay(List<String> ids, Instant now) {
-        checkIds(ids);
-        Objects.requireNonNull(now, "now");
-        synchronized (storage) {
-            return replayRows(byIds(ids), now);
-        }
+        return admin.replay(ids, now);
     }
 
     @Override
     public int replayAll(DeadLetterQuery filter, Instant now) {
-        Objects.requireNonNull(filter, "filter");
-        Objects.requireNonNull(now, "now");
-        synchronized (storage) {
-            return replayRows(dead(filter), now);
-        }
+        return admin.replayAll(filter, now);
     }
 
     @Override
     public int discard(List<String> ids) {
-        checkIds(ids);
-        synchronized (storage) {
-            return discardRows(byIds(ids));
-        }
+        return admin.discard(ids);
     }
 
     @Override
     public int discardAll(DeadLetterQuery filter) {
-        Objects.requireNonNull(filter, "filter");
-        synchronized (storage) {
-            return discardRows(dead(filter));
-        }
+        return admin.discardAll(filter);
     }
 
     @Override
     public Optional<String> lastError(String id) {
-        Objects.requireNonNull(id, "id");
-        synchronized (storage) {
-            Row r = storage.rows.get(id);
-            if (r == null) {
-                return Optional.empty();
-            }
-            return Optional.ofNullable(r.deadAt != null ? r.deadReason : r.lastError);
-        }
-    }
-
-    private static void checkIds(List<String> ids) {
-        Objects.requireNonNull(ids, "ids");
-        if (ids.size() > DeadLetterQuery.MAX_LIMIT) {
-            throw new IllegalArgumentException(
-                    "ids must hold at most "
-                            + DeadLetterQuery.MAX_LIMIT
-                            + " ids, but held "
-                            + ids.size());
-        }
-    }
-
-    /** The dead rows the ids name (each once), unknown and live ids left out. */
-    private List<Row> byIds(List<String> ids) {
-        List<Row> out = new ArrayList<>();
-        for (String id : new LinkedHashSet<>(ids)) {
-            Row r = storage.rows.get(Objects.requireNonNull(id, "id"));
-            if (r != null && r.deadAt != null) {
-                out.add(r);
-            }
-        }
-        return out;
-    }
-
-    /** The dead rows the filter selects, oldest dead-letter time first. */
-    private List<Row> dead(DeadLetterQuery filter) {
-        Predicate<Row> selected = r -> r.deadAt != null && filter.matches(deadMessage(r));
-        List<Row> out = new ArrayList<>();
-        for (Row r : storage.rows.values()) {
-            if (selected.test(r)) {
-                out.add(r);
-            }
-        }
-        out.sort(DEAD_ORDER);
-        return out;
-    }
-
-    private static int replayRows(List<Row> dead, Instant now) {
-        for (Row r : dead) {
-            r.deadAt = null;
-            r.deadReason = null;
-            r.attempts = 0;
-            r.availableAt = now;
-        }
-        return dead.size();
-    }
-
-    private int discardRows(List<Row> dead) {
-        dead.forEach(storage::remove);
-        return dead.size();
-    }
-
-    private static DeadMessage deadMessage(Row r) {
-        return new DeadMessage(r.message, r.deadReason, r.attempts, r.enqueuedAt, r.deadAt);
+        return admin.lastError(id);
     }
 
     // ------------------------------------------------------------------------------------------------
@@ -631,174 +507,6 @@ public class InMemoryOutboxStore
             storage.keys.clear();
             storage.members.clear();
             storage.rebalance();
-        }
-    }
-
-    /**
-     * Returns the row leased by this owner under this receipt, or null when the receipt is stale.
-     */
-    private Row leased(String owner, String receipt) {
-        Row r = storage.byReceipt.get(receipt);
-        return r != null && owner.equals(r.owner) && r.deadAt == null ? r : null;
-    }
-
-    private void clearLease(Row r) {
-        storage.byReceipt.remove(r.receipt);
-        r.owner = null;
-        r.receipt = null;
-    }
-
-    /** The messages, shared by every store instance built over them; also the lock. */
-    private static final class Storage {
-        final Map<String, Row> rows = new LinkedHashMap<>();
-        final Map<String, Row> byReceipt = new HashMap<>();
-
-        /** key → its messages still in the store, by enqueue order. */
-        final Map<String, TreeMap<Long, Row>> keys = new HashMap<>();
-
-        /** member → the end of its membership, by member id. */
-        final TreeMap<String, Instant> members = new TreeMap<>();
-
-        /** bucket → its owner, or null while nobody is a member. */
-        final String[] owners = new String[Buckets.COUNT];
-
-        long sequence;
-
-        /** The {@link OutboxWakeUps} listeners, woken after each commit that added messages. */
-        final List<Runnable> listeners = new CopyOnWriteArrayList<>();
-
-        /**
-         * Assigns every bucket over the recorded members (none: no owner).
-         *
-         * @return how many buckets changed owner
-         */
-        int rebalance() {
-            int moved = 0;
-            Map<String, List<Integer>> assigned =
-                    members.isEmpty() ? Map.of() : Buckets.assign(members.keySet());
-            String[] next = new String[Buckets.COUNT];
-            assigned.forEach((m, buckets) -> buckets.forEach(b -> next[b] = m));
-            for (int b = 0; b < Buckets.COUNT; b++) {
-                if (!Objects.equals(owners[b], next[b])) {
-                    owners[b] = next[b];
-                    moved++;
-                }
-            }
-            return moved;
-        }
-
-        void add(Row r) {
-            rows.put(r.message.id(), r);
-            if (r.key != null) {
-                keys.computeIfAbsent(r.key, k -> new TreeMap<>()).put(r.seq, r);
-            }
-        }
-
-        void remove(Row r) {
-            rows.remove(r.message.id());
-            if (r.receipt != null) {
-                byReceipt.remove(r.receipt);
-            }
-            if (r.key != null) {
-                TreeMap<Long, Row> ofKey = keys.get(r.key);
-                ofKey.remove(r.seq);
-                if (ofKey.isEmpty()) {
-                    keys.remove(r.key);
-                }
-            }
-        }
-    }
-
-    private static final class Row {
-        final Message message;
-        final String key;
-        final int bucket;
-        final long seq;
-        final Instant enqueuedAt;
-        Instant availableAt;
-        int attempts;
-        String owner;
-        String receipt;
-        String lastError;
-        Instant deadAt;
-        String deadReason;
-
-        Row(Message message, long seq, Instant enqueuedAt) {
-            this.message = message;
-            this.key = message.key().orElse(null);
-            this.bucket = key == null ? -1 : Buckets.of(key);
-            this.seq = seq;
-            this.enqueuedAt = enqueuedAt;
-            this.availableAt = message.notBefore().orElse(enqueuedAt);
-        }
-    }
-
-    /** Counts of one topic (or all) while the statistics are computed. */
-    private static final class Counts {
-        long ready;
-        long delayed;
-        long leased;
-        long dead;
-        Instant oldestReady;
-
-        void add(Row r, Instant now) {
-            if (r.deadAt != null) {
-                dead++;
-            } else if (!r.availableAt.isAfter(now)) {
-                ready++;
-                if (oldestReady == null || r.availableAt.isBefore(oldestReady)) {
-                    oldestReady = r.availableAt;
-                }
-            } else if (r.owner != null) {
-                leased++;
-            } else {
-                delayed++;
-            }
-        }
-
-        TopicStatistics toStatistics(Instant now) {
-            Duration age = oldestReady == null ? Duration.ZERO : Duration.between(oldestReady, now);
-            return new TopicStatistics(ready, delayed, leased, dead, age);
-        }
-    }
-
-    /** Where a page of dead letters ended: the dead-letter time and enqueue order of its last. */
-    private record Cursor(Instant deadAt, long seq) {
-        static String of(Row r) {
-            String text =
-                    CURSOR_VERSION
-                            + ":"
-                            + r.deadAt.getEpochSecond()
-                            + ":"
-                            + r.deadAt.getNano()
-                            + ":"
-                            + r.seq;
-            return Base64.getUrlEncoder()
-                    .withoutPadding()
-                    .encodeToString(text.getBytes(StandardCharsets.UTF_8));
-        }
-
-        static Cursor decode(String cursor) {
-            try {
-                String[] parts =
-                        new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8)
-                                .split(":");
-                if (parts.length != 4 || !parts[0].equals(CURSOR_VERSION)) {
-                    throw new IllegalArgumentException("unknown cursor format");
-                }
-                return new Cursor(
-                        Instant.ofEpochSecond(Long.parseLong(parts[1]), Long.parseLong(parts[2])),
-                        Long.parseLong(parts[3]));
-            } catch (IllegalArgumentException | java.time.DateTimeException e) {
-                throw new IllegalArgumentException(
-                        "cursor '" + cursor + "' was not issued by this store", e);
-            }
-        }
-
-        /** Whether this cursor sorts before the row, so the row belongs to a later page. */
-        boolean isBefore(Row r) {
-            int byTime = deadAt.compareTo(r.deadAt);
-            return byTime < 0 || (byTime == 0 && seq < r.seq);
         }
     }
 
@@ -898,7 +606,7 @@ public class InMemoryOutboxStore
          * @return the store
          */
         public InMemoryOutboxStore build() {
-            return new InMemoryOutboxStore(new Storage(), clock, deadLettersBlockTheirKey);
+            return new InMemoryOutboxStore(new InMemoryStorage(), clock, deadLettersBlockTheirKey);
         }
     }
 }
