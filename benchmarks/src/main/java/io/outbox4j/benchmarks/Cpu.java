@@ -140,6 +140,10 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
                 return "poller";
             case "competent hand-written workers":
                 return "competent_workers";
+            case "namastack processing pool":
+                return "namastack_processing";
+            case "namastack scheduler and heartbeat":
+                return "namastack_scheduler";
             case "gruelbox submitter pool":
                 return "gruelbox_submitter";
             case "gruelbox flush thread":
@@ -185,6 +189,12 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
         }
         if (name.startsWith("bench-competent-")) {
             return "competent hand-written workers";
+        }
+        if (name.startsWith("outbox-proc-")) {
+            return "namastack processing pool";
+        }
+        if (name.startsWith("outbox-scheduler-") || name.startsWith("outbox-heartbeat-")) {
+            return "namastack scheduler and heartbeat";
         }
         if (name.startsWith("gruelbox-submit-")) {
             return "gruelbox submitter pool";

@@ -41,6 +41,9 @@ final class EndToEndScenario {
     /** Worker counts of the competent hand-written relay (issue 27, item 4). */
     static final List<Integer> COMPETENT_WORKERS = List.of(1, 2);
 
+    /** The label of the namastack-outbox side. */
+    static final String NAMASTACK = "namastack";
+
     /** How the weak hand-written loop is named in figures and checks. */
     static final String WEAK = "hand-written weak loop (batch 100, 1 thread)";
 
@@ -77,7 +80,7 @@ final class EndToEndScenario {
                                 "e2e",
                                 "End to end: PostgreSQL -> relay -> Kafka vs hand-written"
                                         + " claim/send/flush/await/delete (weak and competent)"
-                                        + " and gruelbox transaction-outbox")
+                                        + ", gruelbox transaction-outbox and namastack-outbox")
                         .config("messages", n)
                         .config("hand_batch", batch)
                         .config("payload_bytes", payload)
@@ -90,6 +93,7 @@ final class EndToEndScenario {
         int warm = Math.min(o.size("warmup-messages") / 4, n);
         int gruelboxN = Math.max(1, n / GRUELBOX_SHARE);
         int gruelboxWarm = Math.max(1, warm / GRUELBOX_SHARE);
+        r.config("namastack", Namastack.settings());
         r.config("gruelbox", Gruelbox.settings())
                 .config("gruelbox_messages", gruelboxN)
                 .config(
@@ -104,6 +108,7 @@ final class EndToEndScenario {
             env.handTable(competentTable(workers), SUBJECT);
         }
         Gruelbox.dropTables(env);
+        Namastack.dropTables(env);
         env.kafka().createTopic(KAFKA_TOPIC, 1, Map.of());
         Drains.Comparison c;
         try (KafkaPublisher publisher =
@@ -114,7 +119,13 @@ final class EndToEndScenario {
                 KafkaProducer<byte[], byte[]> producer =
                         new KafkaProducer<>(producerProperties(env));
                 KafkaProducer<byte[], byte[]> gruelboxProducer =
-                        new KafkaProducer<>(Gruelbox.producerProperties(env))) {
+                        new KafkaProducer<>(Gruelbox.producerProperties(env));
+                KafkaProducer<byte[], byte[]> namastackProducer =
+                        new KafkaProducer<>(Gruelbox.producerProperties(env));
+                Namastack namastack =
+                        new Namastack(
+                                env.pool(),
+                                new Gruelbox.KafkaSender(namastackProducer, KAFKA_TOPIC, null))) {
             Drains.Send send = kafkaSend(producer, KAFKA_TOPIC);
             Gruelbox.KafkaSender sender =
                     new Gruelbox.KafkaSender(gruelboxProducer, KAFKA_TOPIC, null);
@@ -129,7 +140,8 @@ final class EndToEndScenario {
                                 n,
                                 warm,
                                 (prefix, count) -> env.load(table, prefix, count, payload, false),
-                                count -> Drains.competent(env, table, workers, send)));
+                                count -> Drains.competent(env, table, workers, send),
+                                () -> env.count(table)));
             }
             peers.add(
                     new Drains.Peer(
@@ -138,7 +150,17 @@ final class EndToEndScenario {
                             gruelboxN,
                             gruelboxWarm,
                             (prefix, count) -> Gruelbox.load(env, prefix, count, payload),
-                            count -> Gruelbox.drain(env, sender, count)));
+                            count -> Gruelbox.drain(env, sender, count),
+                            () -> env.count(Gruelbox.TABLE)));
+            peers.add(
+                    new Drains.Peer(
+                            NAMASTACK,
+                            Namastack.TABLE,
+                            gruelboxN,
+                            gruelboxWarm,
+                            (prefix, count) -> namastack.load(prefix, count, payload),
+                            count -> namastack.drain(env, count),
+                            () -> Namastack.incomplete(env)));
             c =
                     Drains.sideBySide(
                             env, "e2e", store, SUBJECT, HAND, publisher, send, n, warm, batch,
@@ -152,6 +174,8 @@ final class EndToEndScenario {
         double relay = Stats.median(relayRates);
         double hand = Stats.median(handRates);
         double gruelbox = Stats.median(gruelboxRates);
+        List<Double> namastackRates = c.peerRates.get(NAMASTACK);
+        double namastack = Stats.median(namastackRates);
         r.figure("relay_msgs_per_s", "outbox4j relay + KafkaPublisher (median)", relay, "msg/s")
                 .figure("hand_msgs_per_s", WEAK + " + KafkaProducer (median)", hand, "msg/s");
         for (int workers : COMPETENT_WORKERS) {
@@ -168,6 +192,15 @@ final class EndToEndScenario {
                         + " of the messages per round)",
                 gruelbox,
                 "msg/s");
+        r.figure(
+                "namastack_msgs_per_s",
+                "namastack-outbox "
+                        + Namastack.VERSION
+                        + " (median; 1/"
+                        + GRUELBOX_SHARE
+                        + " of the messages per round)",
+                namastack,
+                "msg/s");
         relaySide.report(r, "relay", "relay", "complete()");
         handSide.report(r, "hand", WEAK, "delete");
         for (int workers : COMPETENT_WORKERS) {
@@ -176,6 +209,7 @@ final class EndToEndScenario {
                     .report(r, competentKey(workers), competentName(workers), "delete");
         }
         c.peerSides.get("gruelbox").reportCpu(r, "gruelbox", "gruelbox");
+        c.peerSides.get(NAMASTACK).reportCpu(r, "namastack", "namastack-outbox");
         r.check(
                 "relay / hand-written weak loop (median of rounds)",
                 Stats.medianRatio(relayRates, handRates),
@@ -196,6 +230,11 @@ final class EndToEndScenario {
                 Stats.medianRatio(relayRates, gruelboxRates),
                 ">=",
                 10.0);
+        r.check(
+                "relay / namastack-outbox (median of rounds)",
+                Stats.medianRatio(relayRates, namastackRates),
+                ">=",
+                1.0);
         r.config("relay_rates", DrainScenario.rounded(relayRates))
                 .config("hand_rates", DrainScenario.rounded(handRates));
         for (int workers : COMPETENT_WORKERS) {
@@ -203,7 +242,8 @@ final class EndToEndScenario {
                     competentKey(workers) + "_rates",
                     DrainScenario.rounded(c.peerRates.get(competentLabel(workers))));
         }
-        r.config("gruelbox_rates", DrainScenario.rounded(gruelboxRates));
+        r.config("gruelbox_rates", DrainScenario.rounded(gruelboxRates))
+                .config("namastack_rates", DrainScenario.rounded(namastackRates));
         r.note(
                 "hand-written sides: the weak loop ("
                         + WEAK
@@ -226,6 +266,15 @@ final class EndToEndScenario {
                         + ") in the same rounds, order rotating; its rate is per second like"
                         + " theirs. Its CPU figures cover its flush thread, submitter pool, Kafka"
                         + " producer and PostgreSQL backends alike.");
+        r.note(
+                "namastack-outbox drains as many messages as gruelbox, loaded through its own"
+                        + " schedule(event, key) in transactions of "
+                        + Namastack.LOAD_CHUNK
+                        + " while its scheduler is stopped, timed from starting its scheduler to the"
+                        + " last record marked COMPLETED (it keeps completed records, its default;"
+                        + " its heartbeat, every second, runs while the other sides drain). Its"
+                        + " CPU figures cover its scheduler, processing pool, Kafka producer and"
+                        + " PostgreSQL backends alike.");
         StringBuilder reference = new StringBuilder(Result.fmt(hand) + " msg/s (" + WEAK + ")");
         for (int workers : COMPETENT_WORKERS) {
             reference
@@ -236,10 +285,12 @@ final class EndToEndScenario {
                     .append(")");
         }
         reference.append("; ").append(Result.fmt(gruelbox)).append(" msg/s (gruelbox)");
+        reference.append("; ").append(Result.fmt(namastack)).append(" msg/s (namastack-outbox)");
         r.headline(Result.fmt(relay) + " msg/s", reference.toString());
         for (int workers : COMPETENT_WORKERS) {
             env.execute("DROP TABLE " + Env.q(competentTable(workers)));
         }
+        Namastack.dropTables(env);
         env.execute("DROP TABLE " + Env.q(SUBJECT) + ", " + Env.q(HAND));
         Gruelbox.dropTables(env);
         return r;

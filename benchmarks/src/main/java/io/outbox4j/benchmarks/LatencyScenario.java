@@ -36,11 +36,15 @@ import org.apache.kafka.clients.producer.KafkaProducer;
  *   <li><b>the peer, gruelbox transaction-outbox 4.2.268</b> ({@link Gruelbox}): the business
  *       transaction inserts the order and schedules one call in the same JDBC transaction (its
  *       {@code TransactionManager.fromDataSource}); after the commit gruelbox submits the call to
- *       its executor (its normal path), which sends the record and waits for its ack.
+ *       its executor (its normal path), which sends the record and waits for its ack;
+ *   <li><b>the peer namastack-outbox 1.6.0</b> ({@link Namastack}): the business transaction
+ *       inserts the order and calls {@code outbox.schedule(event, key)} in one Spring transaction;
+ *       its scheduler (polling every 25 ms, the tuning its docs recommend) hands the record to its
+ *       handler, which sends it and waits for its ack; its table is emptied before each window.
  * </ul>
  *
  * Latency is from the commit returning to the broker's acknowledgement being seen by the publisher.
- * A first round warms every side up and is not reported; then each round runs the three sides in
+ * A first round warms every side up and is not reported; then each round runs the four sides in
  * turn (which goes first rotates), each with a short warm-up and one measured window; CPU (this
  * JVM: relay, load generator, Kafka client and an in-JVM broker alike; plus the PostgreSQL
  * backends) is metered from the window's first commit to its last acknowledgement. Figures are
@@ -52,6 +56,7 @@ final class LatencyScenario {
     static final String KAFKA_TOPIC = "bench-latency";
     static final String HAND_TOPIC = "bench-latency-hand";
     static final String GRUELBOX_TOPIC = "bench-latency-gruelbox";
+    static final String NAMASTACK_TOPIC = "bench-latency-namastack";
     private static final int SENDERS = 4;
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final int POLL_BATCH = 100;
@@ -120,8 +125,8 @@ final class LatencyScenario {
                 new Result(
                                 "latency",
                                 "Commit-to-publish latency and CPU at a fixed rate: relay with wakeUp()"
-                                        + " after commit vs a hand-written 10 ms poller and gruelbox"
-                                        + " transaction-outbox, Kafka")
+                                        + " after commit vs a hand-written 10 ms poller, gruelbox"
+                                        + " transaction-outbox and namastack-outbox, Kafka")
                         .config("rate_per_s", rate)
                         .config("seconds_per_window", seconds)
                         .config("windows_per_side", rounds)
@@ -139,19 +144,28 @@ final class LatencyScenario {
                                 "insert the order and schedule(KafkaEvents.class).send(...) in one"
                                         + " transactionManager.inTransaction; submitted after the"
                                         + " commit")
+                        .config("namastack", Namastack.settings())
+                        .config(
+                                "namastack_transaction",
+                                "insert the order and outbox.schedule(event, key) in one Spring"
+                                        + " transaction (TransactionTemplate); polled by its"
+                                        + " scheduler")
                         .config("kafka_topic_partitions", 1);
         WriteScenario.createOrders(env);
         JdbiOutboxStore store = env.store(SUBJECT);
         env.handTable(HAND, SUBJECT);
         Gruelbox.dropTables(env);
+        Namastack.dropTables(env);
         env.kafka().createTopic(KAFKA_TOPIC, 1, Map.of());
         env.kafka().createTopic(HAND_TOPIC, 1, Map.of());
         env.kafka().createTopic(GRUELBOX_TOPIC, 1, Map.of());
+        env.kafka().createTopic(NAMASTACK_TOPIC, 1, Map.of());
         String textPayload = new String(payload, StandardCharsets.UTF_8);
 
         Side relaySide = new Side("outbox4j relay");
         Side pollerSide = new Side("10 ms poller");
         Side gruelboxSide = new Side("gruelbox");
+        Side namastackSide = new Side("namastack");
         Timings toClaimStart = new Timings();
         Timings claimCall = new Timings();
         Timings toPublishStart = new Timings();
@@ -168,7 +182,14 @@ final class LatencyScenario {
                 KafkaProducer<byte[], byte[]> producer =
                         new KafkaProducer<>(EndToEndScenario.producerProperties(env));
                 KafkaProducer<byte[], byte[]> gruelboxProducer =
-                        new KafkaProducer<>(Gruelbox.producerProperties(env))) {
+                        new KafkaProducer<>(Gruelbox.producerProperties(env));
+                KafkaProducer<byte[], byte[]> namastackProducer =
+                        new KafkaProducer<>(Gruelbox.producerProperties(env));
+                Namastack namastack =
+                        new Namastack(
+                                env.pool(),
+                                new Gruelbox.KafkaSender(
+                                        namastackProducer, NAMASTACK_TOPIC, null))) {
             Drains.Send send = EndToEndScenario.kafkaSend(producer, HAND_TOPIC);
             DataSource pool = env.pool();
             // Round 0 warms every side up (JIT, connections, producers) and is not reported.
@@ -176,9 +197,11 @@ final class LatencyScenario {
                 Side relayTarget = round == 0 ? new Side("outbox4j warm-up") : relaySide;
                 Side pollerTarget = round == 0 ? new Side("poller warm-up") : pollerSide;
                 Side gruelboxTarget = round == 0 ? new Side("gruelbox warm-up") : gruelboxSide;
-                for (int slot = 0; slot < 3; slot++) {
-                    // 0 = relay, 1 = poller, 2 = gruelbox; round 1 starts with the relay
-                    int which = Math.floorMod(slot + round - 1, 3);
+                Side namastackTarget = round == 0 ? new Side("namastack warm-up") : namastackSide;
+                for (int slot = 0; slot < 4; slot++) {
+                    // 0 = relay, 1 = poller, 2 = gruelbox, 3 = namastack; round 1 starts with the
+                    // relay
+                    int which = Math.floorMod(slot + round - 1, 4);
                     String prefix = "r" + round + "s" + which + "-";
                     if (which == 0) {
                         Instruments.AckClock acks = new Instruments.AckClock(kafka);
@@ -262,6 +285,46 @@ final class LatencyScenario {
                         } finally {
                             poller.close();
                         }
+                    } else if (which == 3) {
+                        Map<String, Long> ackedAt = new ConcurrentHashMap<>();
+                        namastack.handler.sender(
+                                new Gruelbox.KafkaSender(
+                                        namastackProducer, NAMASTACK_TOPIC, ackedAt));
+                        env.execute("TRUNCATE " + Namastack.TABLE);
+                        namastack.startProcessing();
+                        try {
+                            drive(
+                                    env,
+                                    rate,
+                                    warmupSeconds,
+                                    seconds,
+                                    "namastack-" + prefix,
+                                    (id, committed) ->
+                                            namastack.inTransaction(
+                                                    WriteScenario::insertOrder,
+                                                    new Namastack.Event(
+                                                            id,
+                                                            Env.TOPIC,
+                                                            Env.MODULE,
+                                                            "application/json",
+                                                            Instant.now().toString(),
+                                                            textPayload),
+                                                    committed),
+                                    () -> {},
+                                    ackedAt,
+                                    namastackTarget,
+                                    lags,
+                                    maxLag);
+                        } finally {
+                            namastack.stopProcessing();
+                        }
+                        if (namastack.problems() != null || Namastack.incomplete(env) != 0) {
+                            throw new IllegalStateException(
+                                    "namastack did not complete every record cleanly: "
+                                            + Namastack.incomplete(env)
+                                            + " incomplete; "
+                                            + namastack.problems());
+                        }
                     } else {
                         Map<String, Long> ackedAt = new ConcurrentHashMap<>();
                         Gruelbox.KafkaSender sender =
@@ -342,6 +405,9 @@ final class LatencyScenario {
         double cpu = Stats.median(relaySide.cpuPerMessage);
         double handCpu = Stats.median(pollerSide.cpuPerMessage);
         double gruelboxCpu = Stats.median(gruelboxSide.cpuPerMessage);
+        double namastackP50 = Stats.median(namastackSide.p50s);
+        double namastackP99 = Stats.median(namastackSide.p99s);
+        double namastackCpu = Stats.median(namastackSide.cpuPerMessage);
         r.figure("messages", "measured messages per side", (double) rate * seconds * rounds, "")
                 .figure(
                         "p50_ms",
@@ -365,13 +431,6 @@ final class LatencyScenario {
                         "hand_max_ms",
                         "10 ms poller: max (all windows)",
                         Stats.ms(pollerSide.worst),
-                        "ms")
-                .figure("gruelbox_p50_ms", "gruelbox: p50 (median of windows)", gruelboxP50, "ms")
-                .figure("gruelbox_p99_ms", "gruelbox: p99 (median of windows)", gruelboxP99, "ms")
-                .figure(
-                        "gruelbox_max_ms",
-                        "gruelbox: max (all windows)",
-                        Stats.ms(gruelboxSide.worst),
                         "ms")
                 .figure(
                         "cpu_us_per_msg",
@@ -402,21 +461,6 @@ final class LatencyScenario {
                         "hand_db_cpu_us_per_msg",
                         "10 ms poller: of which PostgreSQL backends",
                         Stats.median(pollerSide.dbPerMessage),
-                        "µs")
-                .figure(
-                        "gruelbox_cpu_us_per_msg",
-                        "gruelbox: CPU per message, JVM + PostgreSQL (median of windows)",
-                        gruelboxCpu,
-                        "µs")
-                .figure(
-                        "gruelbox_jvm_cpu_us_per_msg",
-                        "gruelbox: of which JVM",
-                        Stats.median(gruelboxSide.jvmPerMessage),
-                        "µs")
-                .figure(
-                        "gruelbox_db_cpu_us_per_msg",
-                        "gruelbox: of which PostgreSQL backends",
-                        Stats.median(gruelboxSide.dbPerMessage),
                         "µs")
                 .figure(
                         "wait_claim_p50_ms",
@@ -475,9 +519,21 @@ final class LatencyScenario {
                         cpu / Math.max(1e-9, handCpu),
                         "<=",
                         1.5)
-                .check("outbox4j p99 / gruelbox p99", p99 / Math.max(1e-9, gruelboxP99), "<=", 1.0);
-        for (Side s : List.of(relaySide, pollerSide, gruelboxSide)) {
-            String key = s == relaySide ? "relay" : s == pollerSide ? "hand" : "gruelbox";
+                .check("outbox4j p99 / gruelbox p99", p99 / Math.max(1e-9, gruelboxP99), "<=", 1.0)
+                .check(
+                        "outbox4j p99 / namastack p99",
+                        p99 / Math.max(1e-9, namastackP99),
+                        "<=",
+                        1.0);
+        peerFigures(r, "gruelbox", "gruelbox", gruelboxSide);
+        peerFigures(r, "namastack", "namastack-outbox", namastackSide);
+        for (Side s : List.of(relaySide, pollerSide, gruelboxSide, namastackSide)) {
+            String key =
+                    s == relaySide
+                            ? "relay"
+                            : s == pollerSide
+                                    ? "hand"
+                                    : s == gruelboxSide ? "gruelbox" : "namastack";
             s.threadCpu.forEach(
                     (group, nanos) ->
                             r.figure(
@@ -494,7 +550,10 @@ final class LatencyScenario {
                 .config("hand_cpu_us_per_msg_per_window", pollerSide.cpuPerMessage)
                 .config("gruelbox_p99_per_window_ms", gruelboxSide.p99s)
                 .config("gruelbox_p50_per_window_ms", gruelboxSide.p50s)
-                .config("gruelbox_cpu_us_per_msg_per_window", gruelboxSide.cpuPerMessage);
+                .config("gruelbox_cpu_us_per_msg_per_window", gruelboxSide.cpuPerMessage)
+                .config("namastack_p99_per_window_ms", namastackSide.p99s)
+                .config("namastack_p50_per_window_ms", namastackSide.p50s)
+                .config("namastack_cpu_us_per_msg_per_window", namastackSide.cpuPerMessage);
         r.headline(
                 "p50 "
                         + Result.fmt(p50)
@@ -517,11 +576,44 @@ final class LatencyScenario {
                         + Result.fmt(gruelboxP99)
                         + " ms, "
                         + Result.fmt(gruelboxCpu)
+                        + " µs CPU/msg; namastack: p50 "
+                        + Result.fmt(namastackP50)
+                        + " / p99 "
+                        + Result.fmt(namastackP99)
+                        + " ms, "
+                        + Result.fmt(namastackCpu)
                         + " µs CPU/msg");
         env.execute(
                 "DROP TABLE " + WriteScenario.ORDERS + ", " + Env.q(SUBJECT) + ", " + Env.q(HAND));
         Gruelbox.dropTables(env);
+        Namastack.dropTables(env);
         return r;
+    }
+
+    /** A peer's latency and CPU figures: p50, p99, max, CPU per message and its split. */
+    private static void peerFigures(Result r, String key, String label, Side s) {
+        r.figure(key + "_p50_ms", label + ": p50 (median of windows)", Stats.median(s.p50s), "ms")
+                .figure(
+                        key + "_p99_ms",
+                        label + ": p99 (median of windows)",
+                        Stats.median(s.p99s),
+                        "ms")
+                .figure(key + "_max_ms", label + ": max (all windows)", Stats.ms(s.worst), "ms")
+                .figure(
+                        key + "_cpu_us_per_msg",
+                        label + ": CPU per message, JVM + PostgreSQL (median of windows)",
+                        Stats.median(s.cpuPerMessage),
+                        "µs")
+                .figure(
+                        key + "_jvm_cpu_us_per_msg",
+                        label + ": of which JVM",
+                        Stats.median(s.jvmPerMessage),
+                        "µs")
+                .figure(
+                        key + "_db_cpu_us_per_msg",
+                        label + ": of which PostgreSQL backends",
+                        Stats.median(s.dbPerMessage),
+                        "µs");
     }
 
     /** Commit time (nanoTime) per event id of the side being driven. */

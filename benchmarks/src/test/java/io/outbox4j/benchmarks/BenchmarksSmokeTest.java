@@ -87,6 +87,19 @@ class BenchmarksSmokeTest {
                 assertTrue(
                         r.checks.stream().anyMatch(c -> c.name().contains("gruelbox")),
                         r.scenario + " has no gruelbox check");
+                // namastack-outbox too (issue 27), and in e2e the competent hand-written relay
+                List<String> others =
+                        r.scenario.equals("e2e")
+                                ? List.of(
+                                        "namastack_msgs_per_s",
+                                        "competent1_msgs_per_s",
+                                        "competent2_msgs_per_s")
+                                : List.of("namastack_p99_ms");
+                for (String other : others) {
+                    assertTrue(
+                            figures.containsKey(other),
+                            r.scenario + " has no " + other + ": " + figures.keySet());
+                }
             }
             if (r.scenario.equals("scale-io")) {
                 // every setup drained every message it committed, and the outbox is empty

@@ -1,0 +1,384 @@
+package io.outbox4j.benchmarks;
+
+import io.namastack.outbox.Outbox;
+import io.namastack.outbox.OutboxProcessingScheduler;
+import io.namastack.outbox.handler.OutboxHandler;
+import io.namastack.outbox.handler.OutboxRecordMetadata;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+import javax.sql.DataSource;
+import org.springframework.boot.Banner;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.support.GenericApplicationContext;
+import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The peer namastack-outbox 1.6.0 ({@code io.namastack:namastack-outbox-starter-jdbc}, Spring Boot
+ * 4.0.6), measured beside outbox4j in {@code e2e} and {@code latency} (issue 27, item 1), used as
+ * its docs describe for a Spring Boot application:
+ *
+ * <ul>
+ *   <li>a Spring Boot application context in this JVM (no web server) with its auto-configuration
+ *       on the benchmark's HikariCP pool (a {@code DataSource} bean delegating to it; Boot's {@code
+ *       DataSourceTransactionManager} and {@code JdbcClient} over it), its own schema ({@code
+ *       outbox_record}, {@code outbox_instance}, {@code outbox_partition}, created by its schema
+ *       initialisation) and its Jackson 3 payload serializer;
+ *   <li>business code calls {@code outbox.schedule(event, key)} inside its Spring transaction; its
+ *       scheduler polls the partitions assigned to this instance (all 256 with one instance), loads
+ *       up to {@code batch-size} record keys per cycle, runs one task per key on its processing
+ *       executor, which hands each record of the key in order to the handler and marks it
+ *       completed;
+ *   <li>the handler (its Kafka module is not on Maven Central) sends one Kafka record with the
+ *       other sides' key, payload and five outbox headers and waits for its acknowledgement,
+ *       through {@link Gruelbox.KafkaSender} (the producer of the gruelbox peer's settings:
+ *       acks=all, idempotence, {@code linger.ms=0});
+ *   <li>its defaults, plus the throughput tuning of its documentation's "Performance Tuning" page
+ *       ("Platform-Thread Candidate": Java 17 has no virtual threads) in {@link #SETTINGS}.
+ * </ul>
+ */
+final class Namastack implements AutoCloseable {
+    /** Its records table. */
+    static final String TABLE = "outbox_record";
+
+    /** The version measured. */
+    static final String VERSION = "1.6.0";
+
+    /** Schedules per transaction when a backlog is loaded through namastack. */
+    static final int LOAD_CHUNK = 2_000;
+
+    /**
+     * The settings beyond its defaults: the "Platform-Thread Candidate" of its Performance Tuning
+     * page (batch-size 1000 keys, fixed polling every 25 ms, executor 16 to 32 threads, heartbeat 1
+     * s, stale-instance timeout 10 s, rebalance 1 s); {@code delete-completed-records} and {@code
+     * stop-on-first-failure} keep their defaults (false, true), as that page recommends.
+     */
+    static final Map<String, Object> SETTINGS = new LinkedHashMap<>();
+
+    static {
+        SETTINGS.put("namastack.outbox.polling.trigger", "fixed");
+        SETTINGS.put("namastack.outbox.polling.batch-size", "1000");
+        SETTINGS.put("namastack.outbox.polling.fixed.interval", "25ms");
+        SETTINGS.put("namastack.outbox.processing.executor-core-pool-size", "16");
+        SETTINGS.put("namastack.outbox.processing.executor-max-pool-size", "32");
+        SETTINGS.put("namastack.outbox.instance.heartbeat-interval", "1s");
+        SETTINGS.put("namastack.outbox.instance.stale-instance-timeout", "10s");
+        SETTINGS.put("namastack.outbox.instance.rebalance-interval", "1s");
+    }
+
+    /** The event namastack stores (as JSON, by its serializer) and hands back to the handler. */
+    public record Event(
+            String id,
+            String topic,
+            String module,
+            String contentType,
+            String occurredAt,
+            String payload) {}
+
+    /** The Spring Boot application: auto-configuration only, the beans come from the benchmark. */
+    @SpringBootConfiguration(proxyBeanMethods = false)
+    @EnableAutoConfiguration
+    static class App {}
+
+    /**
+     * Sends each record through the current {@link Gruelbox.KafkaSender} (awaiting the ack) and
+     * counts successes, letting a scenario wait for a number of them.
+     */
+    static final class KafkaHandler implements OutboxHandler {
+        private volatile Gruelbox.KafkaSender sender;
+        private final LongAdder handled = new LongAdder();
+        private final AtomicReference<String> firstProblem = new AtomicReference<>();
+        private volatile long target = Long.MAX_VALUE;
+        private volatile CountDownLatch reached = new CountDownLatch(1);
+        private final AtomicLong reachedAt = new AtomicLong();
+
+        KafkaHandler(Gruelbox.KafkaSender sender) {
+            this.sender = sender;
+        }
+
+        @Override
+        public boolean supports(Object payload, OutboxRecordMetadata metadata) {
+            return payload instanceof Event;
+        }
+
+        @Override
+        public void handle(Object payload, OutboxRecordMetadata metadata) {
+            Event e = (Event) payload;
+            try {
+                sender.send(
+                        e.id(),
+                        e.topic(),
+                        metadata.getKey(),
+                        e.module(),
+                        e.contentType(),
+                        Instant.parse(e.occurredAt()),
+                        e.payload());
+            } catch (RuntimeException ex) {
+                firstProblem.compareAndSet(null, ex.toString());
+                throw ex;
+            }
+            handled.increment();
+            if (handled.sum() >= target && reachedAt.compareAndSet(0, System.nanoTime())) {
+                reached.countDown();
+            }
+        }
+
+        /** Counts afresh and waits for {@code messages} successes from now on. */
+        void expect(long messages) {
+            reachedAt.set(0);
+            reached = new CountDownLatch(1);
+            handled.reset();
+            target = messages;
+        }
+
+        void sender(Gruelbox.KafkaSender sender) {
+            this.sender = sender;
+        }
+    }
+
+    private final ConfigurableApplicationContext context;
+    private final DataSource dataSource;
+    private final Outbox outbox;
+    private final TransactionTemplate transactions;
+    private final OutboxProcessingScheduler scheduler;
+    final KafkaHandler handler;
+
+    /**
+     * Starts namastack's application context over the pool (creating its tables if absent); its
+     * scheduler is stopped until {@link #startProcessing()}.
+     *
+     * @param pool the benchmark's pool
+     * @param sender what the handler sends with
+     */
+    Namastack(DataSource pool, Gruelbox.KafkaSender sender) {
+        this.handler = new KafkaHandler(sender);
+        // Boot must not reconfigure the benchmark's logging (slf4j-simple)
+        System.setProperty("org.springframework.boot.logging.LoggingSystem", "none");
+        Map<String, Object> properties = new LinkedHashMap<>(SETTINGS);
+        properties.put("spring.jmx.enabled", "false");
+        this.context =
+                new SpringApplicationBuilder(App.class)
+                        .web(WebApplicationType.NONE)
+                        .bannerMode(Banner.Mode.OFF)
+                        .logStartupInfo(false)
+                        .registerShutdownHook(false)
+                        .properties(properties)
+                        .initializers(
+                                ctx -> {
+                                    GenericApplicationContext g = (GenericApplicationContext) ctx;
+                                    // a delegate: the pool is not the context's to close
+                                    g.registerBean(
+                                            "dataSource",
+                                            DataSource.class,
+                                            () -> new DelegatingDataSource(pool));
+                                    g.registerBean(
+                                            "benchmarkKafkaHandler",
+                                            KafkaHandler.class,
+                                            () -> handler);
+                                })
+                        .run();
+        this.dataSource = context.getBean(DataSource.class);
+        this.outbox = context.getBean(Outbox.class);
+        this.transactions =
+                new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+        this.scheduler = context.getBean(OutboxProcessingScheduler.class);
+        scheduler.stop();
+    }
+
+    /**
+     * Describes the configuration, for a result.
+     *
+     * @return one line
+     */
+    static String settings() {
+        return "namastack-outbox "
+                + VERSION
+                + " (namastack-outbox-starter-jdbc, Spring Boot 4.0.6 context in this JVM on the"
+                + " same HikariCP pool): its schema and defaults plus the Performance Tuning page's"
+                + " platform-thread candidate "
+                + SETTINGS
+                + "; handler: producer.send(record).get() with acks=all, idempotence, linger.ms=0";
+    }
+
+    /** Drops its tables, so that its schema initialisation creates them afresh. */
+    static void dropTables(Env env) {
+        env.execute("DROP TABLE IF EXISTS outbox_record, outbox_instance, outbox_partition");
+    }
+
+    /**
+     * Records that it did not complete: {@code NEW} or {@code FAILED} (completed records stay in
+     * the table, its default).
+     *
+     * @param env the environment
+     * @return the count
+     */
+    static long incomplete(Env env) {
+        return env.queryLong("SELECT count(*) FROM " + TABLE + " WHERE status <> 'COMPLETED'");
+    }
+
+    void startProcessing() {
+        scheduler.start();
+    }
+
+    void stopProcessing() {
+        scheduler.stop();
+    }
+
+    /**
+     * Runs one business transaction: {@code work} on the transaction's connection, then {@code
+     * outbox.schedule(event, key)} in the same Spring transaction; {@code committed} runs right
+     * after the commit.
+     *
+     * @param work the business statements; returns the record key
+     * @param event the event
+     * @param committed runs after the commit, or null
+     */
+    void inTransaction(BusinessWork work, Event event, Runnable committed) {
+        transactions.executeWithoutResult(
+                status -> {
+                    if (committed != null) {
+                        TransactionSynchronizationManager.registerSynchronization(
+                                new TransactionSynchronization() {
+                                    @Override
+                                    public void afterCommit() {
+                                        committed.run();
+                                    }
+                                });
+                    }
+                    Connection c = DataSourceUtils.getConnection(dataSource);
+                    String key;
+                    try {
+                        key = work.run(c);
+                    } catch (Exception e) {
+                        throw new IllegalStateException("business work failed: " + e, e);
+                    } finally {
+                        DataSourceUtils.releaseConnection(c, dataSource);
+                    }
+                    outbox.schedule(event, key);
+                });
+    }
+
+    /** Business statements on the transaction's connection. */
+    @FunctionalInterface
+    interface BusinessWork {
+        String run(Connection c) throws Exception;
+    }
+
+    /**
+     * Loads a backlog through namastack itself: {@code count} events scheduled in transactions of
+     * {@value #LOAD_CHUNK} while its scheduler is stopped; ids {@code <prefix><n>}, keys {@code
+     * k-<n mod 1000>}, a payload of {@code payloadBytes} 'x', as {@link Env#load} writes for the
+     * other sides.
+     *
+     * @param prefix the event id prefix
+     * @param count how many
+     * @param payloadBytes the payload size
+     */
+    void load(String prefix, int count, int payloadBytes) {
+        String payload = "x".repeat(payloadBytes);
+        Instant base = Instant.now().minusSeconds(86_400);
+        for (int from = 1; from <= count; from += LOAD_CHUNK) {
+            int first = from;
+            int last = Math.min(count, from + LOAD_CHUNK - 1);
+            transactions.executeWithoutResult(
+                    status -> {
+                        for (int i = first; i <= last; i++) {
+                            outbox.schedule(
+                                    new Event(
+                                            prefix + i,
+                                            Env.TOPIC,
+                                            Env.MODULE,
+                                            "application/octet-stream",
+                                            base.plusNanos(i * 1000L).toString(),
+                                            payload),
+                                    "k-" + (i % 1000));
+                        }
+                    });
+        }
+    }
+
+    /**
+     * Drains a loaded backlog: from starting its scheduler to the moment every record is marked
+     * completed (the handler's last success, then its status update, read by polling the table
+     * every 2 ms only after that success); CPU metered over the same span.
+     *
+     * @param env the environment
+     * @param messages how many records are loaded
+     * @return the run (its statements are not timed one by one)
+     */
+    Drains.Run drain(Env env, long messages) {
+        handler.expect(messages);
+        Cpu.Meter cpu = Cpu.start(env);
+        long t0 = System.nanoTime();
+        startProcessing();
+        long t1;
+        Cpu used;
+        try {
+            awaitHandled(Drains.timeout(messages));
+            while (incomplete(env) != 0) {
+                if (System.nanoTime() - t0 > Drains.timeout(messages).toNanos()) {
+                    throw new IllegalStateException(
+                            "namastack left " + incomplete(env) + " records incomplete");
+                }
+                TimeUnit.MILLISECONDS.sleep(2);
+            }
+            t1 = System.nanoTime();
+            used = cpu.stop();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        } finally {
+            stopProcessing();
+        }
+        return new Drains.Run(messages, t1 - t0, new Timings(), new Timings(), used);
+    }
+
+    private void awaitHandled(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!handler.reached.await(100, TimeUnit.MILLISECONDS)) {
+            if (handler.firstProblem.get() != null) {
+                throw new IllegalStateException(
+                        "namastack drain was not clean: " + handler.firstProblem.get());
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(
+                        "namastack handled only "
+                                + handler.handled.sum()
+                                + " of "
+                                + handler.target
+                                + " records within "
+                                + timeout);
+            }
+        }
+    }
+
+    /**
+     * Why the handler failed, if it did.
+     *
+     * @return the first problem, or null
+     */
+    String problems() {
+        return handler.firstProblem.get();
+    }
+
+    @Override
+    public void close() {
+        context.close();
+    }
+}
