@@ -12,7 +12,6 @@ import io.outbox4j.api.Release;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -138,22 +137,9 @@ abstract class AdminDeadLetterRules extends AdminRules {
                                 + " store returned %s items and next=%s",
                         empty.items().size(), empty.next())
                 .isTrue();
-        Message[] dead = new Message[5];
-        Map<Message, Instant> at = new LinkedHashMap<>();
-        for (int i = 0; i < dead.length; i++) {
-            dead[i] = message();
-            at.put(dead[i], now().plus(Duration.ofSeconds(i)));
-        }
-        committed(dead);
-        deadLetter(at);
-        DeadLetterQuery query = DeadLetterQuery.all().limit(2);
-        List<List<String>> pages = new ArrayList<>();
-        DeadLetterPage page = admin().deadLetters(query);
-        pages.add(idsOfDead(page.items()));
-        while (page.next().isPresent() && pages.size() < 10) {
-            page = admin().deadLetters(query.after(page.next().get()));
-            pages.add(idsOfDead(page.items()));
-        }
+        Instant t = now();
+        Message[] dead = deadLettersAt(5, i -> t.plus(Duration.ofSeconds(i)));
+        List<List<String>> pages = pagesOf(DeadLetterQuery.all().limit(2));
         List<Integer> sizes = pages.stream().map(List::size).toList();
         assertThat(sizes)
                 .as(
@@ -187,24 +173,9 @@ abstract class AdminDeadLetterRules extends AdminRules {
     @DisplayName("a page boundary between dead letters of one instant skips none and repeats none")
     void required_deadLetterPagesSplitOneInstantWithoutLossOrRepeat() {
         Instant t = now().plus(Duration.ofMinutes(1));
-        Message[] dead = new Message[6];
-        Map<Message, Instant> at = new LinkedHashMap<>();
-        for (int i = 0; i < dead.length; i++) {
-            dead[i] = message();
-            at.put(
-                    dead[i],
-                    i == 0 ? t : i == dead.length - 1 ? t.plusSeconds(2) : t.plusSeconds(1));
-        }
-        committed(dead);
-        deadLetter(at);
-        DeadLetterQuery query = DeadLetterQuery.all().limit(2);
-        List<List<String>> pages = new ArrayList<>();
-        DeadLetterPage page = admin().deadLetters(query);
-        pages.add(idsOfDead(page.items()));
-        while (page.next().isPresent() && pages.size() < 10) {
-            page = admin().deadLetters(query.after(page.next().get()));
-            pages.add(idsOfDead(page.items()));
-        }
+        Message[] dead =
+                deadLettersAt(6, i -> i == 0 ? t : i == 5 ? t.plusSeconds(2) : t.plusSeconds(1));
+        List<List<String>> pages = pagesOf(DeadLetterQuery.all().limit(2));
         assertThat(pages.stream().flatMap(List::stream).toList())
                 .as(
                         "6 dead letters, the 2nd to 5th dead at the same instant %s, paged 2 at a"
@@ -221,38 +192,28 @@ abstract class AdminDeadLetterRules extends AdminRules {
     @DisplayName(
             "dead letters are filtered by topic, by dead-letter time (from inclusive, before exclusive), and pages keep the filter")
     void required_deadLettersAreFilteredByTopicAndTime() {
-        Instant t = now().plus(Duration.ofMinutes(1));
-        Message a1 = message();
-        Message a2 = message();
-        Message a3 = message();
-        Message b2 = message(TOPIC_B).build();
-        committed(a1, a2, a3, b2);
-        Map<Message, Instant> at = new LinkedHashMap<>();
-        at.put(a1, t);
-        at.put(a2, t.plusSeconds(10));
-        at.put(a3, t.plusSeconds(20));
-        at.put(b2, t.plusSeconds(10));
-        deadLetter(at);
+        Spread s = spreadDeadLetters(Duration.ofSeconds(10));
+        Instant t = s.t();
         List<String> ofB = idsOfDead(listAll(DeadLetterQuery.all().topic(TOPIC_B)));
         assertThat(ofB)
                 .as(
                         "topic(%s) must list only '%s', but your store listed %s",
-                        TOPIC_B, b2.id(), ofB)
-                .containsExactly(b2.id());
+                        TOPIC_B, s.b().id(), ofB)
+                .containsExactly(s.b().id());
         List<String> from = idsOfDead(listAll(DeadLetterQuery.all().deadFrom(t.plusSeconds(10))));
         assertThat(from)
                 .as(
                         "deadFrom(%s) is inclusive and must list '%s', '%s' (same instant, enqueue"
                                 + " order) and '%s', but your store listed %s",
-                        t.plusSeconds(10), a2.id(), b2.id(), a3.id(), from)
-                .containsExactly(a2.id(), b2.id(), a3.id());
+                        t.plusSeconds(10), s.a2().id(), s.b().id(), s.a3().id(), from)
+                .containsExactly(s.a2().id(), s.b().id(), s.a3().id());
         List<String> before =
                 idsOfDead(listAll(DeadLetterQuery.all().deadBefore(t.plusSeconds(10))));
         assertThat(before)
                 .as(
                         "deadBefore(%s) is exclusive and must list only '%s', but your store listed %s",
-                        t.plusSeconds(10), a1.id(), before)
-                .containsExactly(a1.id());
+                        t.plusSeconds(10), s.a1().id(), before)
+                .containsExactly(s.a1().id());
         DeadLetterQuery both =
                 DeadLetterQuery.all()
                         .topic(TOPIC_A)
@@ -264,7 +225,7 @@ abstract class AdminDeadLetterRules extends AdminRules {
                 .as(
                         "topic(%s), deadFrom(%s), deadBefore(%s), paged one at a time, must list '%s'"
                                 + " then '%s' (every page keeps the filter), but your store listed %s",
-                        TOPIC_A, t, t.plusSeconds(20), a1.id(), a2.id(), filtered)
-                .containsExactly(a1.id(), a2.id());
+                        TOPIC_A, t, t.plusSeconds(20), s.a1().id(), s.a2().id(), filtered)
+                .containsExactly(s.a1().id(), s.a2().id());
     }
 }

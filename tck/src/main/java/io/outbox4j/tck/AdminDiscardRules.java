@@ -11,7 +11,6 @@ import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxStatistics;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.DisplayName;
@@ -58,16 +57,9 @@ abstract class AdminDiscardRules extends AdminRules {
     @DisplayName("a discarded dead letter unblocks its key")
     void required_discardUnblocksItsKey() {
         String key = nextKey();
-        Message head = keyed(key);
-        Message next = keyed(key);
-        committed(head);
-        deadLetterNow(head);
-        committed(next);
-        assertThat(claimAll(OTHER))
-                .as(
-                        "setting up: '%s' must be held back behind the dead letter '%s'",
-                        next.id(), head.id())
-                .isEmpty();
+        Message[] held = headDeadWithAFollower(key);
+        Message head = held[0];
+        Message next = held[1];
         admin().discard(List.of(head.id()));
         List<Delivery> got = claimAll(OTHER);
         assertThat(ids(got))
@@ -105,19 +97,9 @@ abstract class AdminDiscardRules extends AdminRules {
     @DisplayName(
             "discardAll discards every dead letter its filter selects, whatever its page size, and nothing else")
     void required_discardAllDiscardsWhatTheFilterSelects() {
-        Instant t = now().plus(Duration.ofMinutes(1));
-        Message a1 = message();
-        Message a2 = message();
-        Message a3 = message();
-        Message b1 = message(TOPIC_B).build();
         Message alive = message();
-        committed(a1, a2, a3, b1, alive);
-        Map<Message, Instant> at = new LinkedHashMap<>();
-        at.put(a1, t);
-        at.put(a2, t.plusSeconds(10));
-        at.put(a3, t.plusSeconds(20));
-        at.put(b1, t.plusSeconds(10));
-        deadLetter(at); // its claim leased 'alive' too
+        Spread s = spreadDeadLetters(Duration.ofSeconds(10), alive); // its claim leases 'alive' too
+        Instant t = s.t();
         int discarded =
                 admin().discardAll(
                                 DeadLetterQuery.all()
@@ -128,15 +110,15 @@ abstract class AdminDiscardRules extends AdminRules {
                 .as(
                         "discardAll(topic %s, deadBefore %s, limit 1) must discard '%s' and '%s' (the"
                                 + " page size is ignored), but your store said %d",
-                        TOPIC_A, t.plusSeconds(20), a1.id(), a2.id(), discarded)
+                        TOPIC_A, t.plusSeconds(20), s.a1().id(), s.a2().id(), discarded)
                 .isEqualTo(2);
         List<String> stay = idsOfDead(listAll(DeadLetterQuery.all()));
         assertThat(stay)
                 .as(
                         "only the dead letters outside the filter stay, listed oldest first (%s, %s),"
                                 + " but your store listed %s",
-                        b1.id(), a3.id(), stay)
-                .containsExactly(b1.id(), a3.id());
+                        s.b().id(), s.a3().id(), stay)
+                .containsExactly(s.b().id(), s.a3().id());
         OutboxStatistics stats = admin().statistics(now());
         assertThat(
                         stats.total().dead()

@@ -12,7 +12,6 @@ import io.outbox4j.api.Message;
 import io.outbox4j.api.Release;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.DisplayName;
@@ -77,16 +76,9 @@ abstract class AdminReplayRules extends AdminRules {
             "a replayed dead letter unblocks its key: it is claimed first, then the messages behind it")
     void required_replayUnblocksItsKey() {
         String key = nextKey();
-        Message head = keyed(key);
-        Message next = keyed(key);
-        committed(head);
-        deadLetterNow(head);
-        committed(next);
-        assertThat(claimAll(OTHER))
-                .as(
-                        "setting up: '%s' must be held back behind the dead letter '%s'",
-                        next.id(), head.id())
-                .isEmpty();
+        Message[] held = headDeadWithAFollower(key);
+        Message head = held[0];
+        Message next = held[1];
         admin().replay(List.of(head.id()), now());
         List<Delivery> got = claimAll(OTHER);
         assertThat(ids(got).isEmpty() ? "" : ids(got).get(0))
@@ -152,18 +144,8 @@ abstract class AdminReplayRules extends AdminRules {
     @DisplayName(
             "replayAll replays every dead letter its filter selects, whatever its page size and cursor")
     void required_replayAllReplaysWhatTheFilterSelects() {
-        Instant t = now().plus(Duration.ofMinutes(1));
-        Message a1 = message();
-        Message a2 = message();
-        Message a3 = message();
-        Message b1 = message(TOPIC_B).build();
-        committed(a1, a2, a3, b1);
-        Map<Message, Instant> at = new LinkedHashMap<>();
-        at.put(a1, t);
-        at.put(a2, t.plusSeconds(10));
-        at.put(a3, t.plusSeconds(20));
-        at.put(b1, t);
-        deadLetter(at);
+        Spread s = spreadDeadLetters(Duration.ZERO);
+        Instant t = s.t();
         DeadLetterQuery filter =
                 DeadLetterQuery.all().topic(TOPIC_A).deadFrom(t.plusSeconds(10)).limit(1);
         DeadLetterPage first = admin().deadLetters(filter);
@@ -178,9 +160,9 @@ abstract class AdminReplayRules extends AdminRules {
                                     + " end, that filter lists %s)",
                             TOPIC_A,
                             from,
-                            a2.id(),
+                            s.a2().id(),
                             from,
-                            a3.id(),
+                            s.a3().id(),
                             t.plusSeconds(20),
                             idsOfDead(first.items()),
                             idsOfDead(
@@ -192,23 +174,23 @@ abstract class AdminReplayRules extends AdminRules {
                 .as(
                         "replayAll(topic %s, deadFrom %s, limit 1, after a cursor) must replay '%s' and"
                                 + " '%s' (page size and cursor are ignored), but your store said %d",
-                        TOPIC_A, t.plusSeconds(10), a2.id(), a3.id(), replayed)
+                        TOPIC_A, t.plusSeconds(10), s.a2().id(), s.a3().id(), replayed)
                 .isEqualTo(2);
         List<String> stay = idsOfDead(listAll(DeadLetterQuery.all()));
         assertThat(stay)
                 .as(
                         "only the dead letters outside the filter stay dead, listed oldest first"
                                 + " (%s, %s), but your store listed %s",
-                        a1.id(), b1.id(), stay)
-                .containsExactly(a1.id(), b1.id());
+                        s.a1().id(), s.b().id(), stay)
+                .containsExactly(s.a1().id(), s.b().id());
         int rest = admin().replayAll(DeadLetterQuery.all().deadBefore(t.plusSeconds(10)), now());
         assertThat(rest)
                 .as(
                         "replayAll(deadBefore %s) must replay '%s' and '%s', but your store said %d",
-                        t.plusSeconds(10), a1.id(), b1.id(), rest)
+                        t.plusSeconds(10), s.a1().id(), s.b().id(), rest)
                 .isEqualTo(2);
         assertThat(ids(claimAll(OTHER)))
                 .as("every replayed message must be claimable")
-                .containsExactlyInAnyOrder(a1.id(), a2.id(), a3.id(), b1.id());
+                .containsExactlyInAnyOrder(s.a1().id(), s.a2().id(), s.a3().id(), s.b().id());
     }
 }

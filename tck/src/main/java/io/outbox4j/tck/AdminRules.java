@@ -20,6 +20,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 
 /**
@@ -196,5 +197,80 @@ abstract class AdminRules extends KitRules {
                         topic, stats.byTopic().keySet())
                 .isNotNull();
         return t;
+    }
+
+    /**
+     * Enqueues {@code count} messages of {@link #TOPIC_A} and dead-letters the i-th at {@code
+     * at.apply(i)} (worked out before the enqueue moves the kit's clock).
+     */
+    Message[] deadLettersAt(int count, IntFunction<Instant> at) {
+        Message[] dead = new Message[count];
+        Map<Message, Instant> deadAt = new LinkedHashMap<>();
+        for (int i = 0; i < count; i++) {
+            dead[i] = message();
+            deadAt.put(dead[i], at.apply(i));
+        }
+        committed(dead);
+        deadLetter(deadAt);
+        return dead;
+    }
+
+    /** The ids of each page of dead letters that {@code query} and its cursors list, 10 at most. */
+    List<List<String>> pagesOf(DeadLetterQuery query) {
+        List<List<String>> pages = new ArrayList<>();
+        DeadLetterPage page = admin().deadLetters(query);
+        pages.add(idsOfDead(page.items()));
+        while (page.next().isPresent() && pages.size() < 10) {
+            page = admin().deadLetters(query.after(page.next().get()));
+            pages.add(idsOfDead(page.items()));
+        }
+        return pages;
+    }
+
+    /**
+     * Dead letters spread over time for the filter rules: {@code a1}, {@code a2} and {@code a3} of
+     * {@link #TOPIC_A} dead at {@code t}, {@code t} + 10 s and {@code t} + 20 s, and {@code b} of
+     * {@link #TOPIC_B} dead at {@code t} + {@code bAfter}, where {@code t} is a minute after the
+     * kit's clock.
+     */
+    record Spread(Instant t, Message a1, Message a2, Message a3, Message b) {}
+
+    /**
+     * Sets up a {@link Spread}; {@code alive} more messages of {@link #TOPIC_A} are enqueued with
+     * it and stay alive (the claim that sets the dead letters up leases them).
+     */
+    Spread spreadDeadLetters(Duration bAfter, Message... alive) {
+        Instant t = now().plus(Duration.ofMinutes(1));
+        Spread s = new Spread(t, message(), message(), message(), message(TOPIC_B).build());
+        List<Message> all = new ArrayList<>(List.of(s.a1(), s.a2(), s.a3(), s.b()));
+        all.addAll(Arrays.asList(alive));
+        committed(all);
+        Map<Message, Instant> at = new LinkedHashMap<>();
+        at.put(s.a1(), t);
+        at.put(s.a2(), t.plusSeconds(10));
+        at.put(s.a3(), t.plusSeconds(20));
+        at.put(s.b(), t.plus(bAfter));
+        deadLetter(at);
+        return s;
+    }
+
+    /**
+     * Enqueues two messages of the key, dead-letters the first and checks that the second is held
+     * back behind it.
+     *
+     * @return the dead head and its follower
+     */
+    Message[] headDeadWithAFollower(String key) {
+        Message head = keyed(key);
+        Message next = keyed(key);
+        committed(head);
+        deadLetterNow(head);
+        committed(next);
+        assertThat(claimAll(OTHER))
+                .as(
+                        "setting up: '%s' must be held back behind the dead letter '%s'",
+                        next.id(), head.id())
+                .isEmpty();
+        return new Message[] {head, next};
     }
 }
