@@ -93,6 +93,11 @@ final class Pipeline {
     final AtomicLong publishedTotal = new AtomicLong();
     final AtomicLong deadLetteredTotal = new AtomicLong();
 
+    /** For tests: the relay's checked settings. */
+    Settings settings() {
+        return settings;
+    }
+
     Pipeline(Settings settings, OutboxStore store, Publisher publisher, RelayLog log) {
         this.settings = settings;
         this.store = store;

@@ -29,112 +29,17 @@ import org.jspecify.annotations.Nullable;
  * relay.close();       // stop claiming, let the batches in flight finish
  * }</pre>
  *
- * <h2>One batch ({@link #runOnce()})</h2>
- *
- * <ol>
- *   <li><b>Claim</b> up to {@code batchSize} messages for a short {@link #lease()} (default {@link
- *       #DEFAULT_LEASE}). The store hands out a key's messages only in enqueue order and never to
- *       two claimers at once, so per-key order across batches, relays and restarts is the store's.
- *   <li><b>Renew</b>: while the batch runs, the relay extends the leases of every message it still
- *       holds with one {@link OutboxStore#extend} call every third of the lease. A crashed relay's
- *       messages are therefore claimable again one lease after its last renewal, whatever the batch
- *       size. If renewals fail (the store is down), the relay stops handing messages to the
- *       publisher once less than a third of the last confirmed lease is left: it can no longer
- *       prove they are its own. Messages whose renewal comes back stale are dropped from the batch
- *       (observed as {@link io.outbox4j.api.Observation.Outcome#STALE}), never published.
- *   <li><b>Publish</b> with at most {@code workers} publisher calls at a time (across all the
- *       batches in flight). Each call is one hand-off to a thread of the relay's publish pool,
- *       which enforces the call's deadline (see {@link Publisher}). A batch is split into at most
- *       {@code workers} calls, and at most one per 8 messages (a small batch is one call: an
- *       adapter pipelines the messages of a call). Messages sharing a key form a <em>lane</em> (a
- *       message without a key is a lane of its own); each worker owns whole lanes and hands the
- *       current head of each of its lanes to the publisher in one call, so an adapter can pipeline
- *       them. Two messages with the same key are therefore never in the same call nor in concurrent
- *       calls, and go out in claim order. When a message fails, the later messages of its lane are
- *       not published in this batch: they are given back untried ({@link OutboxStore#abandon}) and
- *       the store keeps them behind the failed message.
- *   <li>Each publisher call is bounded by {@code deliveryTimeout}: a call that has not answered by
- *       then is cancelled (its thread interrupted) and its messages failed with a {@link
- *       java.util.concurrent.TimeoutException}. As a safety limit, no call starts later than {@code
- *       (ceil(claimed / workers) + 1) × deliveryTimeout} after the claim (at most {@link
- *       #MAX_BATCH_DURATION}): the lease the relay used to derive, now a bound on how long one
- *       batch keeps its messages; the rest is given back untried.
- *   <li><b>Verdict</b> for a failed message, in this order: a permanent failure is dead-lettered; a
- *       message at its {@code maxAttempts}-th attempt is dead-lettered ("gave up after N attempts:
- *       …"); a {@link io.outbox4j.api.RetryAfterException} sets the retry delay; otherwise the
- *       {@link Backoff} does. The delay is a floor: the relay adds a random spread of 0–50 %, never
- *       less. Attempts count real tries only: a message given back untried does not use one up.
- *   <li><b>Record</b>: all published messages are completed in one {@link OutboxStore#complete}
- *       call, failures are released or dead-lettered one by one, and the messages never handed to
- *       the publisher are given back in one {@link OutboxStore#abandon} call. These writes ignore
- *       {@link #close()}: a message published during shutdown is still recorded. In {@link
- *       #runOnce()} each write runs on the relay's write pool, bounded by 5 seconds of its own and
- *       deaf to the caller's interrupt; the loop's batch threads (which nobody interrupts) write
- *       themselves, without a hand-off, and {@link #close()} waits for them at most 5 seconds past
- *       its shutdown timeout. A stale receipt (the lease ran out and someone else claimed the
- *       message) is observed as {@link io.outbox4j.api.Observation.Outcome#STALE} and never
- *       retried.
- *   <li><b>Observe</b>: one {@link io.outbox4j.api.Observation} per claimed message (id, key,
- *       enqueue time, attempt, duration, outcome), after its outcome was recorded (or could not
- *       be). An observer that throws is ignored.
- * </ol>
- *
- * <p>If the publisher throws an {@link Error}, the messages of that call are observed with {@code
- * publisherThrewError} and released (with the backoff delay), the rest of the batch that was not
- * published is given back untried, the outcomes of the other calls are recorded, and the {@code
- * Error} is rethrown: by {@link #runOnce()}, or on the relay thread, which ends the loop (the error
- * is logged and reaches the thread's uncaught-exception handler). An exception thrown by the
- * publisher fails every message of that call.
- *
- * <p>If the thread running a batch is interrupted (or {@link #close()} runs out of time), no
- * further publisher call is started, calls in flight are cancelled and their messages released for
- * an immediate retry (they were handed over: the attempt counts), every message not started is
- * given back untried, and the outcomes are still recorded; an interrupt status is kept.
- *
- * <h2>The loop ({@link #start()})</h2>
- *
- * A daemon thread claims; each claimed batch is published, recorded and observed on a batch thread
- * of its own while the loop claims the next one, so claims, publishing and outcome writes overlap.
- *
- * <ul>
- *   <li><b>Bounded</b>: at most {@code maxInFlight} messages (default twice the batch size) and
- *       four batches are in flight (claimed, not yet recorded); the loop claims only when there is
- *       room for at least half a claim. The relay's memory does not grow with the backlog.
- *   <li><b>Per-key order</b> across batches in flight is the store's: a keyed message is not
- *       claimable while an earlier message of its key is leased, so no later claim takes a message
- *       whose predecessor a batch in flight still holds.
- *   <li><b>Adaptive claims</b>: the first claim asks for {@code minBatchSize} (default {@value
- *       #DEFAULT_MIN_BATCH_SIZE}); each claim that comes back full doubles the next, up to {@code
- *       batchSize} (default {@value #DEFAULT_BATCH_SIZE}); a partial claim halves it, an empty one
- *       resets it. After a full claim the loop claims again as soon as there is room; after a
- *       partial or empty one it waits {@code pollInterval}, or less if {@link #wakeUp()} is called.
- *       A partial claim made beside batches in flight right after a full one most likely met the
- *       keys those batches hold: the loop then claims again, at the same size, as soon as no batch
- *       is in flight (a backlog on few keys is not claimed over and over beside its own batches).
- *   <li><b>Coalesced wake-ups</b>: a wake-up is remembered, never lost; it claims at once unless a
- *       claim started within the {@code wakeUpWindow} (default 4 ms), else at the end of it, once
- *       for all wake-ups that came meanwhile. A batch that completes keyed messages wakes the loop
- *       if another claim ran while it was in flight (the next messages of those keys were not
- *       claimable then).
- *   <li><b>Wake-ups from other processes</b>: when the store implements {@link OutboxWakeUps}
- *       (store-jdbi on PostgreSQL, the tck's reference store), a started relay listens, and a
- *       commit by any process that enqueued wakes it as {@link #wakeUp()} would (docs/relay.md). No
- *       setting: a lost signal costs at most one {@code pollInterval}.
- *   <li>A store failure while claiming is reported to {@link Observer#onStoreError} and retried
- *       after a pause that starts at {@code pollInterval} and doubles up to {@code
- *       max(pollInterval, 30s)}.
- *   <li>An {@link Error} from the publisher in one batch stops the others from starting further
- *       calls (they give back what they did not hand over) and ends the loop.
- * </ul>
- *
- * <h2>Logging</h2>
- *
- * Through slf4j, never a payload or a header value: {@code io.outbox4j.engine.Relay} logs start and
- * stop at INFO (owner, batch size, workers, lease); {@code io.outbox4j.engine.publish} summarises
- * publish failures per topic at WARN, at most once per {@link #DEFAULT_FAILURE_LOG_INTERVAL} per
- * topic (count, last error, next retry); {@code io.outbox4j.engine.deadletter} logs each dead
- * letter at WARN (id, topic, key, reason); {@code io.outbox4j.engine.store} logs store failures at
- * WARN with the driver's own message.
+ * <p>One batch ({@link #runOnce()}) claims up to {@code batchSize} messages for a short {@link
+ * #lease()}, renews the leases while it runs, publishes with at most {@code workers} publisher
+ * calls at a time (a key's messages never in two calls at once, in claim order), bounds each call
+ * by {@code deliveryTimeout}, decides a verdict for each failure (dead letter, retry after a delay,
+ * or given back untried), records the outcomes in the store and observes each message. The loop
+ * ({@link #start()}) claims while earlier batches publish, with claims that grow while they come
+ * back full, bounded messages in flight, coalesced wake-ups (also from other processes when the
+ * store implements {@link OutboxWakeUps}) and, when the store supports it ({@link
+ * OutboxMembership}), a share of the outbox's buckets. The whole behaviour, step by step, with
+ * failures, interrupts and logging: docs/engine.md. Every setting is defined once in {@link
+ * RelaySetting}.
  *
  * <p>A relay is safe for use by several threads; a {@link #runOnce()} call runs beside the loop's
  * batches. The relay never closes the store or the publisher: they belong to the caller.
@@ -911,83 +816,47 @@ public final class Relay implements AutoCloseable {
         public Relay build() {
             require(store != null, "store must not be null");
             require(publisher != null, "publisher must not be null");
-            require(batchSize >= 1, "batchSize must be >= 1, but was " + batchSize);
-            require(
-                    batchSize <= ClaimRequest.MAX_LIMIT,
-                    "batchSize must be <= "
-                            + ClaimRequest.MAX_LIMIT
-                            + " (the largest claim), but was "
-                            + batchSize);
+            RelaySetting.BATCH_SIZE.check(batchSize);
             int min =
-                    minBatchSize == null
-                            ? Math.min(DEFAULT_MIN_BATCH_SIZE, batchSize)
-                            : minBatchSize;
-            require(min >= 1, "minBatchSize must be >= 1, but was " + min);
+                    RelaySetting.MIN_BATCH_SIZE.check(
+                            minBatchSize == null
+                                    ? Math.min(DEFAULT_MIN_BATCH_SIZE, batchSize)
+                                    : minBatchSize);
             require(
                     min <= batchSize,
                     "minBatchSize must be <= batchSize (" + batchSize + "), but was " + min);
-            long inFlight =
-                    maxInFlight == null
-                            ? (long) DEFAULT_IN_FLIGHT_BATCHES * batchSize
-                            : (long) maxInFlight;
+            int inFlight =
+                    RelaySetting.MAX_IN_FLIGHT.check(
+                            maxInFlight == null
+                                    ? DEFAULT_IN_FLIGHT_BATCHES * batchSize
+                                    : maxInFlight);
             require(
                     inFlight >= batchSize,
                     "maxInFlight must be >= batchSize ("
                             + batchSize
                             + ") so that a full claim fits, but was "
                             + inFlight);
-            require(wakeUpWindow != null, "wakeUpWindow must not be null");
-            require(
-                    !wakeUpWindow.isNegative() && wakeUpWindow.compareTo(MAX_WAKE_UP_WINDOW) <= 0,
-                    "wakeUpWindow must be between 0 and "
-                            + Durations.format(MAX_WAKE_UP_WINDOW)
-                            + ", but was "
-                            + Durations.format(wakeUpWindow));
-            require(workers >= 1, "workers must be >= 1, but was " + workers);
-            positive(deliveryTimeout, "deliveryTimeout");
-            positive(lease, "lease");
-            require(
-                    lease.compareTo(MIN_LEASE) >= 0,
-                    "lease must be >= "
-                            + Durations.format(MIN_LEASE)
-                            + " (it is renewed every third of it), but was "
-                            + Durations.format(lease));
-            require(
-                    lease.compareTo(MAX_LEASE) <= 0,
-                    "lease must be <= "
-                            + Durations.format(MAX_LEASE)
-                            + " (it bounds crash recovery), but was "
-                            + Durations.format(lease));
-            require(maxAttempts >= 1, "maxAttempts must be >= 1, but was " + maxAttempts);
+            RelaySetting.WAKE_UP_WINDOW.check(wakeUpWindow);
+            RelaySetting.WORKERS.check(workers);
+            RelaySetting.DELIVERY_TIMEOUT.check(deliveryTimeout);
+            RelaySetting.LEASE.check(lease);
+            RelaySetting.MAX_ATTEMPTS.check(maxAttempts);
             require(
                     backoff != null,
                     "backoff must not be null; use Backoff.DEFAULT or Backoff.exponential(base, max)");
-            positive(pollInterval, "pollInterval");
+            RelaySetting.POLL_INTERVAL.check(pollInterval);
             require(clock != null, "clock must not be null; use Clock.systemUTC()");
             require(
                     observer != null,
                     "observer must not be null; use Observer.NOOP to observe nothing");
-            require(shutdownTimeout != null, "shutdownTimeout must not be null");
-            require(
-                    !shutdownTimeout.isNegative(),
-                    "shutdownTimeout must not be negative, but was "
-                            + Durations.format(shutdownTimeout));
+            RelaySetting.SHUTDOWN_TIMEOUT.check(shutdownTimeout);
             positive(storeWriteTimeout, "storeWriteTimeout");
             positive(clockCheck, "clockCheck");
             positive(failureLogInterval, "failureLogInterval");
             require(
                     minMessagesPerCall >= 1,
                     "minMessagesPerCall must be >= 1, but was " + minMessagesPerCall);
-            require(memberLease != null, "memberLease must not be null");
-            require(
-                    memberLease.compareTo(OutboxMembership.MIN_LEASE) >= 0
-                            && memberLease.compareTo(OutboxMembership.MAX_LEASE) <= 0,
-                    "memberLease must be between "
-                            + Durations.format(OutboxMembership.MIN_LEASE)
-                            + " and "
-                            + Durations.format(OutboxMembership.MAX_LEASE)
-                            + ", but was "
-                            + Durations.format(memberLease));
+            RelaySetting.MEMBER_LEASE.check(memberLease);
             String who = owner == null ? Owners.defaultOwner() : owner;
             // The claim request's own check (non-blank, at most 255 characters, no control
             // characters).
@@ -998,7 +867,7 @@ public final class Relay implements AutoCloseable {
                             who,
                             batchSize,
                             min,
-                            (int) inFlight,
+                            inFlight,
                             wakeUpWindow,
                             workers,
                             deliveryTimeout,

@@ -20,19 +20,22 @@ class RelayBuilderTest {
 
     static Stream<Arguments> invalidSettings() {
         return Stream.of(
-                bad("batchSize 0", b -> b.batchSize(0), "batchSize must be >= 1, but was 0"),
+                bad(
+                        "batchSize 0",
+                        b -> b.batchSize(0),
+                        "batchSize must be between 1 and 10000, but was 0"),
                 bad(
                         "batchSize negative",
                         b -> b.batchSize(-5),
-                        "batchSize must be >= 1, but was -5"),
+                        "batchSize must be between 1 and 10000, but was -5"),
                 bad(
                         "batchSize over the claim limit",
                         b -> b.batchSize(10_001),
-                        "batchSize must be <= 10000 (the largest claim), but was 10001"),
+                        "batchSize must be between 1 and 10000, but was 10001"),
                 bad(
                         "minBatchSize 0",
                         b -> b.minBatchSize(0),
-                        "minBatchSize must be >= 1, but was 0"),
+                        "minBatchSize must be between 1 and 10000, but was 0"),
                 bad(
                         "minBatchSize over the batch size",
                         b -> b.batchSize(100).minBatchSize(101),
@@ -45,29 +48,35 @@ class RelayBuilderTest {
                 bad(
                         "wakeUpWindow negative",
                         b -> b.wakeUpWindow(Duration.ofMillis(-1)),
-                        "wakeUpWindow must be between 0 and 1s, but was -1ms"),
+                        "wakeUpWindow must be between 0s and 1s, but was -1ms"),
                 bad(
                         "wakeUpWindow over a second",
                         b -> b.wakeUpWindow(Duration.ofMillis(1001)),
-                        "wakeUpWindow must be between 0 and 1s, but was 1.001s"),
+                        "wakeUpWindow must be between 0s and 1s, but was 1.001s"),
                 bad(
                         "wakeUpWindow null",
                         b -> b.wakeUpWindow(null),
                         "wakeUpWindow must not be null"),
-                bad("workers 0", b -> b.workers(0), "workers must be >= 1, but was 0"),
+                bad(
+                        "workers 0",
+                        b -> b.workers(0),
+                        "workers must be between 1 and 1024, but was 0"),
                 bad(
                         "deliveryTimeout zero",
                         b -> b.deliveryTimeout(Duration.ZERO),
-                        "deliveryTimeout must be positive, but was 0s"),
+                        "deliveryTimeout must be between 1ms and 60m, but was 0s"),
                 bad(
                         "deliveryTimeout negative",
                         b -> b.deliveryTimeout(Duration.ofSeconds(-1)),
-                        "deliveryTimeout must be positive, but was -1s"),
+                        "deliveryTimeout must be between 1ms and 60m, but was -1s"),
                 bad(
                         "deliveryTimeout null",
                         b -> b.deliveryTimeout(null),
                         "deliveryTimeout must not be null"),
-                bad("maxAttempts 0", b -> b.maxAttempts(0), "maxAttempts must be >= 1, but was 0"),
+                bad(
+                        "maxAttempts 0",
+                        b -> b.maxAttempts(0),
+                        "maxAttempts must be between 1 and 2147483647, but was 0"),
                 bad(
                         "backoff null",
                         b -> b.backoff(null),
@@ -83,7 +92,7 @@ class RelayBuilderTest {
                 bad(
                         "pollInterval zero",
                         b -> b.pollInterval(Duration.ZERO),
-                        "pollInterval must be positive, but was 0s"),
+                        "pollInterval must be between 1ms and 60m, but was 0s"),
                 bad(
                         "pollInterval null",
                         b -> b.pollInterval(null),
@@ -91,16 +100,16 @@ class RelayBuilderTest {
                 bad(
                         "shutdownTimeout negative",
                         b -> b.shutdownTimeout(Duration.ofMillis(-1500)),
-                        "shutdownTimeout must not be negative, but was -1.5s"),
+                        "shutdownTimeout must be between 0s and 60m, but was -1.5s"),
                 bad("lease null", b -> b.lease(null), "lease must not be null"),
                 bad(
                         "lease under a second",
                         b -> b.lease(Duration.ofMillis(999)),
-                        "lease must be >= 1s (it is renewed every third of it), but was 999ms"),
+                        "lease must be between 1s and 30m, but was 999ms"),
                 bad(
                         "lease over thirty minutes",
                         b -> b.lease(Duration.ofMinutes(30).plusSeconds(1)),
-                        "lease must be <= 30m (it bounds crash recovery), but was 30m1s"),
+                        "lease must be between 1s and 30m, but was 30m1s"),
                 bad("owner blank", b -> b.owner("  "), "owner must not be blank, but was '  '"),
                 bad(
                         "owner with a line break",

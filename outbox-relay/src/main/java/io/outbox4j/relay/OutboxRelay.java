@@ -80,45 +80,7 @@ public final class OutboxRelay {
                     "  publisher.kafka.*           Kafka producer properties, e.g. publisher.kafka.security.protocol",
                     "  publisher.amqp.exchange     RabbitMQ exchange [the default exchange: one queue per topic]",
                     "  publisher.sqs.region        AWS region [AWS_REGION]",
-                    "  relay.owner                 lease owner name [<host>-<pid>-<random>]",
-                    "  relay.batch-size            largest claim ["
-                            + Relay.DEFAULT_BATCH_SIZE
-                            + "]",
-                    "  relay.min-batch-size        first claim; doubles while claims come back full ["
-                            + Relay.DEFAULT_MIN_BATCH_SIZE
-                            + "]",
-                    "  relay.max-in-flight         messages held at most (claimed, not recorded) [2 x batch-size]",
-                    "  relay.workers               concurrent publisher calls ["
-                            + Relay.DEFAULT_WORKERS
-                            + "]",
-                    "  relay.delivery-timeout      bound of one publisher call ["
-                            + Settings.format(Relay.DEFAULT_DELIVERY_TIMEOUT)
-                            + "]",
-                    "  relay.lease                 lease per claim, renewed every third ["
-                            + Settings.format(Relay.DEFAULT_LEASE)
-                            + "]",
-                    "  relay.member-lease          membership of the outbox (its share of the buckets),"
-                            + " renewed every third ["
-                            + Settings.format(Relay.DEFAULT_MEMBER_LEASE)
-                            + "]",
-                    "  relay.max-attempts          attempt at which a message is dead-lettered ["
-                            + Relay.DEFAULT_MAX_ATTEMPTS
-                            + "]",
-                    "  relay.backoff-base, relay.backoff-max   retry delays ["
-                            + Settings.format(RelayConfig.DEFAULT_BACKOFF_BASE)
-                            + ", "
-                            + Settings.format(RelayConfig.DEFAULT_BACKOFF_MAX)
-                            + "]",
-                    "  relay.poll-interval         wait after an empty or partial batch ["
-                            + Settings.format(Relay.DEFAULT_POLL_INTERVAL)
-                            + "]",
-                    "  relay.shutdown-timeout      how long a drain waits for calls in flight ["
-                            + Settings.format(Relay.DEFAULT_SHUTDOWN_TIMEOUT)
-                            + "]",
-                    "  relay.max-publish-stall     /health/ready fails once publishing is stalled this long"
-                            + " (a broker down) ["
-                            + Settings.format(Relay.DEFAULT_MAX_PUBLISH_STALL)
-                            + "]",
+                    RelayConfig.relayHelp(),
                     "  http.port                   health and metrics port, 0 for any free one ["
                             + RelayConfig.DEFAULT_HTTP_PORT
                             + "]",

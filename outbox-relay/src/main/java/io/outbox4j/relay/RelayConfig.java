@@ -1,15 +1,15 @@
 package io.outbox4j.relay;
 
 import io.outbox4j.api.Backoff;
-import io.outbox4j.api.ClaimRequest;
-import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.cli.internal.Settings;
 import io.outbox4j.cli.internal.SettingsException;
 import io.outbox4j.cli.internal.StoreConnection;
 import io.outbox4j.engine.Relay;
+import io.outbox4j.engine.RelaySetting;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -23,20 +23,22 @@ final class RelayConfig {
     static final String PUBLISHER_KAFKA = "publisher.kafka.";
     static final String PUBLISHER_AMQP_EXCHANGE = "publisher.amqp.exchange";
     static final String PUBLISHER_SQS_REGION = "publisher.sqs.region";
-    static final String OWNER = "relay.owner";
-    static final String BATCH_SIZE = "relay.batch-size";
-    static final String MIN_BATCH_SIZE = "relay.min-batch-size";
-    static final String MAX_IN_FLIGHT = "relay.max-in-flight";
-    static final String WORKERS = "relay.workers";
-    static final String DELIVERY_TIMEOUT = "relay.delivery-timeout";
-    static final String LEASE = "relay.lease";
-    static final String MEMBER_LEASE = "relay.member-lease";
-    static final String MAX_ATTEMPTS = "relay.max-attempts";
-    static final String BACKOFF_BASE = "relay.backoff-base";
-    static final String BACKOFF_MAX = "relay.backoff-max";
-    static final String POLL_INTERVAL = "relay.poll-interval";
-    static final String SHUTDOWN_TIMEOUT = "relay.shutdown-timeout";
-    static final String MAX_PUBLISH_STALL = "relay.max-publish-stall";
+    static final String OWNER = key(RelaySetting.OWNER);
+    static final String BATCH_SIZE = key(RelaySetting.BATCH_SIZE);
+    static final String MIN_BATCH_SIZE = key(RelaySetting.MIN_BATCH_SIZE);
+    static final String MAX_IN_FLIGHT = key(RelaySetting.MAX_IN_FLIGHT);
+    static final String WAKE_UP_WINDOW = key(RelaySetting.WAKE_UP_WINDOW);
+    static final String WORKERS = key(RelaySetting.WORKERS);
+    static final String DELIVERY_TIMEOUT = key(RelaySetting.DELIVERY_TIMEOUT);
+    static final String LEASE = key(RelaySetting.LEASE);
+    static final String MEMBER_LEASE = key(RelaySetting.MEMBER_LEASE);
+    static final String MAX_ATTEMPTS = key(RelaySetting.MAX_ATTEMPTS);
+    static final String BACKOFF_BASE = key(RelaySetting.BACKOFF_BASE);
+    static final String BACKOFF_MAX = key(RelaySetting.BACKOFF_MAX);
+    static final String POLL_INTERVAL = key(RelaySetting.POLL_INTERVAL);
+    static final String SHUTDOWN_TIMEOUT = key(RelaySetting.SHUTDOWN_TIMEOUT);
+    static final String MAX_PUBLISH_STALL = key(RelaySetting.MAX_PUBLISH_STALL);
+    static final String MEMBERSHIP = key(RelaySetting.MEMBERSHIP);
     static final String HTTP_PORT = "http.port";
     static final String HTTP_HOST = "http.host";
     static final String METRICS_STORE_STATISTICS = "metrics.store-statistics";
@@ -50,10 +52,12 @@ final class RelayConfig {
     static final Duration DEFAULT_STATISTICS_INTERVAL = Duration.ofSeconds(15);
 
     /** The first retry delay of the default backoff (the engine's {@link Backoff#DEFAULT}). */
-    static final Duration DEFAULT_BACKOFF_BASE = Duration.ofSeconds(1);
+    static final Duration DEFAULT_BACKOFF_BASE =
+            RelaySetting.BACKOFF_BASE.defaultValue().orElseThrow();
 
     /** The longest retry delay of the default backoff. */
-    static final Duration DEFAULT_BACKOFF_MAX = Duration.ofMinutes(10);
+    static final Duration DEFAULT_BACKOFF_MAX =
+            RelaySetting.BACKOFF_MAX.defaultValue().orElseThrow();
 
     static final List<String> KEYS;
 
@@ -69,6 +73,7 @@ final class RelayConfig {
                         BATCH_SIZE,
                         MIN_BATCH_SIZE,
                         MAX_IN_FLIGHT,
+                        WAKE_UP_WINDOW,
                         WORKERS,
                         DELIVERY_TIMEOUT,
                         LEASE,
@@ -79,6 +84,7 @@ final class RelayConfig {
                         POLL_INTERVAL,
                         SHUTDOWN_TIMEOUT,
                         MAX_PUBLISH_STALL,
+                        MEMBERSHIP,
                         HTTP_PORT,
                         HTTP_HOST,
                         METRICS_STORE_STATISTICS,
@@ -97,6 +103,7 @@ final class RelayConfig {
     final int batchSize;
     final Optional<Integer> minBatchSize;
     final Optional<Integer> maxInFlight;
+    final Duration wakeUpWindow;
     final int workers;
     final Duration deliveryTimeout;
     final Duration lease;
@@ -107,6 +114,7 @@ final class RelayConfig {
     final Duration pollInterval;
     final Duration shutdownTimeout;
     final Duration maxPublishStall;
+    final boolean membership;
     final int httpPort;
     final String httpHost;
     final boolean storeStatistics;
@@ -124,26 +132,19 @@ final class RelayConfig {
                                 + " or sqs://aws");
         Publishers.check(publisherUri, s);
         this.owner = s.text(OWNER);
-        this.batchSize = s.integer(BATCH_SIZE, Relay.DEFAULT_BATCH_SIZE, 1, ClaimRequest.MAX_LIMIT);
+        this.batchSize = integer(s, RelaySetting.BATCH_SIZE);
         this.minBatchSize = s.optionalInteger(MIN_BATCH_SIZE, 1, batchSize);
-        this.maxInFlight = s.optionalInteger(MAX_IN_FLIGHT, batchSize, 1_000_000);
-        this.workers = s.integer(WORKERS, Relay.DEFAULT_WORKERS, 1, 1024);
-        this.deliveryTimeout =
-                s.duration(DELIVERY_TIMEOUT, Duration.ofMillis(1), Duration.ofHours(1))
-                        .orElse(Relay.DEFAULT_DELIVERY_TIMEOUT);
-        this.lease =
-                s.duration(LEASE, Relay.MIN_LEASE, Relay.MAX_LEASE).orElse(Relay.DEFAULT_LEASE);
-        this.memberLease =
-                s.duration(MEMBER_LEASE, OutboxMembership.MIN_LEASE, OutboxMembership.MAX_LEASE)
-                        .orElse(Relay.DEFAULT_MEMBER_LEASE);
-        this.maxAttempts =
-                s.integer(MAX_ATTEMPTS, Relay.DEFAULT_MAX_ATTEMPTS, 1, Integer.MAX_VALUE);
-        this.backoffBase =
-                s.duration(BACKOFF_BASE, Duration.ofMillis(1), Duration.ofDays(1))
-                        .orElse(DEFAULT_BACKOFF_BASE);
-        this.backoffMax =
-                s.duration(BACKOFF_MAX, Duration.ofMillis(1), Duration.ofDays(7))
-                        .orElse(DEFAULT_BACKOFF_MAX);
+        this.maxInFlight =
+                s.optionalInteger(
+                        MAX_IN_FLIGHT, batchSize, RelaySetting.MAX_IN_FLIGHT.max().orElseThrow());
+        this.wakeUpWindow = duration(s, RelaySetting.WAKE_UP_WINDOW);
+        this.workers = integer(s, RelaySetting.WORKERS);
+        this.deliveryTimeout = duration(s, RelaySetting.DELIVERY_TIMEOUT);
+        this.lease = duration(s, RelaySetting.LEASE);
+        this.memberLease = duration(s, RelaySetting.MEMBER_LEASE);
+        this.maxAttempts = integer(s, RelaySetting.MAX_ATTEMPTS);
+        this.backoffBase = duration(s, RelaySetting.BACKOFF_BASE);
+        this.backoffMax = duration(s, RelaySetting.BACKOFF_MAX);
         if (backoffMax.compareTo(backoffBase) < 0) {
             throw new SettingsException(
                     BACKOFF_MAX
@@ -155,21 +156,53 @@ final class RelayConfig {
                             + Settings.format(backoffBase)
                             + ")");
         }
-        this.pollInterval =
-                s.duration(POLL_INTERVAL, Duration.ofMillis(1), Duration.ofHours(1))
-                        .orElse(Relay.DEFAULT_POLL_INTERVAL);
-        this.shutdownTimeout =
-                s.duration(SHUTDOWN_TIMEOUT, Duration.ZERO, Duration.ofHours(1))
-                        .orElse(Relay.DEFAULT_SHUTDOWN_TIMEOUT);
-        this.maxPublishStall =
-                s.duration(MAX_PUBLISH_STALL, Duration.ofSeconds(1), Duration.ofDays(1))
-                        .orElse(Relay.DEFAULT_MAX_PUBLISH_STALL);
+        this.pollInterval = duration(s, RelaySetting.POLL_INTERVAL);
+        this.shutdownTimeout = duration(s, RelaySetting.SHUTDOWN_TIMEOUT);
+        this.maxPublishStall = duration(s, RelaySetting.MAX_PUBLISH_STALL);
+        this.membership = s.flag(MEMBERSHIP, RelaySetting.MEMBERSHIP.defaultValue().orElseThrow());
         this.httpPort = s.integer(HTTP_PORT, DEFAULT_HTTP_PORT, 0, 65535);
         this.httpHost = s.text(HTTP_HOST).orElse("0.0.0.0");
         this.storeStatistics = s.flag(METRICS_STORE_STATISTICS, true);
         this.statisticsInterval =
                 s.duration(METRICS_STATISTICS_INTERVAL, Duration.ofSeconds(1), Duration.ofHours(1))
                         .orElse(DEFAULT_STATISTICS_INTERVAL);
+    }
+
+    /** The file key of a relay setting: {@code relay.<key>}. */
+    static String key(RelaySetting<?> setting) {
+        return "relay." + setting.key();
+    }
+
+    /**
+     * The help lines of the {@code relay.*} settings, from their one definition: key, meaning,
+     * bounds and default.
+     */
+    static String relayHelp() {
+        StringBuilder help = new StringBuilder();
+        for (RelaySetting<?> setting : RelaySetting.all()) {
+            if (help.length() > 0) {
+                help.append('\n');
+            }
+            help.append(String.format(Locale.ROOT, "  %-27s %s", key(setting), setting.doc()));
+            if (!setting.bounds().isEmpty()) {
+                help.append(String.format(Locale.ROOT, "\n  %-27s %s", "", setting.bounds()));
+            }
+            help.append(" [").append(setting.defaultText()).append(']');
+        }
+        return help.toString();
+    }
+
+    private static int integer(Settings s, RelaySetting<Integer> setting) {
+        return s.integer(
+                key(setting),
+                setting.defaultValue().orElseThrow(),
+                setting.min().orElseThrow(),
+                setting.max().orElseThrow());
+    }
+
+    private static Duration duration(Settings s, RelaySetting<Duration> setting) {
+        return s.duration(key(setting), setting.min().orElseThrow(), setting.max().orElseThrow())
+                .orElse(setting.defaultValue().orElseThrow());
     }
 
     /**
@@ -190,6 +223,7 @@ final class RelayConfig {
         minBatchSize.ifPresent(b::minBatchSize);
         maxInFlight.ifPresent(b::maxInFlight);
         return b.batchSize(batchSize)
+                .wakeUpWindow(wakeUpWindow)
                 .workers(workers)
                 .deliveryTimeout(deliveryTimeout)
                 .lease(lease)
@@ -201,7 +235,8 @@ final class RelayConfig {
                                 ? Backoff.DEFAULT
                                 : Backoff.exponential(backoffBase, backoffMax))
                 .pollInterval(pollInterval)
-                .shutdownTimeout(shutdownTimeout);
+                .shutdownTimeout(shutdownTimeout)
+                .membership(membership);
     }
 
     /** One line for the log: every relay setting, no secrets. */
@@ -210,6 +245,8 @@ final class RelayConfig {
                 + batchSize
                 + minBatchSize.map(n -> " min-batch-size=" + n).orElse("")
                 + maxInFlight.map(n -> " max-in-flight=" + n).orElse("")
+                + " wake-up-window="
+                + Settings.format(wakeUpWindow)
                 + " workers="
                 + workers
                 + " delivery-timeout="
@@ -227,6 +264,8 @@ final class RelayConfig {
                 + " shutdown-timeout="
                 + Settings.format(shutdownTimeout)
                 + " max-publish-stall="
-                + Settings.format(maxPublishStall);
+                + Settings.format(maxPublishStall)
+                + " membership="
+                + membership;
     }
 }

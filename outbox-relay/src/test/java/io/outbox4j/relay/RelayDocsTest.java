@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.cli.internal.Settings;
 import io.outbox4j.cli.internal.StoreConnection;
-import io.outbox4j.engine.Relay;
+import io.outbox4j.engine.RelaySetting;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -36,19 +36,19 @@ class RelayDocsTest {
     }
 
     @Test
+    void theRelayReadsEverySettingOfTheEngine() {
+        assertThat(RelayConfig.KEYS)
+                .containsAll(RelaySetting.all().stream().map(RelayConfig::key).toList());
+    }
+
+    @Test
     void theDefaultsInTheTableAreTheCodes() throws IOException {
         Map<String, String> expected = new LinkedHashMap<>();
-        expected.put("relay.batch-size", String.valueOf(Relay.DEFAULT_BATCH_SIZE));
-        expected.put("relay.min-batch-size", String.valueOf(Relay.DEFAULT_MIN_BATCH_SIZE));
-        expected.put("relay.workers", String.valueOf(Relay.DEFAULT_WORKERS));
-        expected.put("relay.delivery-timeout", Settings.format(Relay.DEFAULT_DELIVERY_TIMEOUT));
-        expected.put("relay.lease", Settings.format(Relay.DEFAULT_LEASE));
-        expected.put("relay.member-lease", Settings.format(Relay.DEFAULT_MEMBER_LEASE));
-        expected.put("relay.max-attempts", String.valueOf(Relay.DEFAULT_MAX_ATTEMPTS));
-        expected.put("relay.backoff-base", Settings.format(RelayConfig.DEFAULT_BACKOFF_BASE));
-        expected.put("relay.backoff-max", Settings.format(RelayConfig.DEFAULT_BACKOFF_MAX));
-        expected.put("relay.poll-interval", Settings.format(Relay.DEFAULT_POLL_INTERVAL));
-        expected.put("relay.shutdown-timeout", Settings.format(Relay.DEFAULT_SHUTDOWN_TIMEOUT));
+        for (RelaySetting<?> setting : RelaySetting.all()) {
+            if (setting.defaultValue().isPresent()) { // derived defaults are described in words
+                expected.put(RelayConfig.key(setting), setting.defaultText());
+            }
+        }
         expected.put("http.port", String.valueOf(RelayConfig.DEFAULT_HTTP_PORT));
         expected.put(
                 "metrics.statistics-interval",

@@ -1,5 +1,6 @@
 package io.outbox4j.spring.boot;
 
+import io.outbox4j.engine.RelaySetting;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
@@ -26,12 +27,19 @@ final class Checks {
         return invalid(suffix, value, String.valueOf(rejected.getMessage()));
     }
 
-    static int between(String suffix, int value, int min, int max) {
-        if (value < min || value > max) {
+    /**
+     * Checks a relay property against its one definition ({@link RelaySetting}): {@code
+     * outbox4j.<prefix>.<key>} must be between its bounds.
+     */
+    static <T extends Comparable<T>> T setting(String prefix, RelaySetting<T> setting, T value) {
+        try {
+            return setting.check(value);
+        } catch (IllegalArgumentException e) {
             throw invalid(
-                    suffix, value, "must be between " + min + " and " + max + ", but was " + value);
+                    prefix + "." + setting.key(),
+                    value,
+                    "must be " + setting.bounds() + ", but was " + setting.text(value));
         }
-        return value;
     }
 
     static Duration positive(String suffix, @Nullable Duration value) {
@@ -44,21 +52,6 @@ final class Checks {
     static Duration notNegative(String suffix, @Nullable Duration value) {
         if (value == null || value.isNegative()) {
             throw invalid(suffix, value, "must be zero or a positive duration such as 30s");
-        }
-        return value;
-    }
-
-    static Duration within(String suffix, @Nullable Duration value, Duration min, Duration max) {
-        if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
-            throw invalid(
-                    suffix,
-                    value,
-                    "must be between "
-                            + format(min)
-                            + " and "
-                            + format(max)
-                            + ", but was "
-                            + (value == null ? "empty" : format(value)));
         }
         return value;
     }

@@ -1,6 +1,7 @@
 package io.outbox4j.spring.boot;
 
 import io.outbox4j.api.OutboxAdmin;
+import io.outbox4j.engine.RelaySetting;
 import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -70,7 +71,7 @@ public class OutboxHealthAutoConfiguration {
     }
 
     static OutboxHealthIndicator indicator(
-            OutboxAdmin admin, OutboxProperties.Health h, @Nullable RelayLifecycle relay) {
+            OutboxAdmin admin, HealthProperties h, @Nullable RelayLifecycle relay) {
         return new OutboxHealthIndicator(
                 new StatisticsReader(
                         admin,
@@ -79,7 +80,7 @@ public class OutboxHealthAutoConfiguration {
                                 "health.statistics-cache-ttl", h.getStatisticsCacheTtl())),
                 relay,
                 Checks.positive("health.max-oldest-ready-age", h.getMaxOldestReadyAge()),
-                Checks.positive("health.max-publish-stall", h.getMaxPublishStall()),
+                Checks.setting("health", RelaySetting.MAX_PUBLISH_STALL, h.getMaxPublishStall()),
                 Clock.systemUTC());
     }
 }

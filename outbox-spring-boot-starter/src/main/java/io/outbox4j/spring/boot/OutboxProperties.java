@@ -1,11 +1,11 @@
 package io.outbox4j.spring.boot;
 
 import io.outbox4j.api.Incubating;
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 
 /**
  * The {@code outbox4j.*} settings. Every duration takes Spring's forms ({@code 30s}, {@code 500ms},
@@ -21,9 +21,9 @@ public class OutboxProperties {
     private boolean enabled = true;
 
     private final Store store = new Store();
-    private final RelayProperties relay = new RelayProperties();
+    @NestedConfigurationProperty private final RelayProperties relay = new RelayProperties();
     private final PublisherProperties publisher = new PublisherProperties();
-    private final Health health = new Health();
+    @NestedConfigurationProperty private final HealthProperties health = new HealthProperties();
     private final Modulith modulith = new Modulith();
     private final Metrics metrics = new Metrics();
 
@@ -87,7 +87,7 @@ public class OutboxProperties {
      *
      * @return the health settings
      */
-    public Health getHealth() {
+    public HealthProperties getHealth() {
         return health;
     }
 
@@ -169,7 +169,7 @@ public class OutboxProperties {
         private @Nullable String publisherBean;
 
         private final Store store = new Store();
-        private final RelayProperties relay = new RelayProperties();
+        @NestedConfigurationProperty private final RelayProperties relay = new RelayProperties();
         private final PublisherProperties publisher = new PublisherProperties();
 
         /** Creates the defaults. */
@@ -506,304 +506,6 @@ public class OutboxProperties {
         }
     }
 
-    /** The relay that moves messages from the store to the publisher. */
-    public static class RelayProperties {
-        /**
-         * Whether this application runs a relay. Turn it off when the relay runs elsewhere (the
-         * standalone relay, Kafka Connect): the application then only enqueues.
-         */
-        private boolean enabled = true;
-
-        /** The relay's owner name in the store's leases; a random one when not set. */
-        private @Nullable String owner;
-
-        /** Messages claimed per batch (1 to 10000); the engine's default when not set. */
-        private @Nullable Integer batchSize;
-
-        /** Concurrent publisher calls; the engine's default when not set. */
-        private @Nullable Integer workers;
-
-        /** The bound of one publisher call; the engine's default (30s) when not set. */
-        private @Nullable Duration deliveryTimeout;
-
-        /**
-         * The lease every claim asks for, renewed every third of it (1s to 30m); the engine's
-         * default (15s) when not set.
-         */
-        private @Nullable Duration lease;
-
-        /**
-         * How long the relay's membership of the outbox (its share of the key space's buckets)
-         * lasts without a renewal, judged by the database's clock; renewed every third of it.
-         * Default 10 s.
-         */
-        private @Nullable Duration memberLease;
-
-        /**
-         * The attempt at which a failing message is dead-lettered; the engine's default (8) when
-         * not set.
-         */
-        private @Nullable Integer maxAttempts;
-
-        /** The first retry delay (exponential backoff); 1s when not set. */
-        private @Nullable Duration backoffBase;
-
-        /** The longest retry delay; 10m when not set. */
-        private @Nullable Duration backoffMax;
-
-        /**
-         * How long the relay waits after a partial batch when nothing wakes it; the engine's
-         * default (1s) when not set.
-         */
-        private @Nullable Duration pollInterval;
-
-        /**
-         * How long shutdown waits for the running batch to finish before cancelling its publisher
-         * calls; the engine's default (30s) when not set.
-         */
-        private @Nullable Duration shutdownTimeout;
-
-        /** Whether a commit that enqueued messages wakes the relay at once. */
-        private boolean wakeUpAfterCommit = true;
-
-        /** Creates the defaults. */
-        public RelayProperties() {}
-
-        /**
-         * Whether the relay runs.
-         *
-         * @return {@code true} by default
-         */
-        public boolean isEnabled() {
-            return enabled;
-        }
-
-        /**
-         * Sets whether the relay runs.
-         *
-         * @param enabled the flag
-         */
-        public void setEnabled(boolean enabled) {
-            this.enabled = enabled;
-        }
-
-        /**
-         * The owner name.
-         *
-         * @return the owner, or null for a random one
-         */
-        public @Nullable String getOwner() {
-            return owner;
-        }
-
-        /**
-         * Sets the owner name.
-         *
-         * @param owner the owner
-         */
-        public void setOwner(@Nullable String owner) {
-            this.owner = owner;
-        }
-
-        /**
-         * The batch size.
-         *
-         * @return the value, or null for the default
-         */
-        public @Nullable Integer getBatchSize() {
-            return batchSize;
-        }
-
-        /**
-         * Sets the batch size.
-         *
-         * @param batchSize the batch size
-         */
-        public void setBatchSize(@Nullable Integer batchSize) {
-            this.batchSize = batchSize;
-        }
-
-        /**
-         * The number of workers.
-         *
-         * @return the value, or null for the default
-         */
-        public @Nullable Integer getWorkers() {
-            return workers;
-        }
-
-        /**
-         * Sets the number of workers.
-         *
-         * @param workers the workers
-         */
-        public void setWorkers(@Nullable Integer workers) {
-            this.workers = workers;
-        }
-
-        /**
-         * The delivery timeout.
-         *
-         * @return the value, or null for the default
-         */
-        public @Nullable Duration getDeliveryTimeout() {
-            return deliveryTimeout;
-        }
-
-        /**
-         * Sets the delivery timeout.
-         *
-         * @param deliveryTimeout the timeout
-         */
-        public void setDeliveryTimeout(@Nullable Duration deliveryTimeout) {
-            this.deliveryTimeout = deliveryTimeout;
-        }
-
-        /**
-         * The lease.
-         *
-         * @return the value, or null for the default
-         */
-        public @Nullable Duration getLease() {
-            return lease;
-        }
-
-        /**
-         * Sets the lease.
-         *
-         * @param lease the lease
-         */
-        public void setLease(@Nullable Duration lease) {
-            this.lease = lease;
-        }
-
-        /**
-         * The member lease.
-         *
-         * @return the value, or null for the default
-         */
-        public @Nullable Duration getMemberLease() {
-            return memberLease;
-        }
-
-        /**
-         * Sets the member lease.
-         *
-         * @param memberLease the member lease
-         */
-        public void setMemberLease(@Nullable Duration memberLease) {
-            this.memberLease = memberLease;
-        }
-
-        /**
-         * The attempts before a message is dead-lettered.
-         *
-         * @return the value, or null for the default
-         */
-        public @Nullable Integer getMaxAttempts() {
-            return maxAttempts;
-        }
-
-        /**
-         * Sets the attempts before a message is dead-lettered.
-         *
-         * @param maxAttempts the attempts
-         */
-        public void setMaxAttempts(@Nullable Integer maxAttempts) {
-            this.maxAttempts = maxAttempts;
-        }
-
-        /**
-         * The first retry delay.
-         *
-         * @return the value, or null for the default
-         */
-        public @Nullable Duration getBackoffBase() {
-            return backoffBase;
-        }
-
-        /**
-         * Sets the first retry delay.
-         *
-         * @param backoffBase the delay
-         */
-        public void setBackoffBase(@Nullable Duration backoffBase) {
-            this.backoffBase = backoffBase;
-        }
-
-        /**
-         * The longest retry delay.
-         *
-         * @return the value, or null for the default
-         */
-        public @Nullable Duration getBackoffMax() {
-            return backoffMax;
-        }
-
-        /**
-         * Sets the longest retry delay.
-         *
-         * @param backoffMax the delay
-         */
-        public void setBackoffMax(@Nullable Duration backoffMax) {
-            this.backoffMax = backoffMax;
-        }
-
-        /**
-         * The poll interval.
-         *
-         * @return the value, or null for the default
-         */
-        public @Nullable Duration getPollInterval() {
-            return pollInterval;
-        }
-
-        /**
-         * Sets the poll interval.
-         *
-         * @param pollInterval the interval
-         */
-        public void setPollInterval(@Nullable Duration pollInterval) {
-            this.pollInterval = pollInterval;
-        }
-
-        /**
-         * The shutdown timeout.
-         *
-         * @return the value, or null for the default
-         */
-        public @Nullable Duration getShutdownTimeout() {
-            return shutdownTimeout;
-        }
-
-        /**
-         * Sets the shutdown timeout.
-         *
-         * @param shutdownTimeout the timeout
-         */
-        public void setShutdownTimeout(@Nullable Duration shutdownTimeout) {
-            this.shutdownTimeout = shutdownTimeout;
-        }
-
-        /**
-         * Whether a commit wakes the relay.
-         *
-         * @return {@code true} by default
-         */
-        public boolean isWakeUpAfterCommit() {
-            return wakeUpAfterCommit;
-        }
-
-        /**
-         * Sets whether a commit wakes the relay.
-         *
-         * @param wakeUpAfterCommit the flag
-         */
-        public void setWakeUpAfterCommit(boolean wakeUpAfterCommit) {
-            this.wakeUpAfterCommit = wakeUpAfterCommit;
-        }
-    }
-
     /** Which transport the relay publishes to. */
     public enum PublisherType {
         /** The one transport whose settings are given. */
@@ -1028,82 +730,6 @@ public class OutboxProperties {
          */
         public void setRegion(@Nullable String region) {
             this.region = region;
-        }
-    }
-
-    /** The Actuator health indicator. */
-    public static class Health {
-        /**
-         * The health turns DOWN when the oldest ready message has waited longer than this (the
-         * relay is stuck or too slow).
-         */
-        private Duration maxOldestReadyAge = Duration.ofMinutes(5);
-
-        /**
-         * The health turns DOWN when the relay's publishing has been stalled this long: its
-         * publisher calls failed while messages wait for them (a stopped broker, even with one
-         * message waiting for its retry), or a call has not answered.
-         */
-        private Duration maxPublishStall = Duration.ofMinutes(1);
-
-        /** How long one reading of the store's statistics is reused by health and endpoint. */
-        private Duration statisticsCacheTtl = Duration.ofSeconds(5);
-
-        /** Creates the defaults. */
-        public Health() {}
-
-        /**
-         * The threshold on the oldest ready message's age.
-         *
-         * @return 5 min by default
-         */
-        public Duration getMaxOldestReadyAge() {
-            return maxOldestReadyAge;
-        }
-
-        /**
-         * Sets the threshold on the oldest ready message's age.
-         *
-         * @param maxOldestReadyAge the threshold
-         */
-        public void setMaxOldestReadyAge(Duration maxOldestReadyAge) {
-            this.maxOldestReadyAge = maxOldestReadyAge;
-        }
-
-        /**
-         * The threshold on stalled publishing.
-         *
-         * @return 1 min by default ({@code Relay.DEFAULT_MAX_PUBLISH_STALL})
-         */
-        public Duration getMaxPublishStall() {
-            return maxPublishStall;
-        }
-
-        /**
-         * Sets the threshold on stalled publishing.
-         *
-         * @param maxPublishStall the threshold
-         */
-        public void setMaxPublishStall(Duration maxPublishStall) {
-            this.maxPublishStall = maxPublishStall;
-        }
-
-        /**
-         * How long statistics are reused.
-         *
-         * @return 5 s by default
-         */
-        public Duration getStatisticsCacheTtl() {
-            return statisticsCacheTtl;
-        }
-
-        /**
-         * Sets how long statistics are reused.
-         *
-         * @param statisticsCacheTtl the time to live
-         */
-        public void setStatisticsCacheTtl(Duration statisticsCacheTtl) {
-            this.statisticsCacheTtl = statisticsCacheTtl;
         }
     }
 

@@ -1,16 +1,16 @@
 package io.outbox4j.spring.boot;
 
 import io.outbox4j.api.Backoff;
-import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Observer;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.engine.Relay;
+import io.outbox4j.engine.RelaySetting;
 import io.outbox4j.spring.boot.OutboxProperties.PublisherType;
-import io.outbox4j.spring.boot.OutboxProperties.RelayProperties;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -49,10 +49,12 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 @ConditionalOnBooleanProperty(name = "outbox4j.enabled", matchIfMissing = true)
 public class OutboxRelayAutoConfiguration {
     /** The first retry delay when only {@code backoff-max} is set (the API's default backoff). */
-    static final Duration DEFAULT_BACKOFF_BASE = Duration.ofSeconds(1);
+    static final Duration DEFAULT_BACKOFF_BASE =
+            RelaySetting.BACKOFF_BASE.defaultValue().orElseThrow();
 
     /** The longest retry delay when only {@code backoff-base} is set. */
-    static final Duration DEFAULT_BACKOFF_MAX = Duration.ofMinutes(10);
+    static final Duration DEFAULT_BACKOFF_MAX =
+            RelaySetting.BACKOFF_MAX.defaultValue().orElseThrow();
 
     /** Creates the configuration; Spring calls it. */
     public OutboxRelayAutoConfiguration() {}
@@ -201,46 +203,23 @@ public class OutboxRelayAutoConfiguration {
             RelayProperties p,
             @Nullable Observer observer) {
         Relay.Builder b = Relay.builder(store, publisher);
-        if (p.getBatchSize() != null) {
-            b.batchSize(
-                    Checks.between(
-                            prefix + ".batch-size", p.getBatchSize(), 1, ClaimRequest.MAX_LIMIT));
-        }
-        if (p.getWorkers() != null) {
-            b.workers(Checks.between(prefix + ".workers", p.getWorkers(), 1, 1024));
-        }
-        if (p.getDeliveryTimeout() != null) {
-            b.deliveryTimeout(
-                    Checks.positive(prefix + ".delivery-timeout", p.getDeliveryTimeout()));
-        }
-        if (p.getLease() != null) {
-            b.lease(
-                    Checks.within(
-                            prefix + ".lease", p.getLease(), Relay.MIN_LEASE, Relay.MAX_LEASE));
-        }
-        if (p.getMemberLease() != null) {
-            b.memberLease(
-                    Checks.within(
-                            prefix + ".member-lease",
-                            p.getMemberLease(),
-                            io.outbox4j.api.OutboxMembership.MIN_LEASE,
-                            io.outbox4j.api.OutboxMembership.MAX_LEASE));
-        }
-        if (p.getMaxAttempts() != null) {
-            b.maxAttempts(
-                    Checks.between(
-                            prefix + ".max-attempts", p.getMaxAttempts(), 1, Integer.MAX_VALUE));
-        }
+        set(prefix, RelaySetting.BATCH_SIZE, p.getBatchSize(), b::batchSize);
+        set(prefix, RelaySetting.MIN_BATCH_SIZE, p.getMinBatchSize(), b::minBatchSize);
+        set(prefix, RelaySetting.MAX_IN_FLIGHT, p.getMaxInFlight(), b::maxInFlight);
+        set(prefix, RelaySetting.WAKE_UP_WINDOW, p.getWakeUpWindow(), b::wakeUpWindow);
+        set(prefix, RelaySetting.WORKERS, p.getWorkers(), b::workers);
+        set(prefix, RelaySetting.DELIVERY_TIMEOUT, p.getDeliveryTimeout(), b::deliveryTimeout);
+        set(prefix, RelaySetting.LEASE, p.getLease(), b::lease);
+        set(prefix, RelaySetting.MEMBER_LEASE, p.getMemberLease(), b::memberLease);
+        set(prefix, RelaySetting.MAX_ATTEMPTS, p.getMaxAttempts(), b::maxAttempts);
         Backoff backoff = backoff(prefix, p);
         if (backoff != null) {
             b.backoff(backoff);
         }
-        if (p.getPollInterval() != null) {
-            b.pollInterval(Checks.positive(prefix + ".poll-interval", p.getPollInterval()));
-        }
-        if (p.getShutdownTimeout() != null) {
-            b.shutdownTimeout(
-                    Checks.notNegative(prefix + ".shutdown-timeout", p.getShutdownTimeout()));
+        set(prefix, RelaySetting.POLL_INTERVAL, p.getPollInterval(), b::pollInterval);
+        set(prefix, RelaySetting.SHUTDOWN_TIMEOUT, p.getShutdownTimeout(), b::shutdownTimeout);
+        if (p.getMembership() != null) {
+            b.membership(p.getMembership());
         }
         String owner = Checks.text(p.getOwner());
         if (owner != null) {
@@ -252,6 +231,14 @@ public class OutboxRelayAutoConfiguration {
         return b;
     }
 
+    /** Checks a set property against its definition and hands it to the builder. */
+    private static <T extends Comparable<T>> void set(
+            String prefix, RelaySetting<T> setting, @Nullable T value, Consumer<T> builder) {
+        if (value != null) {
+            builder.accept(Checks.setting(prefix, setting, value));
+        }
+    }
+
     private static @Nullable Backoff backoff(String prefix, RelayProperties p) {
         if (p.getBackoffBase() == null && p.getBackoffMax() == null) {
             return null;
@@ -259,12 +246,12 @@ public class OutboxRelayAutoConfiguration {
         Duration base =
                 p.getBackoffBase() == null
                         ? DEFAULT_BACKOFF_BASE
-                        : Checks.positive(prefix + ".backoff-base", p.getBackoffBase());
+                        : Checks.setting(prefix, RelaySetting.BACKOFF_BASE, p.getBackoffBase());
         Duration max;
         if (p.getBackoffMax() == null) {
             max = base.compareTo(DEFAULT_BACKOFF_MAX) > 0 ? base : DEFAULT_BACKOFF_MAX;
         } else {
-            max = Checks.positive(prefix + ".backoff-max", p.getBackoffMax());
+            max = Checks.setting(prefix, RelaySetting.BACKOFF_MAX, p.getBackoffMax());
         }
         if (max.compareTo(base) < 0) {
             throw Checks.invalid(

@@ -220,9 +220,12 @@ class NamedOutboxesTest {
                                                     context.getBean(
                                                             "billingDataSource", DataSource.class))
                                             .queryForObject(
-                                                    "SELECT count(*) FROM \"billing_outbox\"",
+                                                    "SELECT count(*) FROM \"billing_outbox\""
+                                                            + " WHERE id = 'stray'",
                                                     Long.class))
+                            .as("the stray message was not written")
                             .isZero();
+                    assertThat(billing.publishedIds()).doesNotContain("stray");
                 });
     }
 

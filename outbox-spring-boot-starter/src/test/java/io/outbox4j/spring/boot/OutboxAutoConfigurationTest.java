@@ -129,7 +129,7 @@ class OutboxAutoConfigurationTest {
                 "outbox4j.relay.batch-size|0|must be between 1 and 10000, but was 0",
                 "outbox4j.relay.workers|0|must be between 1 and 1024",
                 "outbox4j.relay.lease|100ms|must be between 1s and 30m, but was 100ms",
-                "outbox4j.relay.delivery-timeout|0s|must be a positive duration",
+                "outbox4j.relay.delivery-timeout|0s|must be between 1ms and 60m, but was 0s",
                 "outbox4j.relay.backoff-max|10ms|must not be shorter than outbox4j.relay.backoff-base (1s)",
                 "outbox4j.store.jdbc.table-name|outbox-table|tableName must match",
                 "outbox4j.store.jdbc.dialect|oracle|must be one of postgresql, mariadb, mysql, h2",
@@ -216,14 +216,14 @@ class OutboxAutoConfigurationTest {
     @Test
     @DisplayName("relay settings left unset keep the engine's defaults; set ones reach the relay")
     void unsetRelaySettingsKeepTheEngineDefaults() {
-        OutboxProperties.RelayProperties unset = new OutboxProperties().getRelay();
+        RelayProperties unset = new OutboxProperties().getRelay();
         Relay defaults =
                 OutboxRelayAutoConfiguration.relayBuilder(
                                 new InMemoryOutboxStore(), new RecordingPublisher(), unset, null)
                         .build();
         assertThat(defaults.lease()).isEqualTo(Relay.DEFAULT_LEASE);
         defaults.close();
-        OutboxProperties.RelayProperties set = new OutboxProperties().getRelay();
+        RelayProperties set = new OutboxProperties().getRelay();
         set.setLease(Duration.ofSeconds(20));
         Relay configured =
                 OutboxRelayAutoConfiguration.relayBuilder(
