@@ -27,24 +27,29 @@ import java.util.function.Predicate;
 /**
  * The {@link OutboxAdmin} side of the reference store over its {@link InMemoryStorage}: statistics
  * judged at the instant asked for, dead letters page by page with a cursor, replay, discard and the
- * last error. Every method takes the storage's lock.
+ * last error. Every method takes the storage's lock. {@link InMemoryOutboxStore} extends it, so it
+ * stays the one public entry.
  */
-final class InMemoryAdmin {
+abstract class InMemoryAdmin implements OutboxAdmin {
     /** Dead-letter listing order: dead-letter time, then enqueue order. */
     private static final Comparator<Row> DEAD_ORDER =
             Comparator.comparing((Row r) -> r.deadAt).thenComparingLong(r -> r.seq);
 
     private static final String CURSOR_VERSION = "v1";
 
-    private final InMemoryStorage storage;
-    private final boolean deadLettersBlockTheirKey;
+    /** The messages, shared by every store instance built over them; also the lock. */
+    final InMemoryStorage storage;
+
+    /** Whether a dead letter holds back the later messages of its key. */
+    final boolean deadLettersBlockTheirKey;
 
     InMemoryAdmin(InMemoryStorage storage, boolean deadLettersBlockTheirKey) {
         this.storage = storage;
         this.deadLettersBlockTheirKey = deadLettersBlockTheirKey;
     }
 
-    OutboxStatistics statistics(Instant now) {
+    @Override
+    public OutboxStatistics statistics(Instant now) {
         Objects.requireNonNull(now, "now");
         synchronized (storage) {
             Counts total = new Counts();
@@ -65,7 +70,8 @@ final class InMemoryAdmin {
         }
     }
 
-    DeadLetterPage deadLetters(DeadLetterQuery query) {
+    @Override
+    public DeadLetterPage deadLetters(DeadLetterQuery query) {
         Objects.requireNonNull(query, "query");
         Cursor after = query.after().map(Cursor::decode).orElse(null);
         synchronized (storage) {
@@ -89,7 +95,8 @@ final class InMemoryAdmin {
         }
     }
 
-    int replay(List<String> ids, Instant now) {
+    @Override
+    public int replay(List<String> ids, Instant now) {
         checkIds(ids);
         Objects.requireNonNull(now, "now");
         synchronized (storage) {
@@ -97,7 +104,8 @@ final class InMemoryAdmin {
         }
     }
 
-    int replayAll(DeadLetterQuery filter, Instant now) {
+    @Override
+    public int replayAll(DeadLetterQuery filter, Instant now) {
         Objects.requireNonNull(filter, "filter");
         Objects.requireNonNull(now, "now");
         synchronized (storage) {
@@ -105,21 +113,24 @@ final class InMemoryAdmin {
         }
     }
 
-    int discard(List<String> ids) {
+    @Override
+    public int discard(List<String> ids) {
         checkIds(ids);
         synchronized (storage) {
             return discardRows(byIds(ids));
         }
     }
 
-    int discardAll(DeadLetterQuery filter) {
+    @Override
+    public int discardAll(DeadLetterQuery filter) {
         Objects.requireNonNull(filter, "filter");
         synchronized (storage) {
             return discardRows(dead(filter));
         }
     }
 
-    Optional<String> lastError(String id) {
+    @Override
+    public Optional<String> lastError(String id) {
         Objects.requireNonNull(id, "id");
         synchronized (storage) {
             Row r = storage.rows.get(id);

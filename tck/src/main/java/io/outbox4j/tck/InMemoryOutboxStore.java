@@ -5,8 +5,6 @@ import io.outbox4j.api.Buckets;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Completion;
 import io.outbox4j.api.DeadLetter;
-import io.outbox4j.api.DeadLetterPage;
-import io.outbox4j.api.DeadLetterQuery;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.DuplicateMessageException;
 import io.outbox4j.api.Extension;
@@ -16,7 +14,6 @@ import io.outbox4j.api.Message;
 import io.outbox4j.api.Outbox;
 import io.outbox4j.api.OutboxAdmin;
 import io.outbox4j.api.OutboxMembership;
-import io.outbox4j.api.OutboxStatistics;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.OutboxWakeUps;
 import io.outbox4j.api.Release;
@@ -63,7 +60,7 @@ import java.util.function.Predicate;
  * store built with {@link Builder#deadLettersBlockTheirKey(boolean)
  * deadLettersBlockTheirKey(false)} lets them stop counting instead.
  */
-public class InMemoryOutboxStore
+public class InMemoryOutboxStore extends InMemoryAdmin
         implements OutboxStore,
                 OutboxAdmin,
                 OutboxMembership,
@@ -73,11 +70,8 @@ public class InMemoryOutboxStore
     private static final Comparator<Row> CLAIM_ORDER =
             Comparator.comparing((Row r) -> r.availableAt).thenComparingLong(r -> r.seq);
 
-    private final InMemoryStorage storage;
     private final Clock clock;
-    private final boolean deadLettersBlockTheirKey;
     private final boolean storeTimesMembers;
-    private final InMemoryAdmin admin;
 
     /**
      * Creates an empty store whose enqueued messages are stamped by the system clock, and whose
@@ -107,11 +101,9 @@ public class InMemoryOutboxStore
             Clock clock,
             boolean deadLettersBlockTheirKey,
             boolean storeTimesMembers) {
-        this.storage = storage;
+        super(storage, deadLettersBlockTheirKey);
         this.clock = Objects.requireNonNull(clock, "clock");
-        this.deadLettersBlockTheirKey = deadLettersBlockTheirKey;
         this.storeTimesMembers = storeTimesMembers;
-        this.admin = new InMemoryAdmin(storage, deadLettersBlockTheirKey);
     }
 
     /**
@@ -417,45 +409,6 @@ public class InMemoryOutboxStore
             }
             return stale;
         }
-    }
-
-    // ------------------------------------------------------------------------------------------------
-    // OutboxAdmin
-    // ------------------------------------------------------------------------------------------------
-
-    @Override
-    public OutboxStatistics statistics(Instant now) {
-        return admin.statistics(now);
-    }
-
-    @Override
-    public DeadLetterPage deadLetters(DeadLetterQuery query) {
-        return admin.deadLetters(query);
-    }
-
-    @Override
-    public int replay(List<String> ids, Instant now) {
-        return admin.replay(ids, now);
-    }
-
-    @Override
-    public int replayAll(DeadLetterQuery filter, Instant now) {
-        return admin.replayAll(filter, now);
-    }
-
-    @Override
-    public int discard(List<String> ids) {
-        return admin.discard(ids);
-    }
-
-    @Override
-    public int discardAll(DeadLetterQuery filter) {
-        return admin.discardAll(filter);
-    }
-
-    @Override
-    public Optional<String> lastError(String id) {
-        return admin.lastError(id);
     }
 
     // ------------------------------------------------------------------------------------------------
