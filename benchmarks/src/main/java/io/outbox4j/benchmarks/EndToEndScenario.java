@@ -235,6 +235,22 @@ final class EndToEndScenario {
                 Stats.medianRatio(relayRates, namastackRates),
                 ">=",
                 1.0);
+        String rate = "e2e: PostgreSQL → Kafka drain, msg/s (median of rounds)";
+        String ratio = "e2e: outbox4j relay / this side (median of per-round ratios)";
+        Map<String, List<Double>> columns = new java.util.LinkedHashMap<>();
+        columns.put(Report.WEAK, handRates);
+        columns.put(Report.COMPETENT_1, c.peerRates.get(competentLabel(1)));
+        columns.put(Report.COMPETENT_2, c.peerRates.get(competentLabel(2)));
+        columns.put(Report.GRUELBOX, gruelboxRates);
+        columns.put(Report.NAMASTACK, namastackRates);
+        columns.put(Report.OUTBOX4J, relayRates);
+        columns.forEach(
+                (column, rates) ->
+                        r.peer(rate, column, Result.fmt(Stats.median(rates)))
+                                .peer(
+                                        ratio,
+                                        column,
+                                        Result.fmt(Stats.medianRatio(relayRates, rates)) + "×"));
         r.config("relay_rates", DrainScenario.rounded(relayRates))
                 .config("hand_rates", DrainScenario.rounded(handRates));
         for (int workers : COMPETENT_WORKERS) {

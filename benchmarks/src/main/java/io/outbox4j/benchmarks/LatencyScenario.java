@@ -525,6 +525,23 @@ final class LatencyScenario {
                         p99 / Math.max(1e-9, namastackP99),
                         "<=",
                         1.0);
+        String latency = "latency at " + rate + " commits/s: commit → broker ack p50 / p99, ms";
+        String cpuRow = "latency at " + rate + " commits/s: CPU per message, JVM + PostgreSQL, µs";
+        Map<String, Side> columns = new java.util.LinkedHashMap<>();
+        columns.put(Report.WEAK, pollerSide);
+        columns.put(Report.GRUELBOX, gruelboxSide);
+        columns.put(Report.NAMASTACK, namastackSide);
+        columns.put(Report.OUTBOX4J, relaySide);
+        columns.forEach(
+                (column, s) ->
+                        r.peer(
+                                        latency,
+                                        column,
+                                        Result.fmt(Stats.median(s.p50s))
+                                                + " / "
+                                                + Result.fmt(Stats.median(s.p99s))
+                                                + (s == pollerSide ? " (10 ms poller)" : ""))
+                                .peer(cpuRow, column, Result.fmt(Stats.median(s.cpuPerMessage))));
         peerFigures(r, "gruelbox", "gruelbox", gruelboxSide);
         peerFigures(r, "namastack", "namastack-outbox", namastackSide);
         for (Side s : List.of(relaySide, pollerSide, gruelboxSide, namastackSide)) {

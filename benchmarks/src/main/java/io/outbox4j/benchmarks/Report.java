@@ -10,6 +10,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -28,6 +29,28 @@ final class Report {
     private static final String HEADER =
             "| scenario | outbox4j | baseline | measured | target | verdict |\n"
                     + "|---|---|---|---|---|---|\n";
+
+    /** Peer column: the weak hand-written loop (and, in {@code latency}, the 10 ms poller). */
+    static final String WEAK = "hand-written, weak (batch 100, 1 thread)";
+
+    /** Peer column: the competent hand-written relay with one worker. */
+    static final String COMPETENT_1 = "hand-written, competent (batch 500, 1 worker)";
+
+    /** Peer column: the competent hand-written relay with two workers sharing one producer. */
+    static final String COMPETENT_2 = "hand-written, competent (batch 500, 2 workers)";
+
+    /** Peer column: gruelbox transaction-outbox. */
+    static final String GRUELBOX = "gruelbox 4.2.268";
+
+    /** Peer column: namastack-outbox. */
+    static final String NAMASTACK = "namastack-outbox " + Namastack.VERSION;
+
+    /** Peer column: outbox4j. */
+    static final String OUTBOX4J = "outbox4j (engine defaults)";
+
+    /** The columns of the generated peers table, in order (issue 27): every side measured. */
+    static final List<String> PEERS =
+            List.of(WEAK, COMPETENT_1, COMPETENT_2, GRUELBOX, NAMASTACK, OUTBOX4J);
 
     private Report() {}
 
@@ -157,9 +180,26 @@ final class Report {
                         + runLine(machine, r)
                         + "\n"
                         + details(r);
+        StringBuilder peers = new StringBuilder();
+        r.peers.forEach(
+                (measure, cells) ->
+                        cells.forEach(
+                                (column, cell) ->
+                                        peers.append(measure)
+                                                .append('\t')
+                                                .append(column)
+                                                .append('\t')
+                                                .append(cell)
+                                                .append('\n')));
         try {
             Files.createDirectories(dir);
             Files.writeString(dir.resolve(r.scenario + ".md"), text, StandardCharsets.UTF_8);
+            Path peersFile = dir.resolve(r.scenario + ".peers.tsv");
+            if (peers.length() > 0) {
+                Files.writeString(peersFile, peers.toString(), StandardCharsets.UTF_8);
+            } else {
+                Files.deleteIfExists(peersFile);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + dir, e);
         }
@@ -191,11 +231,54 @@ final class Report {
                         + " (`benchmarks/results/latest/`); do not edit by hand._\n\n");
         b.append(HEADER);
         rows.forEach(r -> b.append(r).append('\n'));
+        b.append(peersTable(dir));
         b.append("\nMachine: ");
         b.append(String.join("; or ", machines)).append('\n');
         b.append("\nRuns:\n\n");
         runs.forEach(r -> b.append("- ").append(r).append('\n'));
         b.append(details);
+        return b.toString();
+    }
+
+    /**
+     * The peers table: one column per side ({@link #PEERS}), one row per measure, from the {@code
+     * <scenario>.peers.tsv} files the latest full-size runs left (measure, column, cell per line).
+     *
+     * @param dir the {@code latest/} folder
+     * @return the table with its heading, or nothing when no scenario has peers
+     */
+    static String peersTable(Path dir) throws IOException {
+        Map<String, Map<String, String>> measures = new LinkedHashMap<>();
+        for (String s : Options.SCENARIOS) {
+            Path f = dir.resolve(s + ".peers.tsv");
+            if (!Files.exists(f)) {
+                continue;
+            }
+            for (String line : Files.readAllLines(f, StandardCharsets.UTF_8)) {
+                String[] cell = line.split("\t", 3);
+                if (cell.length == 3) {
+                    measures.computeIfAbsent(cell[0], k -> new LinkedHashMap<>())
+                            .put(cell[1], cell[2]);
+                }
+            }
+        }
+        if (measures.isEmpty()) {
+            return "";
+        }
+        StringBuilder b =
+                new StringBuilder(
+                        "\n**Every peer side by side** (same runs as above; — = not measured in"
+                                + " that scenario):\n\n| measure | ");
+        b.append(String.join(" | ", PEERS)).append(" |\n|---|");
+        b.append("---:|".repeat(PEERS.size())).append('\n');
+        measures.forEach(
+                (measure, cells) -> {
+                    b.append("| ").append(measure);
+                    for (String column : PEERS) {
+                        b.append(" | ").append(cells.getOrDefault(column, "—"));
+                    }
+                    b.append(" |\n");
+                });
         return b.toString();
     }
 

@@ -33,6 +33,13 @@ final class Result {
     private final List<Figure> figures = new ArrayList<>();
     final List<Check> checks = new ArrayList<>();
     final List<String> notes = new ArrayList<>();
+
+    /**
+     * This scenario's cells of the generated peers table ({@link Report#PEERS}): measure → (peer
+     * column → cell).
+     */
+    final Map<String, Map<String, String>> peers = new LinkedHashMap<>();
+
     String subjectHeadline = "";
     String referenceHeadline = "";
 
@@ -66,6 +73,22 @@ final class Result {
     Result headline(String subject, String reference) {
         this.subjectHeadline = subject;
         this.referenceHeadline = reference;
+        return this;
+    }
+
+    /**
+     * Sets one cell of the peers table.
+     *
+     * @param measure the row, e.g. {@code e2e: msg/s}
+     * @param column one of {@link Report#PEERS}
+     * @param cell the text
+     * @return this result
+     */
+    Result peer(String measure, String column, String cell) {
+        if (!Report.PEERS.contains(column)) {
+            throw new IllegalArgumentException("no peer column " + column);
+        }
+        peers.computeIfAbsent(measure, k -> new LinkedHashMap<>()).put(column, cell);
         return this;
     }
 
