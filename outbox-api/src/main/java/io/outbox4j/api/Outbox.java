@@ -6,6 +6,13 @@ import java.util.List;
  * The write side of an outbox: inserts events through the caller's own transaction, so the business
  * change and its events commit or roll back together.
  *
+ * <p>The handle must be inside a transaction the caller commits: a store refuses a JDBC connection
+ * or Jdbi handle in auto-commit mode with an {@link IllegalArgumentException} and writes nothing
+ * (the event would commit on its own, apart from the business change; store-jdbi's {@code
+ * allowEnqueueOutsideTransaction(true)} lifts this for code that knowingly enqueues alone). An
+ * enqueue that fails leaves the caller's transaction usable and nothing of the call in the outbox.
+ * A committed message is claimable by relays in any process; one that is rolled back never was.
+ *
  * @param <T> the store's transaction handle type (a Jdbi {@code Handle}, a JDBC {@code Connection},
  *     a MongoDB {@code ClientSession}…); the caller owns it and decides when to commit
  */

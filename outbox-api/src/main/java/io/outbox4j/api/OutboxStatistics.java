@@ -13,7 +13,9 @@ import java.util.Map;
  * @param byTopic the counts per topic (only topics with at least one message)
  * @param blockedKeys how many keys have a dead letter that blocks them: their later messages, those
  *     waiting now and those enqueued later, wait until it is replayed or discarded (a dead letter
- *     with nothing behind it yet counts)
+ *     with nothing behind it yet counts). A key whose head is leased or waiting for its retry is
+ *     not blocked in this sense (its followers count as ready when due, parked or not); with a
+ *     store whose dead letters do not block their key, 0
  */
 public record OutboxStatistics(
         Instant at, TopicStatistics total, Map<String, TopicStatistics> byTopic, long blockedKeys) {

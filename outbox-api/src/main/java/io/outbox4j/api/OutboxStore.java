@@ -23,10 +23,28 @@ import java.util.Set;
  *       replayed or discarded through {@link OutboxAdmin}.) Two claimers therefore never hold two
  *       messages of one key at once, and a key's messages are handed out strictly in enqueue order,
  *       across batches, relays, processes, retries and restarts.
- *   <li>{@link #claim} atomically leases up to {@code limit} claimable messages to one owner, in
- *       order of availability and then of enqueue; concurrent claimers never receive the same
- *       message while its lease is live. Each claim issues a fresh receipt and counts one more
- *       attempt.
+ *   <li>A store may hand a key's next message out in the same claim as the one before it (the
+ *       reference store and store-jdbi do), or leave it for a later claim; both keep the order.
+ *   <li><b>Dead letters</b> block their key by default. A store may offer an option under which
+ *       they do not (store-jdbi's and store-mongo's {@code deadLettersBlockTheirKey(false)}); every
+ *       store instance over one table or collection must then be built alike: a blocking and a
+ *       non-blocking store sharing a table would hand out messages behind a dead letter to one
+ *       relay that the other holds back, and the order a reader sees would depend on which relay
+ *       claimed.
+ *   <li>{@link #claim} atomically leases claimable messages to one owner, in order of availability
+ *       and then of enqueue, <b>as many as it can, up to {@code limit}</b>: without a concurrent
+ *       claimer it returns {@code min(limit, claimable)} messages, whatever the limit (the kit
+ *       checks limits above 100); concurrent claimers may each get fewer, and never receive the
+ *       same message while its lease is live. Each claim issues a fresh receipt and counts one more
+ *       attempt. A claim made as a member ({@link ClaimRequest#member()}, see {@link
+ *       OutboxMembership}) takes keyed messages only of the member's buckets, and unkeyed messages
+ *       of any.
+ *   <li><b>Parking</b> is a store's own business: a store may set a blocked follower aside
+ *       (store-jdbi and store-mongo park it, so a key's deep backlog does not slow claims of other
+ *       keys) and bring it back when its key moves on, but nothing of that shows at this port. A
+ *       follower becomes claimable exactly when every earlier message of its key is finished
+ *       (completed, discarded, or replayed and claimed before it) and it is due; {@link
+ *       OutboxAdmin} counts it by its availability (ready when due), parked or not.
  *   <li>{@link #abandon} gives leases back for messages that were never handed to a publisher: the
  *       attempt the claim counted is taken back and the message keeps its place (it is due again at
  *       once, ahead of messages enqueued after it).

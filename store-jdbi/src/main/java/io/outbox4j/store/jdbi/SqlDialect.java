@@ -206,10 +206,13 @@ abstract class SqlDialect {
                         + " FROM "
                         + table
                         + " GROUP BY topic";
+        // a dead letter blocks nothing when dead letters do not block their key (OutboxStatistics)
         this.blockedKeys =
-                "SELECT COUNT(DISTINCT msg_key) FROM "
-                        + table
-                        + " WHERE dead_at IS NOT NULL AND msg_key IS NOT NULL";
+                deadLettersBlock
+                        ? "SELECT COUNT(DISTINCT msg_key) FROM "
+                                + table
+                                + " WHERE dead_at IS NOT NULL AND msg_key IS NOT NULL"
+                        : "SELECT 0";
         // Unparking is always safe (a claim parks the row again if it is still blocked).
         this.replay =
                 "UPDATE "

@@ -440,6 +440,12 @@ abstract class JdbiOutboxStoreTest {
                 .isTrue();
         assertThat(parked(follower.id())).as("unparked by the dead letter").isFalse();
         assertThat(ids(skipping.claim(claimNow("b", 10)))).containsExactly(follower.id());
+        assertThat(skipping.statistics(Instant.now()).blockedKeys())
+                .as("keys blocked by a dead letter, for a store whose dead letters block nothing")
+                .isZero();
+        assertThat(store.statistics(Instant.now()).blockedKeys())
+                .as("the same table through a store whose dead letters block their key")
+                .isEqualTo(1);
     }
 
     @Test
