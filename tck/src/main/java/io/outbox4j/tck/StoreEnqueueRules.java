@@ -7,12 +7,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.outbox4j.api.Delivery;
+import io.outbox4j.api.DuplicateMessageException;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.Release;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -87,13 +89,13 @@ abstract class StoreEnqueueRules extends StoreRules {
         committed(original);
         Message impostor = original.toBuilder().payload("an impostor with the same id").build();
         Throwable thrown = catchThrowable(() -> enqueueCommitted(List.of(impostor)));
-        assertThat(duplicateIn(thrown))
-                .as(
-                        "enqueueing a second message with id '%s' must be rejected with a "
-                                + "DuplicateMessageException (message ids are unique per outbox), but your store %s",
-                        original.id(), thrown == null ? "accepted it silently" : "threw " + thrown)
-                .isPresent();
-        assertThat(duplicateIn(thrown).get().messageId())
+        DuplicateMessageException duplicate =
+                assertDuplicate(
+                        thrown,
+                        "enqueueing a second message with id '%s' must be rejected with a"
+                                + " DuplicateMessageException (message ids are unique per outbox)",
+                        original);
+        assertThat(duplicate.messageId())
                 .as("the DuplicateMessageException must name the " + "duplicate id")
                 .isEqualTo(original.id());
         syncWithWallClock();
@@ -108,12 +110,11 @@ abstract class StoreEnqueueRules extends StoreRules {
         Message again = first.toBuilder().payload("same id, second in the batch").build();
         Throwable thrown =
                 catchThrowable(() -> enqueueCommitted(List.of(first, message().build(), again)));
-        assertThat(duplicateIn(thrown))
-                .as(
-                        "enqueueing a batch that holds id '%s' twice must be rejected with "
-                                + "a DuplicateMessageException, but your store %s",
-                        first.id(), thrown == null ? "accepted it silently" : "threw " + thrown)
-                .isPresent();
+        assertDuplicate(
+                thrown,
+                "enqueueing a batch that holds id '%s' twice must be rejected with a"
+                        + " DuplicateMessageException",
+                first);
     }
 
     @Test
@@ -127,25 +128,12 @@ abstract class StoreEnqueueRules extends StoreRules {
         Message duplicate = existing.toBuilder().payload("duplicate").build();
         Throwable thrown =
                 catchThrowable(() -> enqueueCommitted(List.of(before, duplicate, after)));
-        assertThat(duplicateIn(thrown))
-                .as(
-                        "a batch holding the existing id '%s' must be rejected with a "
-                                + "DuplicateMessageException, but your store %s",
-                        existing.id(), thrown == null ? "accepted it silently" : "threw " + thrown)
-                .isPresent();
-        syncWithWallClock();
-        List<Delivery> got = claimAll(store(), OWNER_A);
-        assertThat(ids(got))
-                .as(
-                        "enqueueAll is all or nothing: after the batch [%s, %s, %s] was rejected, "
-                                + "only '%s' may be claimable, but your store returned %s%s",
-                        before.id(),
-                        duplicate.id(),
-                        after.id(),
-                        existing.id(),
-                        deliveries(got),
-                        skewHint(got.isEmpty()))
-                .containsExactly(existing.id());
+        assertDuplicate(thrown, BATCH_WITH_AN_EXISTING_ID, existing);
+        assertOnlyClaimable(
+                existing,
+                List.of(before, duplicate, after),
+                "enqueueAll is all or nothing: after the batch [%s, %s, %s] was rejected, "
+                        + "only '%s' may be claimable, but your store returned %s%s");
     }
 
     @Test
@@ -157,12 +145,11 @@ abstract class StoreEnqueueRules extends StoreRules {
         syncWithWallClock();
         Message impostor = one.toBuilder().payload("an impostor with the same id").build();
         Throwable thrown = catchThrowable(() -> enqueueOneCommitted(impostor));
-        assertThat(duplicateIn(thrown))
-                .as(
-                        "enqueue (the single form) of a second message with id '%s' must be rejected"
-                                + " with a DuplicateMessageException, but your store %s",
-                        one.id(), thrown == null ? "accepted it silently" : "threw " + thrown)
-                .isPresent();
+        assertDuplicate(
+                thrown,
+                "enqueue (the single form) of a second message with id '%s' must be rejected"
+                        + " with a DuplicateMessageException",
+                one);
         Delivery d = claimOne(store(), OWNER_A, one);
         assertSameMessage(one, d.message());
     }
@@ -187,28 +174,15 @@ abstract class StoreEnqueueRules extends StoreRules {
         } catch (RuntimeException e) {
             thrown = e;
         }
-        assertThat(duplicateIn(thrown))
-                .as(
-                        "a batch holding the existing id '%s' must be rejected with a"
-                                + " DuplicateMessageException, but your store %s",
-                        existing.id(), thrown == null ? "accepted it silently" : "threw " + thrown)
-                .isPresent();
-        syncWithWallClock();
-        List<Delivery> got = claimAll(store(), OWNER_A);
-        assertThat(ids(got))
-                .as(
-                        "enqueueAll is all or nothing even for a caller who catches the"
-                                + " DuplicateMessageException and commits: after the batch [%s, %s, %s]"
-                                + " was rejected and the transaction committed, only '%s' may be"
-                                + " claimable, but your store returned %s (it left part of the rejected"
-                                + " batch in the caller's transaction)%s",
-                        before.id(),
-                        duplicate.id(),
-                        after.id(),
-                        existing.id(),
-                        deliveries(got),
-                        skewHint(got.isEmpty()))
-                .containsExactly(existing.id());
+        assertDuplicate(thrown, BATCH_WITH_AN_EXISTING_ID, existing);
+        assertOnlyClaimable(
+                existing,
+                List.of(before, duplicate, after),
+                "enqueueAll is all or nothing even for a caller who catches the"
+                        + " DuplicateMessageException and commits: after the batch [%s, %s, %s]"
+                        + " was rejected and the transaction committed, only '%s' may be"
+                        + " claimable, but your store returned %s (it left part of the rejected"
+                        + " batch in the caller's transaction)%s");
     }
 
     @Test
@@ -305,5 +279,48 @@ abstract class StoreEnqueueRules extends StoreRules {
                 store(), OWNER_A, "'" + delayed.id() + "' has notBefore=" + due + ", 1 ms later");
         advanceTo(due);
         claimOne(store(), OWNER_A, delayed);
+    }
+
+    private static final String BATCH_WITH_AN_EXISTING_ID =
+            "a batch holding the existing id '%s' must be rejected with a DuplicateMessageException";
+
+    /**
+     * Checks that {@code thrown} is, or is caused by, a {@link DuplicateMessageException}.
+     *
+     * @param mustBeRejected what had to be rejected, with a {@code %s} for the id of {@code m}
+     * @return the exception
+     */
+    private static DuplicateMessageException assertDuplicate(
+            Throwable thrown, String mustBeRejected, Message m) {
+        Optional<DuplicateMessageException> duplicate = duplicateIn(thrown);
+        assertThat(duplicate)
+                .as(
+                        "%s, but your store %s",
+                        String.format(mustBeRejected, m.id()),
+                        thrown == null ? "accepted it silently" : "threw " + thrown)
+                .isPresent();
+        return duplicate.orElseThrow();
+    }
+
+    /**
+     * After the batch {@code rejected} (three messages) was rejected, checks that only {@code
+     * existing} is claimable.
+     *
+     * @param format the failure message, taking the three ids of the batch, the id of {@code
+     *     existing}, what the store returned and the clock-skew hint
+     */
+    private void assertOnlyClaimable(Message existing, List<Message> rejected, String format) {
+        syncWithWallClock();
+        List<Delivery> got = claimAll(store(), OWNER_A);
+        assertThat(ids(got))
+                .as(
+                        format,
+                        rejected.get(0).id(),
+                        rejected.get(1).id(),
+                        rejected.get(2).id(),
+                        existing.id(),
+                        deliveries(got),
+                        skewHint(got.isEmpty()))
+                .containsExactly(existing.id());
     }
 }

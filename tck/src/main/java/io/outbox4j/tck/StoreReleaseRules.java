@@ -36,23 +36,11 @@ abstract class StoreReleaseRules extends StoreRules {
         assertThat(store().release(new Release(OWNER_A, d.receipt(), retryAt, "tck: broker down")))
                 .as("release by %s with its live receipt must return true", OWNER_A)
                 .isTrue();
-        assertNothingClaimable(
-                store(),
-                OWNER_B,
-                "'"
-                        + m.id()
-                        + "' was released with availableAt="
-                        + retryAt
-                        + " (10 minutes later)");
+        String released = "'" + m.id() + "' was released with availableAt=" + retryAt;
+        assertNothingClaimable(store(), OWNER_B, released + " (10 minutes later)");
         advanceTo(claimedAt.plus(LEASE).plus(Duration.ofMinutes(1)));
         assertNothingClaimable(
-                store(),
-                OWNER_B,
-                "'"
-                        + m.id()
-                        + "' was released with availableAt="
-                        + retryAt
-                        + ", which is later than the end of the lease it had");
+                store(), OWNER_B, released + ", which is later than the end of the lease it had");
         advanceTo(retryAt.minusMillis(1));
         assertNothingClaimable(
                 store(),
