@@ -11,12 +11,15 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.IntFunction;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * Drains a loaded table with the relay or with a hand-written loop, timing the run and every
@@ -140,6 +143,36 @@ final class Drains {
     @FunctionalInterface
     interface Send {
         void send(List<HandWritten.Row> rows) throws Exception;
+    }
+
+    /**
+     * Waits for a peer's latch, checking every 100 ms for a problem to report at once (a peer
+     * retries a failed call only much later) and for the deadline.
+     *
+     * @param reached counted down when the peer reached its target
+     * @param timeout how long at most
+     * @param problems the peer's problems, or null
+     * @param progress what the peer did so far, for the timeout's message
+     * @throws InterruptedException if interrupted
+     */
+    static void awaitPeer(
+            CountDownLatch reached,
+            Duration timeout,
+            Supplier<String> problems,
+            Supplier<String> progress)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!reached.await(100, TimeUnit.MILLISECONDS)) {
+            if (problems.get() != null) {
+                throw new IllegalStateException("drain was not clean: " + problems.get());
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(progress.get() + " within " + timeout);
+            }
+        }
+        if (problems.get() != null) {
+            throw new IllegalStateException("drain was not clean: " + problems.get());
+        }
     }
 
     static Duration timeout(long messages) {

@@ -99,7 +99,7 @@ final class EndToEndScenario {
                 .config(
                         "gruelbox_loaded",
                         "through gruelbox: schedule() in transactions of "
-                                + Gruelbox.LOAD_CHUNK
+                                + Env.LOAD_CHUNK
                                 + " with the post-commit submission discarded and a clock a day"
                                 + " behind (so every call is due), then drained by flush()");
         JdbiOutboxStore store = env.store(SUBJECT);
@@ -120,12 +120,7 @@ final class EndToEndScenario {
                         new KafkaProducer<>(producerProperties(env));
                 KafkaProducer<byte[], byte[]> gruelboxProducer =
                         new KafkaProducer<>(Gruelbox.producerProperties(env));
-                KafkaProducer<byte[], byte[]> namastackProducer =
-                        new KafkaProducer<>(Gruelbox.producerProperties(env));
-                Namastack namastack =
-                        new Namastack(
-                                env.pool(),
-                                new Gruelbox.KafkaSender(namastackProducer, KAFKA_TOPIC, null))) {
+                Namastack namastack = new Namastack(env, KAFKA_TOPIC)) {
             Drains.Send send = kafkaSend(producer, KAFKA_TOPIC);
             Gruelbox.KafkaSender sender =
                     new Gruelbox.KafkaSender(gruelboxProducer, KAFKA_TOPIC, null);
@@ -285,7 +280,7 @@ final class EndToEndScenario {
         r.note(
                 "namastack-outbox drains as many messages as gruelbox, loaded through its own"
                         + " schedule(event, key) in transactions of "
-                        + Namastack.LOAD_CHUNK
+                        + Env.LOAD_CHUNK
                         + " while its scheduler is stopped, timed from starting its scheduler to the"
                         + " last record marked COMPLETED (it keeps completed records, its default;"
                         + " its heartbeat, every second, runs while the other sides drain). Its"

@@ -23,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
 
@@ -38,6 +39,9 @@ final class Env implements AutoCloseable {
 
     /** Module written into every benchmark message. */
     static final String MODULE = "bench";
+
+    /** Events per transaction when a backlog is loaded through a peer's own API. */
+    static final int LOAD_CHUNK = 2_000;
 
     /** Pool size: 8 writer threads, the relay's claim and store-write threads, and some slack. */
     static final int POOL_SIZE = 16;
@@ -239,6 +243,45 @@ final class Env implements AutoCloseable {
         } catch (SQLException e) {
             throw new IllegalStateException(
                     "loading " + count + " rows into " + table + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** One event of a backlog loaded through a peer's own API ({@link #loadThrough}). */
+    record Loaded(String id, String key, Instant occurredAt, String payload) {}
+
+    /**
+     * Loads a backlog through a peer's own API, as {@link #load} writes it for the other sides: ids
+     * {@code <prefix><n>}, keys {@code k-<n mod 1000>}, a payload of {@code payloadBytes} 'x',
+     * occurred about a day ago in order; {@value #LOAD_CHUNK} events per transaction.
+     *
+     * @param prefix the id prefix, unique per call
+     * @param count how many
+     * @param payloadBytes the payload size
+     * @param transaction runs a chunk of schedules in one transaction of the peer's
+     * @param schedule schedules one event through the peer
+     */
+    static void loadThrough(
+            String prefix,
+            int count,
+            int payloadBytes,
+            Consumer<Runnable> transaction,
+            Consumer<Loaded> schedule) {
+        String payload = "x".repeat(payloadBytes);
+        Instant base = Instant.now().minusSeconds(86_400);
+        for (int from = 1; from <= count; from += LOAD_CHUNK) {
+            int first = from;
+            int last = Math.min(count, from + LOAD_CHUNK - 1);
+            transaction.accept(
+                    () -> {
+                        for (int i = first; i <= last; i++) {
+                            schedule.accept(
+                                    new Loaded(
+                                            prefix + i,
+                                            "k-" + (i % 1000),
+                                            base.plusNanos(i * 1000L),
+                                            payload));
+                        }
+                    });
         }
     }
 

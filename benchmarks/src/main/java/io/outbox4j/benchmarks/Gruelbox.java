@@ -71,9 +71,6 @@ final class Gruelbox implements AutoCloseable {
     /** Capacity of the submitter's queue: what gruelbox's own default executor uses. */
     static final int QUEUE = 16_384;
 
-    /** Schedules per transaction when a backlog is loaded through gruelbox. */
-    static final int LOAD_CHUNK = 2_000;
-
     private static final AtomicInteger POOLS = new AtomicInteger();
 
     /**
@@ -294,12 +291,12 @@ final class Gruelbox implements AutoCloseable {
 
     /**
      * Loads a backlog through gruelbox itself: {@code count} calls scheduled in transactions of
-     * {@value #LOAD_CHUNK}, with the post-commit submission discarded (an outbox whose submitter
-     * does nothing) and a clock a day behind, so the rows are what an application left behind a day
-     * ago when its immediate submissions never ran: due for the next {@code flush()} (like the
-     * other sides' rows, available since about a day ago). Ids {@code <prefix><n>}, keys {@code
-     * k-<n mod 1000>}, a payload of {@code payloadBytes} 'x', as {@link Env#load} writes for the
-     * other sides.
+     * {@value Env#LOAD_CHUNK} ({@link Env#loadThrough}), with the post-commit submission discarded
+     * (an outbox whose submitter does nothing) and a clock a day behind, so the rows are what an
+     * application left behind a day ago when its immediate submissions never ran: due for the next
+     * {@code flush()} (like the other sides' rows, available since about a day ago). Ids {@code
+     * <prefix><n>}, keys {@code k-<n mod 1000>}, a payload of {@code payloadBytes} 'x', as {@link
+     * Env#load} writes for the other sides.
      *
      * @param env the environment
      * @param prefix the event id prefix
@@ -322,26 +319,21 @@ final class Gruelbox implements AutoCloseable {
                         // gruelbox wants each next attempt in the future of its own clock
                         .clockProvider(() -> Clock.offset(Clock.systemUTC(), Duration.ofDays(-1)))
                         .build();
-        String payload = "x".repeat(payloadBytes);
-        Instant base = Instant.now().minusSeconds(86_400);
-        for (int from = 1; from <= count; from += LOAD_CHUNK) {
-            int first = from;
-            int last = Math.min(count, from + LOAD_CHUNK - 1);
-            tm.inTransaction(
-                    () -> {
-                        for (int i = first; i <= last; i++) {
-                            loader.schedule(KafkaEvents.class)
-                                    .send(
-                                            prefix + i,
-                                            Env.TOPIC,
-                                            "k-" + (i % 1000),
-                                            Env.MODULE,
-                                            "application/octet-stream",
-                                            base.plusNanos(i * 1000L),
-                                            payload);
-                        }
-                    });
-        }
+        Env.loadThrough(
+                prefix,
+                count,
+                payloadBytes,
+                chunk -> tm.inTransaction(chunk),
+                e ->
+                        loader.schedule(KafkaEvents.class)
+                                .send(
+                                        e.id(),
+                                        Env.TOPIC,
+                                        e.key(),
+                                        Env.MODULE,
+                                        "application/octet-stream",
+                                        e.occurredAt(),
+                                        e.payload()));
     }
 
     /**
@@ -391,29 +383,21 @@ final class Gruelbox implements AutoCloseable {
     }
 
     private long await(Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
         try {
-            while (!listener.reached.await(100, TimeUnit.MILLISECONDS)) {
-                // a failed call is retried only after attemptFrequency (2 min): report it at once
-                if (problems() != null) {
-                    throw new IllegalStateException("gruelbox drain was not clean: " + problems());
-                }
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException(
+            // a failed call is retried only after attemptFrequency (2 min): reported at once
+            Drains.awaitPeer(
+                    listener.reached,
+                    timeout,
+                    () -> problems() == null ? null : "gruelbox: " + problems(),
+                    () ->
                             "gruelbox ran only "
                                     + listener.succeeded.sum()
                                     + " of "
                                     + listener.target
-                                    + " calls within "
-                                    + timeout);
-                }
-            }
+                                    + " calls");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);
-        }
-        if (problems() != null) {
-            throw new IllegalStateException("gruelbox drain was not clean: " + problems());
         }
         return listener.reachedAt.get();
     }

@@ -28,13 +28,10 @@ final class HandWritten {
         return "UPDATE "
                 + t
                 + " AS t SET available_at = ?, lease_owner = ?, receipt = ?, attempts = t.attempts + 1"
-                + " FROM (SELECT id FROM "
-                + t
-                + " WHERE dead_at IS NULL AND NOT parked AND available_at <= ?"
-                + " ORDER BY available_at, seq LIMIT ? FOR UPDATE SKIP LOCKED) AS c"
-                + " WHERE t.id = c.id"
-                + " RETURNING t.id, t.topic, t.msg_key, t.module, t.content_type, t.payload, t.headers,"
-                + " t.occurred_at, t.attempts";
+                + " FROM ("
+                + claimableIds(t)
+                + ") AS c WHERE t.id = c.id"
+                + returning("t.");
     }
 
     /**
@@ -47,12 +44,38 @@ final class HandWritten {
         return "UPDATE "
                 + t
                 + " SET available_at = ?, lease_owner = ?, receipt = ?, attempts = attempts + 1"
-                + " WHERE id IN (SELECT id FROM "
-                + t
+                + " WHERE id IN ("
+                + claimableIds(t)
+                + ")"
+                + returning("");
+    }
+
+    /** The oldest claimable rows' ids, locked: parameters {@code now} and the limit. */
+    private static String claimableIds(String quotedTable) {
+        return "SELECT id FROM "
+                + quotedTable
                 + " WHERE dead_at IS NULL AND NOT parked AND available_at <= ?"
-                + " ORDER BY available_at, seq LIMIT ? FOR UPDATE SKIP LOCKED)"
-                + " RETURNING id, topic, msg_key, module, content_type, payload, headers,"
-                + " occurred_at, attempts";
+                + " ORDER BY available_at, seq LIMIT ? FOR UPDATE SKIP LOCKED";
+    }
+
+    /** What a claim returns, in the order {@link Loop#claim} reads it. */
+    private static String returning(String alias) {
+        StringBuilder b = new StringBuilder(" RETURNING ");
+        String[] columns = {
+            "id",
+            "topic",
+            "msg_key",
+            "module",
+            "content_type",
+            "payload",
+            "headers",
+            "occurred_at",
+            "attempts"
+        };
+        for (int i = 0; i < columns.length; i++) {
+            b.append(i == 0 ? "" : ", ").append(alias).append(columns[i]);
+        }
+        return b.toString();
     }
 
     /** The competent hand-written delete: by id alone, {@code id = ANY(?)}. */

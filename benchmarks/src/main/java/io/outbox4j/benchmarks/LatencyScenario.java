@@ -81,6 +81,18 @@ final class LatencyScenario {
         }
     }
 
+    /** One measured window of a side at the scenario's rate ({@link #drive}). */
+    @FunctionalInterface
+    private interface Window {
+        String[] drive(
+                String prefix,
+                BusinessTransaction transaction,
+                Runnable afterCommit,
+                Map<String, Long> ackedAt,
+                Side side)
+                throws InterruptedException;
+    }
+
     /** Does the work of one business transaction with its event, on the caller's connection. */
     @FunctionalInterface
     private interface Commit {
@@ -174,6 +186,20 @@ final class LatencyScenario {
         long[] claimsAndMessages = new long[2];
         Timings lags = new Timings();
         long[] maxLag = new long[1];
+        Window window =
+                (name, transaction, afterCommit, ackedAt, side) ->
+                        drive(
+                                env,
+                                rate,
+                                warmupSeconds,
+                                seconds,
+                                name,
+                                transaction,
+                                afterCommit,
+                                ackedAt,
+                                side,
+                                lags,
+                                maxLag);
         try (KafkaPublisher kafka =
                         KafkaPublisher.builder()
                                 .bootstrapServers(env.kafka().bootstrapServers())
@@ -183,13 +209,7 @@ final class LatencyScenario {
                         new KafkaProducer<>(EndToEndScenario.producerProperties(env));
                 KafkaProducer<byte[], byte[]> gruelboxProducer =
                         new KafkaProducer<>(Gruelbox.producerProperties(env));
-                KafkaProducer<byte[], byte[]> namastackProducer =
-                        new KafkaProducer<>(Gruelbox.producerProperties(env));
-                Namastack namastack =
-                        new Namastack(
-                                env.pool(),
-                                new Gruelbox.KafkaSender(
-                                        namastackProducer, NAMASTACK_TOPIC, null))) {
+                Namastack namastack = new Namastack(env, NAMASTACK_TOPIC)) {
             Drains.Send send = EndToEndScenario.kafkaSend(producer, HAND_TOPIC);
             DataSource pool = env.pool();
             // Round 0 warms every side up (JIT, connections, producers) and is not reported.
@@ -212,11 +232,7 @@ final class LatencyScenario {
                         relay.start();
                         try {
                             String[] measured =
-                                    drive(
-                                            env,
-                                            rate,
-                                            warmupSeconds,
-                                            seconds,
+                                    window.drive(
                                             "lat-" + prefix,
                                             jdbc(
                                                     pool,
@@ -230,9 +246,7 @@ final class LatencyScenario {
                                                     }),
                                             relay::wakeUp,
                                             acks.ackedAt,
-                                            relayTarget,
-                                            lags,
-                                            maxLag);
+                                            relayTarget);
                             for (String id : round == 0 ? new String[0] : measured) {
                                 long[] claimed = timed.claimedAt.get(id);
                                 Long published = acks.publishStartedAt.get(id);
@@ -260,11 +274,7 @@ final class LatencyScenario {
                         Map<String, Long> ackedAt = new ConcurrentHashMap<>();
                         Poller poller = new Poller(env, send, ackedAt);
                         try {
-                            drive(
-                                    env,
-                                    rate,
-                                    warmupSeconds,
-                                    seconds,
+                            window.drive(
                                     "hand-" + prefix,
                                     jdbc(
                                             pool,
@@ -279,25 +289,17 @@ final class LatencyScenario {
                                             }),
                                     () -> {},
                                     ackedAt,
-                                    pollerTarget,
-                                    lags,
-                                    maxLag);
+                                    pollerTarget);
                         } finally {
                             poller.close();
                         }
                     } else if (which == 3) {
                         Map<String, Long> ackedAt = new ConcurrentHashMap<>();
-                        namastack.handler.sender(
-                                new Gruelbox.KafkaSender(
-                                        namastackProducer, NAMASTACK_TOPIC, ackedAt));
+                        namastack.ackedAt(ackedAt);
                         env.execute("TRUNCATE " + Namastack.TABLE);
                         namastack.startProcessing();
                         try {
-                            drive(
-                                    env,
-                                    rate,
-                                    warmupSeconds,
-                                    seconds,
+                            window.drive(
                                     "namastack-" + prefix,
                                     (id, committed) ->
                                             namastack.inTransaction(
@@ -312,9 +314,7 @@ final class LatencyScenario {
                                                     committed),
                                     () -> {},
                                     ackedAt,
-                                    namastackTarget,
-                                    lags,
-                                    maxLag);
+                                    namastackTarget);
                         } finally {
                             namastack.stopProcessing();
                         }
@@ -332,11 +332,7 @@ final class LatencyScenario {
                         Gruelbox gruelbox = new Gruelbox(pool, sender, Duration.ofSeconds(1));
                         try {
                             gruelbox.start();
-                            drive(
-                                    env,
-                                    rate,
-                                    warmupSeconds,
-                                    seconds,
+                            window.drive(
                                     "gruelbox-" + prefix,
                                     (id, committed) ->
                                             gruelbox.transactionManager()
@@ -364,9 +360,7 @@ final class LatencyScenario {
                                                             }),
                                     () -> {},
                                     ackedAt,
-                                    gruelboxTarget,
-                                    lags,
-                                    maxLag);
+                                    gruelboxTarget);
                         } finally {
                             gruelbox.close();
                         }

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
+import org.apache.kafka.clients.producer.KafkaProducer;
 import org.springframework.boot.Banner;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
@@ -59,9 +60,6 @@ final class Namastack implements AutoCloseable {
 
     /** The version measured. */
     static final String VERSION = "1.6.0";
-
-    /** Schedules per transaction when a backlog is loaded through namastack. */
-    static final int LOAD_CHUNK = 2_000;
 
     /**
      * The settings beyond its defaults: the "Platform-Thread Candidate" of its Performance Tuning
@@ -157,17 +155,23 @@ final class Namastack implements AutoCloseable {
     private final Outbox outbox;
     private final TransactionTemplate transactions;
     private final OutboxProcessingScheduler scheduler;
+    private final KafkaProducer<byte[], byte[]> producer;
+    private final String kafkaTopic;
     final KafkaHandler handler;
 
     /**
-     * Starts namastack's application context over the pool (creating its tables if absent); its
-     * scheduler is stopped until {@link #startProcessing()}.
+     * Starts namastack's application context over the benchmark's pool (creating its tables if
+     * absent) with a producer of its own ({@link Gruelbox#producerProperties}) that its handler
+     * sends to {@code kafkaTopic} with; its scheduler is stopped until {@link #startProcessing()}.
      *
-     * @param pool the benchmark's pool
-     * @param sender what the handler sends with
+     * @param env the environment
+     * @param kafkaTopic the Kafka topic
      */
-    Namastack(DataSource pool, Gruelbox.KafkaSender sender) {
-        this.handler = new KafkaHandler(sender);
+    Namastack(Env env, String kafkaTopic) {
+        DataSource pool = env.pool();
+        this.kafkaTopic = kafkaTopic;
+        this.producer = new KafkaProducer<>(Gruelbox.producerProperties(env));
+        this.handler = new KafkaHandler(new Gruelbox.KafkaSender(producer, kafkaTopic, null));
         // Boot must not reconfigure the benchmark's logging (slf4j-simple)
         System.setProperty("org.springframework.boot.logging.LoggingSystem", "none");
         Map<String, Object> properties = new LinkedHashMap<>(SETTINGS);
@@ -232,6 +236,15 @@ final class Namastack implements AutoCloseable {
         return env.queryLong("SELECT count(*) FROM " + TABLE + " WHERE status <> 'COMPLETED'");
     }
 
+    /**
+     * Notes from now on when each event's acknowledgement was seen.
+     *
+     * @param ackedAt event id → nanoTime of its ack
+     */
+    void ackedAt(Map<String, Long> ackedAt) {
+        handler.sender(new Gruelbox.KafkaSender(producer, kafkaTopic, ackedAt));
+    }
+
     void startProcessing() {
         scheduler.start();
     }
@@ -281,36 +294,29 @@ final class Namastack implements AutoCloseable {
     }
 
     /**
-     * Loads a backlog through namastack itself: {@code count} events scheduled in transactions of
-     * {@value #LOAD_CHUNK} while its scheduler is stopped; ids {@code <prefix><n>}, keys {@code
-     * k-<n mod 1000>}, a payload of {@code payloadBytes} 'x', as {@link Env#load} writes for the
-     * other sides.
+     * Loads a backlog through namastack itself: {@code count} events scheduled in transactions
+     * ({@link Env#loadThrough}) while its scheduler is stopped.
      *
      * @param prefix the event id prefix
      * @param count how many
      * @param payloadBytes the payload size
      */
     void load(String prefix, int count, int payloadBytes) {
-        String payload = "x".repeat(payloadBytes);
-        Instant base = Instant.now().minusSeconds(86_400);
-        for (int from = 1; from <= count; from += LOAD_CHUNK) {
-            int first = from;
-            int last = Math.min(count, from + LOAD_CHUNK - 1);
-            transactions.executeWithoutResult(
-                    status -> {
-                        for (int i = first; i <= last; i++) {
-                            outbox.schedule(
-                                    new Event(
-                                            prefix + i,
-                                            Env.TOPIC,
-                                            Env.MODULE,
-                                            "application/octet-stream",
-                                            base.plusNanos(i * 1000L).toString(),
-                                            payload),
-                                    "k-" + (i % 1000));
-                        }
-                    });
-        }
+        Env.loadThrough(
+                prefix,
+                count,
+                payloadBytes,
+                chunk -> transactions.executeWithoutResult(status -> chunk.run()),
+                e ->
+                        outbox.schedule(
+                                new Event(
+                                        e.id(),
+                                        Env.TOPIC,
+                                        Env.MODULE,
+                                        "application/octet-stream",
+                                        e.occurredAt().toString(),
+                                        e.payload()),
+                                e.key()));
     }
 
     /**
@@ -350,22 +356,16 @@ final class Namastack implements AutoCloseable {
     }
 
     private void awaitHandled(Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!handler.reached.await(100, TimeUnit.MILLISECONDS)) {
-            if (handler.firstProblem.get() != null) {
-                throw new IllegalStateException(
-                        "namastack drain was not clean: " + handler.firstProblem.get());
-            }
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException(
+        Drains.awaitPeer(
+                handler.reached,
+                timeout,
+                () -> problems() == null ? null : "namastack: " + problems(),
+                () ->
                         "namastack handled only "
                                 + handler.handled.sum()
                                 + " of "
                                 + handler.target
-                                + " records within "
-                                + timeout);
-            }
-        }
+                                + " records");
     }
 
     /**
@@ -379,6 +379,10 @@ final class Namastack implements AutoCloseable {
 
     @Override
     public void close() {
-        context.close();
+        try {
+            context.close();
+        } finally {
+            producer.close();
+        }
     }
 }
