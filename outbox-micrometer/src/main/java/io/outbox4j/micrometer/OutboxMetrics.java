@@ -360,8 +360,9 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
      *
      * @param store the store the relay would use
      * @return a store that times the calls and delegates them to {@code store}; when {@code store}
-     *     implements {@link OutboxMembership} so does the wrapper (membership calls pass through
-     *     untimed), so a relay built on it still joins its outbox as a member
+     *     implements {@link OutboxMembership} or {@link io.outbox4j.api.OutboxWakeUps} so does the
+     *     wrapper (those calls pass through untimed), so a relay built on it still joins its outbox
+     *     as a member and still hears commits of other processes
      * @throws IllegalArgumentException if {@code store} is null
      */
     public OutboxStore store(OutboxStore store) {
@@ -386,9 +387,7 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
                                             .tag("operation", o.tag)
                                             .register(registry)));
         }
-        return store instanceof OutboxMembership membership
-                ? new TimedStore.Member(store, membership, m)
-                : new TimedStore(store, m);
+        return TimedStore.over(store, m);
     }
 
     private Timer storeTimer(TimedStore.Operation o, String result) {

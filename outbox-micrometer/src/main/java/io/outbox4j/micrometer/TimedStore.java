@@ -11,6 +11,7 @@ import io.outbox4j.api.Extension;
 import io.outbox4j.api.Membership;
 import io.outbox4j.api.OutboxMembership;
 import io.outbox4j.api.OutboxStore;
+import io.outbox4j.api.OutboxWakeUps;
 import io.outbox4j.api.Release;
 import java.time.Duration;
 import java.util.List;
@@ -26,28 +27,69 @@ import java.util.function.ToIntFunction;
  */
 class TimedStore implements OutboxStore {
 
-    /** A timed store over a store with membership: membership calls pass through, untimed. */
-    static final class Member extends TimedStore implements OutboxMembership {
-        private final OutboxMembership membership;
+    /**
+     * A timed store over {@code store} with the same optional ports: membership and wake-up calls
+     * pass through, untimed, so a relay built on it still joins its outbox as a member and still
+     * hears commits of other processes.
+     */
+    static TimedStore over(OutboxStore store, Meters[] meters) {
+        boolean member = store instanceof OutboxMembership;
+        boolean wakes = store instanceof OutboxWakeUps;
+        if (member && wakes) {
+            return new MemberHearing(store, meters);
+        }
+        if (member) {
+            return new Member(store, meters);
+        }
+        return wakes ? new Hearing(store, meters) : new TimedStore(store, meters);
+    }
 
-        Member(OutboxStore store, OutboxMembership membership, Meters[] meters) {
+    /** Membership calls to the wrapped store, untimed. */
+    interface PassesMembership extends OutboxMembership {
+        OutboxStore delegate();
+
+        @Override
+        default Membership renew(String member, Duration lease) {
+            return ((OutboxMembership) delegate()).renew(member, lease);
+        }
+
+        @Override
+        default void leave(String member) {
+            ((OutboxMembership) delegate()).leave(member);
+        }
+
+        @Override
+        default List<io.outbox4j.api.Member> members() {
+            return ((OutboxMembership) delegate()).members();
+        }
+    }
+
+    /** Wake-up listening on the wrapped store. */
+    interface PassesWakeUps extends OutboxWakeUps {
+        OutboxStore delegate();
+
+        @Override
+        default Listening listen(Runnable wakeUp) {
+            return ((OutboxWakeUps) delegate()).listen(wakeUp);
+        }
+    }
+
+    private static final class Member extends TimedStore implements PassesMembership {
+        Member(OutboxStore store, Meters[] meters) {
             super(store, meters);
-            this.membership = membership;
         }
+    }
 
-        @Override
-        public Membership renew(String member, Duration lease) {
-            return membership.renew(member, lease);
+    private static final class Hearing extends TimedStore implements PassesWakeUps {
+        Hearing(OutboxStore store, Meters[] meters) {
+            super(store, meters);
         }
+    }
 
-        @Override
-        public void leave(String member) {
-            membership.leave(member);
-        }
-
-        @Override
-        public List<io.outbox4j.api.Member> members() {
-            return membership.members();
+    private static final class MemberHearing extends TimedStore
+            implements PassesMembership, PassesWakeUps {
+        MemberHearing(OutboxStore store, Meters[] meters) {
+            super(store, meters);
         }
     }
 
@@ -79,7 +121,8 @@ class TimedStore implements OutboxStore {
     }
 
     /** The store this one times. */
-    OutboxStore delegate() {
+    /** The wrapped store. */
+    public OutboxStore delegate() {
         return store;
     }
 

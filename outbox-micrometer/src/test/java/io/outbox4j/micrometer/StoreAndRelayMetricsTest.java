@@ -21,12 +21,14 @@ import io.outbox4j.api.Extension;
 import io.outbox4j.api.Membership;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxStore;
+import io.outbox4j.api.OutboxWakeUps;
 import io.outbox4j.api.PermanentFailureException;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.api.Release;
 import io.outbox4j.api.RetryableFailureException;
 import io.outbox4j.engine.Relay;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
+import io.outbox4j.tck.InMemoryOutboxStore;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,6 +39,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -163,6 +166,24 @@ class StoreAndRelayMetricsTest {
                 .as("wrapping a wrapper times once")
                 .isEqualTo(timed.toString());
         relay.close();
+        metrics.close();
+    }
+
+    @Test
+    void theTimedStoreOfAStoreThatWakesRelays_stillWakesThem() throws Exception {
+        OutboxMetrics metrics = OutboxMetrics.builder(registry).build();
+        InMemoryOutboxStore store = new InMemoryOutboxStore();
+        OutboxStore timed = metrics.store(store);
+        assertThat(timed)
+                .as("the timed store keeps the store's wake-ups and membership")
+                .isInstanceOf(OutboxWakeUps.class)
+                .isInstanceOf(io.outbox4j.api.OutboxMembership.class);
+        AtomicInteger woken = new AtomicInteger();
+        try (OutboxWakeUps.Listening listening =
+                ((OutboxWakeUps) timed).listen(woken::incrementAndGet)) {
+            store.enqueueCommitted(List.of(order("w-1", "k")));
+            await("a wake-up after the commit", () -> woken.get() > 0);
+        }
         metrics.close();
     }
 

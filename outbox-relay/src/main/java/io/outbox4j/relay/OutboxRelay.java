@@ -1,9 +1,11 @@
 package io.outbox4j.relay;
 
+import io.outbox4j.api.Observation.Outcome;
 import io.outbox4j.cli.internal.Settings;
 import io.outbox4j.cli.internal.SettingsException;
 import io.outbox4j.cli.internal.StoreConnection;
 import io.outbox4j.engine.Relay;
+import io.outbox4j.micrometer.OutboxMetrics;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -205,6 +207,7 @@ public final class OutboxRelay {
         Publishers.Opened publisher = null;
         Relay relay = null;
         HealthServer http = null;
+        RelayMetrics metrics = null;
         try {
             store = StoreConnection.open(config.settings, Math.max(4, config.workers + 2), false);
             if (config.createSchema) {
@@ -212,24 +215,26 @@ public final class OutboxRelay {
                 log.info("schema ready: {}", store.describe());
             }
             publisher = Publishers.open(config.publisherUri, config.settings, env);
-            Metrics metrics =
-                    new Metrics(
-                            Clock.systemUTC(),
+            metrics =
+                    new RelayMetrics(
                             store.admin(),
                             config.storeStatistics,
                             config.statisticsInterval,
-                            storeThread,
-                            running::get);
+                            Clock.systemUTC());
+            OutboxMetrics binder = metrics.binder();
             try {
                 relay =
-                        config.apply(Relay.builder(store.store(), publisher.publisher()))
-                                .observer(metrics)
+                        config.apply(
+                                        Relay.builder(
+                                                binder.store(store.store()), publisher.publisher()))
+                                .observer(binder)
                                 .build();
             } catch (IllegalArgumentException e) {
                 log.error("bad relay settings: {}", e.getMessage());
                 return USAGE;
             }
-            metrics.relay(relay);
+            binder.relay(relay);
+            RelayMetrics meters = metrics;
             Relay r = relay;
             StoreProbe probe = new StoreProbe(store.admin(), storeThread);
             http =
@@ -241,7 +246,7 @@ public final class OutboxRelay {
                                             ? Optional.of(String.valueOf(stopReason.get()))
                                             : Optional.empty(),
                             () -> running.get() ? ready(probe, r) : Optional.of(notRunning()),
-                            metrics::render);
+                            meters::render);
             installSignalHandlers();
             log.info(
                     "outbox4j relay starting: store {}, publisher {}, {}, http {}:{}",
@@ -265,10 +270,10 @@ public final class OutboxRelay {
                     "relay drained in {} ms: {} completed, {} released, {} dead-lettered, {} given back untried"
                             + " since start",
                     (System.nanoTime() - start) / 1_000_000,
-                    metrics.count("completed"),
-                    metrics.count("released"),
-                    metrics.count("dead_lettered"),
-                    metrics.count("abandoned"));
+                    metrics.count(Outcome.COMPLETED),
+                    metrics.count(Outcome.RELEASED),
+                    metrics.count(Outcome.DEAD_LETTERED),
+                    metrics.count(Outcome.ABANDONED));
             return exitCode.get();
         } catch (SettingsException e) {
             log.error("bad settings: {}", e.getMessage());
@@ -293,6 +298,9 @@ public final class OutboxRelay {
             running.set(false);
             if (relay != null) {
                 relay.close();
+            }
+            if (metrics != null) {
+                metrics.close(); // after the relay: no observation arrives later
             }
             if (publisher != null) {
                 publisher.close();

@@ -118,17 +118,15 @@ class RelayProcessTest {
             assertThat(metrics.headers().firstValue("Content-Type"))
                     .hasValueSatisfying(v -> assertThat(v).startsWith("text/plain; version=0.0.4"));
             assertThat(metrics.body())
-                    .contains("outbox4j_relay_running 1\n")
+                    .as("outbox-micrometer's meters, as the dashboard and alerts name them")
+                    .contains("outbox_relay_state{state=\"running\"} 1")
                     .containsPattern(
-                            "outbox4j_relay_messages_total\\{topic=\""
+                            "outbox_deliveries_total\\{outcome=\"completed\",topic=\""
                                     + topic
-                                    + "\",outcome=\"completed\"} [1-9]\\d*\n")
-                    .contains("outbox4j_outbox_statistics_up 1\n")
-                    .containsPattern("outbox4j_outbox_messages\\{state=\"ready\"} \\d+\n")
-                    .containsPattern(
-                            "outbox4j_outbox_topic_messages\\{topic=\""
-                                    + topic
-                                    + "\",state=\"dead\"} 0\n");
+                                    + "\"} [1-9]")
+                    .containsPattern("outbox_publish_seconds_count\\{[^}]*} [1-9]")
+                    .containsPattern("outbox_messages\\{state=\"dead\",topic=\"" + topic + "\"} 0")
+                    .doesNotContain("outbox4j_relay_");
 
             long sigterm = System.nanoTime();
             a.destroy(); // SIGTERM
@@ -181,6 +179,7 @@ class RelayProcessTest {
         settings.put("store.connect-timeout", "500ms");
         settings.put("publisher.uri", "kafka://127.0.0.1:" + ServerSupport.freePort());
         settings.put("relay.poll-interval", "200ms");
+        settings.put("metrics.statistics-interval", "1s");
         settings.put("http.port", String.valueOf(port));
         Process p = start("relay-no-db", settings, Map.of());
 
@@ -193,10 +192,11 @@ class RelayProcessTest {
                 () ->
                         get(port, "/metrics")
                                 .body()
-                                .matches("(?s).*outbox4j_relay_store_errors_total [1-9].*"),
+                                .matches(
+                                        "(?s)(?=.*outbox_store_errors_total\\{[^}]*} [1-9])"
+                                                + "(?=.*outbox_statistics_errors_total [1-9]).*"),
                 Duration.ofSeconds(30),
-                "a store error counted");
-        assertThat(get(port, "/metrics").body()).contains("outbox4j_outbox_statistics_up 0\n");
+                "a store error and a failed statistics read counted");
         assertThat(get(port, "/nothing").statusCode()).isEqualTo(404);
 
         p.destroy();
@@ -256,14 +256,14 @@ class RelayProcessTest {
                     .as("enqueue to 503, in ms (max-publish-stall 3s, poll interval 200ms)")
                     .isLessThanOrEqualTo(3_000 + 2_000);
             assertThat(get(port, "/metrics").body())
-                    .containsPattern("outbox4j_relay_publish_failed_calls [1-9]\\d*\n")
-                    .containsPattern("outbox4j_relay_publish_stalled_seconds [3-9]");
+                    .containsPattern("outbox_relay_publish_failed_calls [1-9]")
+                    .containsPattern("outbox_relay_publish_stalled_seconds [3-9]");
 
             kafka.start();
             awaitStatus(p, port, "/health/ready", 200, Duration.ofSeconds(60));
             assertThat(get(port, "/metrics").body())
-                    .contains("outbox4j_relay_publish_failed_calls 0\n")
-                    .contains("outbox4j_relay_publish_stalled_seconds 0.0\n");
+                    .contains("outbox_relay_publish_failed_calls 0")
+                    .contains("outbox_relay_publish_stalled_seconds 0");
             p.destroy();
             assertThat(p.waitFor(20, TimeUnit.SECONDS)).as(log("relay-broker-down")).isTrue();
         }
