@@ -1,14 +1,17 @@
 package io.outbox4j.tck;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
 import org.junit.platform.engine.TestExecutionResult;
 import org.junit.platform.engine.support.descriptor.MethodSource;
 import org.junit.platform.testkit.engine.EngineExecutionResults;
@@ -81,15 +84,73 @@ final class KitReport {
     }
 
     /**
-     * The methods a rule group declares and inherits from its package-private base classes (a kit's
-     * {@code @Nested} group extends the top-level class that holds its rules).
+     * The rules of a kit: the {@code @Test} methods its {@code @Nested} groups declare or inherit
+     * (a group extends the package-private class that holds its rules).
      */
-    static List<Method> methodsOf(Class<?> group) {
-        List<Method> methods = new ArrayList<>();
-        for (Class<?> c = group; c != null && c != Object.class; c = c.getSuperclass()) {
-            methods.addAll(Arrays.asList(c.getDeclaredMethods()));
+    static List<Method> rulesOf(Class<?> kit) {
+        List<Method> rules = new ArrayList<>();
+        for (Class<?> group : kit.getDeclaredClasses()) {
+            if (group.isAnnotationPresent(Nested.class)) {
+                for (Class<?> c = group; c != null && c != Object.class; c = c.getSuperclass()) {
+                    for (Method m : c.getDeclaredMethods()) {
+                        if (m.isAnnotationPresent(Test.class)) {
+                            rules.add(m);
+                        }
+                    }
+                }
+            }
         }
-        return methods;
+        return rules;
+    }
+
+    /**
+     * Checks that the kit's rule groups and rules are package-private, so a subclass can neither
+     * override nor hide one, and that it has at least {@code minimum} rules.
+     */
+    static void assertRulesCannotBeOverridden(Class<?> kit, int minimum) {
+        for (Class<?> group : kit.getDeclaredClasses()) {
+            if (group.isAnnotationPresent(Nested.class)) {
+                assertThat(
+                                Modifier.isPublic(group.getModifiers())
+                                        || Modifier.isProtected(group.getModifiers()))
+                        .as("rule group %s must be package-private", group.getSimpleName())
+                        .isFalse();
+            }
+        }
+        List<Method> rules = rulesOf(kit);
+        assertThat(rules).hasSizeGreaterThanOrEqualTo(minimum);
+        assertThat(rules)
+                .allSatisfy(
+                        m ->
+                                assertThat(
+                                                m.getModifiers()
+                                                        & (Modifier.PUBLIC | Modifier.PROTECTED))
+                                        .as("rule %s must be package-private", m.getName())
+                                        .isZero());
+    }
+
+    /**
+     * Checks that every rule of the kit passed on the reference store, none skipped and no group
+     * failed, and that it has at least {@code minimum} rules.
+     */
+    void assertEveryRulePasses(String kit, int minimum) {
+        assertThat(failed()).as("%s rules failing on the reference store", kit).isEmpty();
+        assertThat(skipped()).as("%s rules skipped on the reference store", kit).isEmpty();
+        assertThat(failedContainers).isZero();
+        assertThat(passed()).hasSizeGreaterThanOrEqualTo(minimum);
+    }
+
+    /** Checks that every rule's name matches the pattern and its display name is a sentence. */
+    void assertRulesNamedAndDescribed(String namePattern) {
+        assertThat(outcomes.values())
+                .allSatisfy(
+                        o -> {
+                            assertThat(o.rule()).matches(namePattern);
+                            assertThat(o.displayName())
+                                    .as("display name of %s", o.rule())
+                                    .doesNotEndWith("()")
+                                    .contains(" ");
+                        });
     }
 
     Map<String, Outcome> withStatus(TestExecutionResult.Status status) {

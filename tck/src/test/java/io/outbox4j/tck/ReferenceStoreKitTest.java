@@ -5,14 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxAdmin;
 import io.outbox4j.api.OutboxStore;
-import java.lang.reflect.Method;
-import java.lang.reflect.Modifier;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /** The kit against the reference store, run through the JUnit Platform, and the kit's own shape. */
@@ -73,56 +69,21 @@ class ReferenceStoreKitTest {
     @Test
     @DisplayName("every rule passes on the reference in-memory store and none is skipped")
     void everyRulePassesOnTheReferenceStore() {
-        KitReport report = KitReport.of(README_EXAMPLE);
-        assertThat(report.failed()).as("rules failing on the reference store").isEmpty();
-        assertThat(report.skipped()).as("rules skipped on the reference store").isEmpty();
-        assertThat(report.failedContainers).isZero();
-        assertThat(report.passed()).hasSizeGreaterThanOrEqualTo(MINIMUM_RULES);
+        KitReport.of(README_EXAMPLE).assertEveryRulePasses("store", MINIMUM_RULES);
     }
 
     @Test
     @DisplayName("every rule is named required_ or optional_ and has a sentence as display name")
     void rulesAreNamedAndDescribed() {
-        KitReport report = KitReport.of(README_EXAMPLE);
-        assertThat(report.outcomes.values())
-                .allSatisfy(
-                        o -> {
-                            assertThat(o.rule()).matches("(required|optional)_[a-z][A-Za-z]+");
-                            assertThat(o.displayName())
-                                    .as("display name of %s", o.rule())
-                                    .doesNotEndWith("()")
-                                    .contains(" ");
-                        });
+        KitReport.of(README_EXAMPLE)
+                .assertRulesNamedAndDescribed("(required|optional)_[a-z][A-Za-z]+");
     }
 
     @Test
     @DisplayName(
             "rules and rule groups are package-private, so a subclass cannot override or hide one")
     void rulesCannotBeOverridden() {
-        List<Method> rules = new ArrayList<>();
-        for (Class<?> group : OutboxStoreContract.class.getDeclaredClasses()) {
-            if (group.isAnnotationPresent(Nested.class)) {
-                assertThat(
-                                Modifier.isPublic(group.getModifiers())
-                                        || Modifier.isProtected(group.getModifiers()))
-                        .as("rule group %s must be package-private", group.getSimpleName())
-                        .isFalse();
-                for (Method m : KitReport.methodsOf(group)) {
-                    if (m.isAnnotationPresent(Test.class)) {
-                        rules.add(m);
-                    }
-                }
-            }
-        }
-        assertThat(rules).hasSizeGreaterThanOrEqualTo(MINIMUM_RULES);
-        assertThat(rules)
-                .allSatisfy(
-                        m ->
-                                assertThat(
-                                                m.getModifiers()
-                                                        & (Modifier.PUBLIC | Modifier.PROTECTED))
-                                        .as("rule %s must be package-private", m.getName())
-                                        .isZero());
+        KitReport.assertRulesCannotBeOverridden(OutboxStoreContract.class, MINIMUM_RULES);
     }
 
     @Test

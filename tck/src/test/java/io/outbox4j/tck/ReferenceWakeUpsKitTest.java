@@ -1,7 +1,5 @@
 package io.outbox4j.tck;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -17,11 +15,7 @@ class ReferenceWakeUpsKitTest {
     @DisplayName("every wake-up rule passes on the reference store and none is skipped")
     void everyRulePassesOnTheReferenceStore() {
         KitReport report = KitReport.of(README_EXAMPLE);
-        assertThat(report.failed()).as("wake-up rules failing on the reference store").isEmpty();
-        assertThat(report.skipped()).isEmpty();
-        assertThat(report.failedContainers).isZero();
-        assertThat(report.passed()).hasSizeGreaterThanOrEqualTo(MINIMUM_RULES);
-        assertThat(report.outcomes.keySet())
-                .allMatch(rule -> rule.matches("required_[a-z][A-Za-z]+"));
+        report.assertEveryRulePasses("wake-up", MINIMUM_RULES);
+        report.assertRulesNamedAndDescribed("required_[a-z][A-Za-z]+");
     }
 }
