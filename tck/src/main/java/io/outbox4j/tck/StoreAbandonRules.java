@@ -42,8 +42,7 @@ abstract class StoreAbandonRules extends StoreRules {
             "abandon takes the attempt back, while a release counts it: the next claim shows the same attempt")
     void required_abandonTakesTheAttemptBack() {
         Message m = message().build();
-        committed(m);
-        Delivery first = claimOne(store(), OWNER_A, m);
+        Delivery first = leasedByOwnerA(m);
         assertAbandons(store(), OWNER_A, first);
         Delivery again = claimOne(secondStore(), OWNER_B, m);
         assertThat(again.attempt())
@@ -160,9 +159,8 @@ abstract class StoreAbandonRules extends StoreRules {
             "abandon by a foreign owner, with an unknown receipt, or with a receipt whose lease was claimed again, changes nothing")
     void required_abandonWithAStaleOrForeignReceiptChangesNothing() {
         Message m = message().build();
-        committed(m);
+        Delivery d = leasedByOwnerA(m);
         Instant claimedAt = now();
-        Delivery d = claimOne(store(), OWNER_A, m);
         Set<String> foreign = store().abandon(new Abandonment(OWNER_B, List.of(d.receipt())));
         assertThat(foreign)
                 .as(
@@ -202,8 +200,7 @@ abstract class StoreAbandonRules extends StoreRules {
             "the receipt of an abandoned lease is stale: it can neither complete, extend nor abandon again")
     void required_abandonedReceiptIsStale() {
         Message m = message().build();
-        committed(m);
-        Delivery d = claimOne(store(), OWNER_A, m);
+        Delivery d = leasedByOwnerA(m);
         assertAbandons(store(), OWNER_A, d);
         assertThat(store().complete(new Completion(OWNER_A, List.of(d.receipt()))))
                 .as("complete with the receipt of an abandoned lease must report it stale")

@@ -24,8 +24,7 @@ abstract class StoreCompleteRules extends StoreRules {
     @DisplayName("a completed message is gone for good")
     void required_completeRemovesTheMessageForGood() {
         Message m = message().build();
-        committed(m);
-        Delivery d = claimOne(store(), OWNER_A, m);
+        Delivery d = leasedByOwnerA(m);
         assertCompletes(store(), OWNER_A, d, "the lease is live");
         assertNothingClaimable(store(), OWNER_B, "'" + m.id() + "' was completed");
         advance(Duration.ofDays(1));
@@ -45,8 +44,7 @@ abstract class StoreCompleteRules extends StoreRules {
     @DisplayName("completing the same receipt twice reports the second one stale")
     void required_completingTwiceReportsTheSecondStale() {
         Message m = message().build();
-        committed(m);
-        Delivery d = claimOne(store(), OWNER_A, m);
+        Delivery d = leasedByOwnerA(m);
         assertCompletes(store(), OWNER_A, d, "the lease is live");
         Set<String> again = store().complete(new Completion(OWNER_A, List.of(d.receipt())));
         assertThat(again)
@@ -114,8 +112,7 @@ abstract class StoreCompleteRules extends StoreRules {
     @DisplayName("complete by a foreign owner, or with an unknown receipt, changes nothing")
     void required_completeWithAForeignOwnerOrUnknownReceiptChangesNothing() {
         Message m = message().build();
-        committed(m);
-        Delivery d = claimOne(store(), OWNER_A, m);
+        Delivery d = leasedByOwnerA(m);
         Set<String> foreign = store().complete(new Completion(OWNER_B, List.of(d.receipt())));
         assertThat(foreign)
                 .as(

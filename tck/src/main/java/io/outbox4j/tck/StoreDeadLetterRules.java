@@ -26,8 +26,7 @@ abstract class StoreDeadLetterRules extends StoreRules {
     @DisplayName("a dead-lettered message is never claimed again")
     void required_deadLetteredMessageIsNeverClaimedAgain() {
         Message m = message().build();
-        committed(m);
-        Delivery d = claimOne(store(), OWNER_A, m);
+        Delivery d = leasedByOwnerA(m);
         assertThat(
                         store().deadLetter(
                                         new DeadLetter(
@@ -74,8 +73,7 @@ abstract class StoreDeadLetterRules extends StoreRules {
             "the receipt of a dead-lettered message is stale: it can neither complete nor release it")
     void required_deadLetteredReceiptIsStale() {
         Message m = message().build();
-        committed(m);
-        Delivery d = claimOne(store(), OWNER_A, m);
+        Delivery d = leasedByOwnerA(m);
         assertThat(store().deadLetter(new DeadLetter(OWNER_A, d.receipt(), "tck: poison", now())))
                 .isTrue();
         Set<String> stale = store().complete(new Completion(OWNER_A, List.of(d.receipt())));
@@ -106,8 +104,7 @@ abstract class StoreDeadLetterRules extends StoreRules {
     @DisplayName("deadLetter by a foreign owner, or with an unknown receipt, changes nothing")
     void required_deadLetterWithAForeignOwnerOrUnknownReceiptChangesNothing() {
         Message m = message().build();
-        committed(m);
-        Delivery d = claimOne(store(), OWNER_A, m);
+        Delivery d = leasedByOwnerA(m);
         assertThat(store().deadLetter(new DeadLetter(OWNER_B, d.receipt(), "tck: foreign", now())))
                 .as(
                         "deadLetter by %s of a receipt that %s holds must return false (stale), but your store "

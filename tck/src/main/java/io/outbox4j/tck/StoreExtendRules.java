@@ -80,9 +80,8 @@ abstract class StoreExtendRules extends StoreRules {
     @DisplayName("an extended lease keeps its receipt: the owner can still complete it")
     void required_extendKeepsTheReceiptLive() {
         Message m = message().build();
-        committed(m);
+        Delivery d = leasedByOwnerA(m);
         Instant claimedAt = now();
-        Delivery d = claimOne(store(), OWNER_A, m);
         Instant until = claimedAt.plus(Duration.ofMinutes(15));
         assertThat(store().extend(new Extension(OWNER_A, List.of(d.receipt()), until)))
                 .as("extend by %s of its live lease must succeed", OWNER_A)
@@ -102,9 +101,8 @@ abstract class StoreExtendRules extends StoreRules {
             "extend by a foreign owner, with an unknown receipt, or with a receipt whose lease was claimed again, extends nothing")
     void required_extendWithAStaleOrForeignReceiptExtendsNothing() {
         Message m = message().build();
-        committed(m);
+        Delivery d = leasedByOwnerA(m);
         Instant claimedAt = now();
-        Delivery d = claimOne(store(), OWNER_A, m);
         Instant tomorrow = claimedAt.plus(Duration.ofDays(1));
         Set<String> foreign =
                 store().extend(

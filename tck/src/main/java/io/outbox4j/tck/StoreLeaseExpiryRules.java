@@ -45,9 +45,8 @@ abstract class StoreLeaseExpiryRules extends StoreRules {
             "when a lease ends, the message is claimable again by another claimer with a new receipt")
     void required_expiredLeaseMakesTheMessageClaimableAgain() {
         Message m = message().build();
-        committed(m);
+        Delivery first = leasedByOwnerA(m);
         Instant claimedAt = now();
-        Delivery first = claimOne(store(), OWNER_A, m);
         advanceTo(claimedAt.plus(LEASE));
         List<Delivery> got = claimAll(secondStore(), OWNER_B);
         assertThat(ids(got))
@@ -70,9 +69,8 @@ abstract class StoreLeaseExpiryRules extends StoreRules {
             "every claim counts one more attempt: 1, then +1 after a lease ends, +1 after a release")
     void required_everyClaimCountsOneAttempt() {
         Message m = message().build();
-        committed(m);
+        Delivery first = leasedByOwnerA(m);
         Instant claimedAt = now();
-        Delivery first = claimOne(store(), OWNER_A, m);
         assertThat(first.attempt())
                 .as("the first claim of '%s' must be attempt 1", m.id())
                 .isEqualTo(1);

@@ -29,9 +29,8 @@ abstract class StoreReleaseRules extends StoreRules {
             "a released message stays hidden until availableAt, then is claimable with a new receipt")
     void required_releaseHidesTheMessageUntilAvailableAt() {
         Message m = message().build();
-        committed(m);
+        Delivery d = leasedByOwnerA(m);
         Instant claimedAt = now();
-        Delivery d = claimOne(store(), OWNER_A, m);
         Instant retryAt = claimedAt.plus(Duration.ofMinutes(10));
         assertThat(store().release(new Release(OWNER_A, d.receipt(), retryAt, "tck: broker down")))
                 .as("release by %s with its live receipt must return true", OWNER_A)
@@ -59,8 +58,7 @@ abstract class StoreReleaseRules extends StoreRules {
             "a release clears the lease: with availableAt now, another claimer gets the message at once")
     void required_releaseClearsTheLease() {
         Message m = message().build();
-        committed(m);
-        Delivery d = claimOne(store(), OWNER_A, m);
+        Delivery d = leasedByOwnerA(m);
         assertThat(store().release(new Release(OWNER_A, d.receipt(), now(), "tck: retry now")))
                 .as("release by %s with its live receipt must return true", OWNER_A)
                 .isTrue();
@@ -78,8 +76,7 @@ abstract class StoreReleaseRules extends StoreRules {
             "the receipt of a released lease is stale: it can neither complete nor release again")
     void required_releasedReceiptIsStale() {
         Message m = message().build();
-        committed(m);
-        Delivery d = claimOne(store(), OWNER_A, m);
+        Delivery d = leasedByOwnerA(m);
         assertThat(store().release(new Release(OWNER_A, d.receipt(), now(), "tck: retry")))
                 .isTrue();
         Set<String> stale = store().complete(new Completion(OWNER_A, List.of(d.receipt())));
@@ -109,8 +106,7 @@ abstract class StoreReleaseRules extends StoreRules {
     @DisplayName("release by a foreign owner, or with an unknown receipt, changes nothing")
     void required_releaseWithAForeignOwnerOrUnknownReceiptChangesNothing() {
         Message m = message().build();
-        committed(m);
-        Delivery d = claimOne(store(), OWNER_A, m);
+        Delivery d = leasedByOwnerA(m);
         assertThat(store().release(new Release(OWNER_B, d.receipt(), now(), "tck: foreign")))
                 .as(
                         "release by %s of a receipt that %s holds must return false (stale), but your store "

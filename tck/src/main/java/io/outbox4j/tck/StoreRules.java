@@ -207,6 +207,15 @@ abstract class StoreRules extends KitRules {
                 .orElse("");
     }
 
+    /**
+     * Enqueues {@code m} in a committed transaction and claims it as {@link #OWNER_A} on {@link
+     * #store()}: the lease most rules start from. The kit's clock stays at the claim's instant.
+     */
+    Delivery leasedByOwnerA(Message m) {
+        committed(m);
+        return claimOne(store(), OWNER_A, m);
+    }
+
     /** Claims exactly the one message expected to be available. */
     Delivery claimOne(OutboxStore on, String owner, Message expected) {
         List<Delivery> got = claimAll(on, owner);
