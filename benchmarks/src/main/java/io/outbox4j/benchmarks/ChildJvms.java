@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * What the scale-out scenarios ({@code scale}, {@code scale-io}) share: child JVMs started on this
@@ -36,6 +37,14 @@ final class ChildJvms {
                     "/javax/el/",
                     "/org/glassfish/javax.el/");
 
+    /** Repository folders of jars only a namastack-outbox instance is started with. */
+    private static final List<String> NAMASTACK_ONLY =
+            List.of(
+                    "/io/namastack/",
+                    "/org/springframework/",
+                    "/org/jetbrains/",
+                    "/tools/jackson/");
+
     private ChildJvms() {}
 
     /**
@@ -55,12 +64,26 @@ final class ChildJvms {
             Map<String, String> environment,
             Path logs,
             String... command) {
+        return java(name, heap, environment, logs, false, command);
+    }
+
+    /**
+     * As {@link #java(String, String, Map, Path, String...)}, with namastack-outbox and its Spring
+     * Boot on the class path when {@code namastack} (a namastack instance), else without.
+     */
+    static Process java(
+            String name,
+            String heap,
+            Map<String, String> environment,
+            Path logs,
+            boolean namastack,
+            String... command) {
         List<String> line = new ArrayList<>();
         line.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         line.add("-Xmx" + heap);
         line.add("-XX:+UseG1GC");
         line.add("-cp");
-        line.add(classPath());
+        line.add(classPath(namastack));
         line.addAll(List.of(command));
         try {
             Files.createDirectories(logs);
@@ -83,13 +106,19 @@ final class ChildJvms {
 
     /**
      * This JVM's class path without the gruelbox peer and its javax validation jars: they are for
-     * the e2e and latency scenarios, and the Connect worker's Jersey fails to start beside them.
+     * the e2e and latency scenarios, and the Connect worker's Jersey fails to start beside them;
+     * nor namastack-outbox, its Spring Boot, Kotlin and Jackson 3. A namastack instance ({@code
+     * namastack}) gets the whole class path (it runs no Jersey).
      */
-    static String classPath() {
+    static String classPath(boolean namastack) {
         return Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
                 .filter(
                         entry ->
-                                PEER_ONLY.stream()
+                                (namastack
+                                                ? Stream.<String>empty()
+                                                : Stream.concat(
+                                                        PEER_ONLY.stream(),
+                                                        NAMASTACK_ONLY.stream()))
                                         .noneMatch(
                                                 dir ->
                                                         entry.replace(File.separatorChar, '/')

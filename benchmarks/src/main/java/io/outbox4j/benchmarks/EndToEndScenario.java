@@ -315,7 +315,17 @@ final class EndToEndScenario {
      * @return producer properties
      */
     static Map<String, Object> producerProperties(Env env) {
-        Map<String, Object> props = env.kafka().clientProperties();
+        return producerProperties(env.kafka().clientProperties());
+    }
+
+    /**
+     * As {@link #producerProperties(Env)}, for a broker given by its client settings.
+     *
+     * @param client the client settings
+     * @return producer properties
+     */
+    static Map<String, Object> producerProperties(Map<String, Object> client) {
+        Map<String, Object> props = new java.util.HashMap<>(client);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);

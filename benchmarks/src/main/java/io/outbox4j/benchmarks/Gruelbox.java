@@ -279,7 +279,17 @@ final class Gruelbox implements AutoCloseable {
      * @return producer properties
      */
     static Map<String, Object> producerProperties(Env env) {
-        Map<String, Object> props = EndToEndScenario.producerProperties(env);
+        return producerProperties(env.kafka().clientProperties());
+    }
+
+    /**
+     * As {@link #producerProperties(Env)}, for a broker given by its client settings.
+     *
+     * @param client the client settings (bootstrap servers and any security settings)
+     * @return producer properties
+     */
+    static Map<String, Object> producerProperties(Map<String, Object> client) {
+        Map<String, Object> props = EndToEndScenario.producerProperties(client);
         props.put(ProducerConfig.LINGER_MS_CONFIG, 0);
         return props;
     }

@@ -4,6 +4,7 @@ import io.namastack.outbox.Outbox;
 import io.namastack.outbox.OutboxProcessingScheduler;
 import io.namastack.outbox.handler.OutboxHandler;
 import io.namastack.outbox.handler.OutboxRecordMetadata;
+import io.namastack.outbox.partition.PartitionHasher;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
@@ -168,9 +169,20 @@ final class Namastack implements AutoCloseable {
      * @param kafkaTopic the Kafka topic
      */
     Namastack(Env env, String kafkaTopic) {
-        DataSource pool = env.pool();
+        this(env.pool(), Gruelbox.producerProperties(env), kafkaTopic);
+    }
+
+    /**
+     * As {@link #Namastack(Env, String)}, on any pool and producer settings (a namastack instance
+     * in a JVM of its own, {@link NamastackMain}).
+     *
+     * @param pool the pool
+     * @param producerProperties the producer's settings
+     * @param kafkaTopic the Kafka topic
+     */
+    Namastack(DataSource pool, Map<String, Object> producerProperties, String kafkaTopic) {
         this.kafkaTopic = kafkaTopic;
-        this.producer = new KafkaProducer<>(Gruelbox.producerProperties(env));
+        this.producer = new KafkaProducer<>(producerProperties);
         this.handler = new KafkaHandler(new Gruelbox.KafkaSender(producer, kafkaTopic, null));
         // Boot must not reconfigure the benchmark's logging (slf4j-simple)
         System.setProperty("org.springframework.boot.logging.LoggingSystem", "none");
@@ -223,6 +235,100 @@ final class Namastack implements AutoCloseable {
     /** Drops its tables, so that its schema initialisation creates them afresh. */
     static void dropTables(Env env) {
         env.execute("DROP TABLE IF EXISTS outbox_record, outbox_instance, outbox_partition");
+    }
+
+    /**
+     * Creates its tables from its own PostgreSQL schema script (as its schema initialisation does),
+     * so that instances started together do not race to create them.
+     *
+     * @param env the environment
+     */
+    static void createTables(Env env) {
+        String script = "schema/postgres/outbox-tables.sql";
+        try (java.io.InputStream in =
+                Namastack.class.getClassLoader().getResourceAsStream(script)) {
+            if (in == null) {
+                throw new IllegalStateException(script + " is not on the class path");
+            }
+            for (String statement :
+                    new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
+                            .split(";")) {
+                if (!statement.isBlank()) {
+                    env.execute(statement);
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Commits {@code count} records in one statement, as its {@code schedule(event, key)} writes
+     * them for {@link KafkaHandler}: status {@code NEW}, the event as JSON, its record type, the
+     * partition its hash gives the key, the handler's id; ids {@code <prefix><n>}, keys {@code k-<n
+     * mod keys>}, created (and due) about a day ago in order, as {@link Env#load} writes the other
+     * sides' rows.
+     *
+     * @param env the environment
+     * @param prefix the id prefix
+     * @param count how many
+     * @param payloadBytes the payload size
+     * @param keys how many keys
+     */
+    static void loadAtOnce(Env env, String prefix, int count, int payloadBytes, int keys) {
+        Integer[] n = new Integer[keys];
+        String[] key = new String[keys];
+        Integer[] partition = new Integer[keys];
+        for (int i = 0; i < keys; i++) {
+            n[i] = i;
+            key[i] = "k-" + i;
+            partition[i] = PartitionHasher.INSTANCE.getPartitionForRecordKey(key[i]);
+        }
+        String handlerId =
+                KafkaHandler.class.getName()
+                        + "#handle("
+                        + Object.class.getName()
+                        + ","
+                        + OutboxRecordMetadata.class.getName()
+                        + ")";
+        String sql =
+                "INSERT INTO "
+                        + TABLE
+                        + " (id, status, record_key, record_type, payload, context, created_at,"
+                        + " completed_at, failure_count, failure_reason, next_retry_at,"
+                        + " partition_no, handler_id)"
+                        + " SELECT ? || g, 'NEW', k.record_key, ?, json_build_object('id', ? || g,"
+                        + " 'topic', ?, 'module', ?, 'contentType', 'application/octet-stream',"
+                        + " 'occurredAt', to_char(ts AT TIME ZONE 'UTC',"
+                        + " 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), 'payload', repeat('x', ?))::text,"
+                        + " NULL, ts, NULL, 0, NULL, ts, k.partition_no, ?"
+                        + " FROM generate_series(1, ?) AS g"
+                        + " JOIN unnest(?::int[], ?::varchar[], ?::int[]) AS k(n, record_key,"
+                        + " partition_no) ON k.n = g % ?,"
+                        + " LATERAL (SELECT ?::timestamptz + g * interval '1 microsecond' AS ts)"
+                        + " AS x";
+        try (Connection c = env.pool().getConnection();
+                java.sql.PreparedStatement st = c.prepareStatement(sql)) {
+            st.setString(1, prefix);
+            st.setString(2, Event.class.getName());
+            st.setString(3, prefix);
+            st.setString(4, Env.TOPIC);
+            st.setString(5, Env.MODULE);
+            st.setInt(6, payloadBytes);
+            st.setString(7, handlerId);
+            st.setInt(8, count);
+            st.setArray(9, c.createArrayOf("integer", n));
+            st.setArray(10, c.createArrayOf("varchar", key));
+            st.setArray(11, c.createArrayOf("integer", partition));
+            st.setInt(12, keys);
+            st.setObject(
+                    13,
+                    java.time.OffsetDateTime.now(java.time.ZoneOffset.UTC).minusSeconds(86_400));
+            st.executeUpdate();
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(
+                    "loading " + count + " namastack records failed: " + e.getMessage(), e);
+        }
     }
 
     /**

@@ -75,6 +75,12 @@ final class Options {
                 "3",
                 "2",
                 "connector tasks of the second scale-out connector drain (the first has 1)");
+        size(
+                "scale-namastack",
+                "4",
+                "0",
+                "most namastack-outbox instances of the scale-out drains (1 and this many, each its"
+                        + " own JVM; 0: none)");
         size("scale-io-messages", "20000", "2000", "messages of each timed scale-io drain");
         size(
                 "scale-io-keys",

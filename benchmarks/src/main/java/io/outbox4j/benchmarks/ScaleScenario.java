@@ -45,25 +45,48 @@ final class ScaleScenario {
 
     private ScaleScenario() {}
 
+    /** What drains the outbox in a setup. */
+    enum Kind {
+        RELAY,
+        CONNECTOR,
+        NAMASTACK
+    }
+
     /**
-     * One configuration: {@code count} relay processes, or one connector with {@code count} tasks,
-     * draining messages spread over {@code keys} keys.
+     * One configuration: {@code count} relay processes, one connector with {@code count} tasks, or
+     * {@code count} namastack-outbox instances (each its own JVM, {@link NamastackMain}), draining
+     * messages spread over {@code keys} keys.
      */
-    record Setup(boolean connector, int count, int keys) {
+    record Setup(Kind kind, int count, int keys) {
         String name() {
-            return (connector
-                            ? "connector, " + count + (count == 1 ? " task" : " tasks")
-                            : count + (count == 1 ? " relay" : " relays"))
-                    + ", "
-                    + keys
-                    + " keys";
+            String n =
+                    switch (kind) {
+                        case CONNECTOR -> "connector, " + count + (count == 1 ? " task" : " tasks");
+                        case NAMASTACK ->
+                                "namastack, " + count + (count == 1 ? " instance" : " instances");
+                        default -> count + (count == 1 ? " relay" : " relays");
+                    };
+            return n + ", " + keys + " keys";
         }
 
         String key() {
             return "keys_"
                     + keys
                     + "_"
-                    + (connector ? "connector_" + count + "_tasks" : "relays_" + count);
+                    + switch (kind) {
+                        case CONNECTOR -> "connector_" + count + "_tasks";
+                        case NAMASTACK -> "namastack_" + count;
+                        default -> "relays_" + count;
+                    };
+        }
+
+        boolean connector() {
+            return kind == Kind.CONNECTOR;
+        }
+
+        /** The setup this one's speedup is against: 1 relay, or 1 namastack instance. */
+        Setup one() {
+            return new Setup(kind == Kind.NAMASTACK ? Kind.NAMASTACK : Kind.RELAY, 1, keys);
         }
     }
 
@@ -106,11 +129,19 @@ final class ScaleScenario {
         List<Setup> setups = new ArrayList<>();
         for (int keys : spreads) {
             for (int k = 1; k <= o.size("scale-relays"); k *= 2) {
-                setups.add(new Setup(false, k, keys));
+                setups.add(new Setup(Kind.RELAY, k, keys));
             }
-            setups.add(new Setup(true, 1, keys));
+            setups.add(new Setup(Kind.CONNECTOR, 1, keys));
             if (o.size("scale-tasks") > 1) {
-                setups.add(new Setup(true, o.size("scale-tasks"), keys));
+                setups.add(new Setup(Kind.CONNECTOR, o.size("scale-tasks"), keys));
+            }
+            // the peer (issue 27): namastack-outbox with 1 and with the most instances
+            int instances = o.size("scale-namastack");
+            if (instances > 0) {
+                setups.add(new Setup(Kind.NAMASTACK, 1, keys));
+            }
+            if (instances > 1) {
+                setups.add(new Setup(Kind.NAMASTACK, instances, keys));
             }
         }
         int warm = Math.max(100, n / 10);
@@ -134,8 +165,26 @@ final class ScaleScenario {
                                 "connector",
                                 "one standalone Connect worker JVM (-Xmx1g), connector defaults,"
                                         + " poll.interval.ms=100, producer acks=all + idempotence")
+                        .config(
+                                "namastack",
+                                "namastack-outbox "
+                                        + Namastack.VERSION
+                                        + " instances, each its own JVM (-Xmx512m, a pool of "
+                                        + NamastackMain.POOL_SIZE
+                                        + "), partitioning on (256 partitions shared by the"
+                                        + " instances), its schema, its defaults plus "
+                                        + Namastack.SETTINGS
+                                        + "; handler: producer.send(record).get(); backlog"
+                                        + " inserted in one statement as its schedule() writes it"
+                                        + " (record_type, JSON payload, partition_no from its"
+                                        + " hash, handler_id), timed until every record is"
+                                        + " COMPLETED")
                         .config("cores", Runtime.getRuntime().availableProcessors());
         env.store(SUBJECT);
+        if (o.size("scale-namastack") > 0) {
+            Namastack.dropTables(env);
+            Namastack.createTables(env);
+        }
         env.kafka().createTopic(Env.TOPIC, PARTITIONS, Map.of());
         Path logs = Path.of("target", "scale-logs");
         Map<Setup, List<Drain>> drains = new LinkedHashMap<>();
@@ -162,6 +211,7 @@ final class ScaleScenario {
         }
         report(r, drains);
         env.execute("DROP TABLE " + Env.q(SUBJECT));
+        Namastack.dropTables(env);
         return r;
     }
 
@@ -171,14 +221,21 @@ final class ScaleScenario {
         StringBuilder curve = new StringBuilder();
         for (Map.Entry<Setup, List<Drain>> e : drains.entrySet()) {
             Setup s = e.getKey();
-            double one = Stats.median(rates(drains.get(new Setup(false, 1, s.keys()))));
+            double one = Stats.median(rates(drains.get(s.one())));
             List<Drain> runs = e.getValue();
             double rate = Stats.median(rates(runs));
             String k = s.key();
             String name = s.name();
             long nanos = runs.stream().mapToLong(Drain::nanos).sum();
             r.figure(k + "_msgs_per_s", name + ": drain rate (median)", rate, "msg/s")
-                    .figure(k + "_speedup", name + ": rate / 1 relay's (medians)", rate / one, "x")
+                    .figure(
+                            k + "_speedup",
+                            name
+                                    + (s.kind() == Kind.NAMASTACK
+                                            ? ": rate / 1 namastack instance's (medians)"
+                                            : ": rate / 1 relay's (medians)"),
+                            rate / one,
+                            "x")
                     .figure(
                             k + "_process_cpu_us_per_msg",
                             name + ": relay/worker process CPU per message",
@@ -225,6 +282,17 @@ final class ScaleScenario {
                 duplicates += Math.max(0, d.published() - d.messages());
             }
             r.config(k + "_rates", DrainScenario.rounded(rates(runs)));
+            if (s.kind() != Kind.CONNECTOR) {
+                r.peer(
+                        "scale, "
+                                + s.keys()
+                                + " keys: "
+                                + s.count()
+                                + (s.count() == 1 ? " process" : " processes")
+                                + " (own JVMs), msg/s (median)",
+                        s.kind() == Kind.NAMASTACK ? Report.NAMASTACK : Report.OUTBOX4J,
+                        Result.fmt(rate));
+            }
             curve.append(curve.length() == 0 ? "" : ", ")
                     .append(name)
                     .append(' ')
@@ -259,12 +327,28 @@ final class ScaleScenario {
             int payload,
             Path logs) {
         List<Relay> relays = new ArrayList<>();
+        List<Process> instances = new ArrayList<>();
         String connector = s.key().replace('_', '-') + "-" + prefix.replace("-", "");
         try {
             List<Long> pids = new ArrayList<>();
             if (s.connector()) {
                 worker.create(connector, s.count(), env.database());
                 pids.add(worker.process.pid());
+            } else if (s.kind() == Kind.NAMASTACK) {
+                env.execute("TRUNCATE " + Namastack.TABLE);
+                for (int i = 0; i < s.count(); i++) {
+                    instances.add(namastackInstance(env, prefix + "namastack-" + (i + 1), logs));
+                }
+                for (int i = 0; i < instances.size(); i++) {
+                    Process p = instances.get(i);
+                    Path log = ChildJvms.log(logs, "scale-" + prefix + "namastack-" + (i + 1));
+                    ChildJvms.await(
+                            p,
+                            () -> ChildJvms.tail(log).contains(NamastackMain.READY),
+                            log,
+                            "namastack instance " + (i + 1));
+                    pids.add(p.pid());
+                }
             } else {
                 for (int i = 0; i < s.count(); i++) {
                     relays.add(Relay.start(env, prefix + "relay-" + (i + 1), logs));
@@ -274,23 +358,39 @@ final class ScaleScenario {
                     pids.add(relay.process.pid());
                 }
             }
-            timed(env, prefix + "w-", warm, payload, s.keys(), pids);
+            boolean ns = s.kind() == Kind.NAMASTACK;
+            timed(env, ns, prefix + "w-", warm, payload, s.keys(), pids);
             // as in the other scenarios: no setup inherits another's dead tuples or dirty pages
-            env.settle(SUBJECT);
-            return timed(env, prefix, n, payload, s.keys(), pids);
+            env.settle(ns ? Namastack.TABLE : SUBJECT);
+            return timed(env, ns, prefix, n, payload, s.keys(), pids);
         } finally {
             if (s.connector()) {
                 worker.delete(connector);
             }
             relays.forEach(Relay::stop);
+            instances.forEach(ChildJvms::stop);
         }
     }
 
-    /** Commits {@code n} messages at once and waits until the running relays drained them. */
+    /**
+     * Commits {@code n} messages at once (to namastack's table for its instances) and waits until
+     * the running relays drained them.
+     */
     private static Drain timed(
-            Env env, String prefix, int n, int payload, int keys, List<Long> pids) {
+            Env env,
+            boolean namastack,
+            String prefix,
+            int n,
+            int payload,
+            int keys,
+            List<Long> pids) {
         long offsets0 = endOffsets(env);
-        env.load(SUBJECT, prefix, n, payload, false, keys); // one statement: committed at once
+        // one statement: committed at once
+        if (namastack) {
+            Namastack.loadAtOnce(env, prefix, n, payload, keys);
+        } else {
+            env.load(SUBJECT, prefix, n, payload, false, keys);
+        }
         long t0 = System.nanoTime();
         long process0 = ChildJvms.processCpu(pids);
         long db0 = env.databaseCpuNanos();
@@ -314,8 +414,10 @@ final class ScaleScenario {
             }
             pause(deadline, 50, () -> "only " + (endOffsets(env) - offsets0) + " of " + n);
         }
-        while (env.count(SUBJECT) > 0) {
-            pause(deadline, 10, () -> env.count(SUBJECT) + " rows left in the outbox");
+        java.util.function.LongSupplier left =
+                namastack ? () -> Namastack.incomplete(env) : () -> env.count(SUBJECT);
+        while (left.getAsLong() > 0) {
+            pause(deadline, 10, () -> left.getAsLong() + " messages left in the outbox");
         }
         long t1 = System.nanoTime();
         long db1 = db0 < 0 ? -1 : env.databaseCpuNanos();
@@ -389,6 +491,25 @@ final class ScaleScenario {
     /** Waits until a process answers {@code url} with 200, failing with its log when it dies. */
     private static void await(Process p, String url, Path log, String what) {
         ChildJvms.await(p, () -> get(url) == 200, log, what);
+    }
+
+    /** Starts one namastack-outbox instance in a JVM of its own ({@link NamastackMain}). */
+    private static Process namastackInstance(Env env, String name, Path logs) {
+        Env.Database db = env.database();
+        Map<String, String> e = new HashMap<>();
+        e.put("BENCH_DB_URL", db.url());
+        e.put("BENCH_DB_USER", db.user());
+        e.put("BENCH_DB_PASSWORD", db.password());
+        e.put("BENCH_KAFKA_BOOTSTRAP", env.kafka().bootstrapServers());
+        e.put("BENCH_KAFKA_TOPIC", Env.TOPIC);
+        return ChildJvms.java(
+                "scale-" + name,
+                "512m",
+                e,
+                logs,
+                true,
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                NamastackMain.class.getName());
     }
 
     /** A standalone relay process ({@code outbox4j relay}) over the scale outbox. */
