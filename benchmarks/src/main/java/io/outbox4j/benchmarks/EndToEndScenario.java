@@ -22,9 +22,13 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * same work on a table of the same shape with a producer of the same durability settings (acks=all,
  * idempotence): claim a batch, send every record (same key and the same
  * id/topic/module/content-type/occurred-at headers), flush, await every acknowledgement, delete the
- * batch. In the same rounds, the peer: gruelbox transaction-outbox 4.2.268 ({@link Gruelbox})
- * drains a backlog loaded through it from its own table, one scheduled call (one record sent and
- * awaited) per message, {@code 1/}{@value #GRUELBOX_SHARE} of the others' count per round.
+ * batch. That loop is the weak baseline (batch 100, one thread). In the same rounds, order
+ * rotating: the competent hand-written relay of issue 27 ({@link Drains#competent}: batch 500, 1
+ * and 2 workers sharing one producer, as many messages as the others); the peer gruelbox
+ * transaction-outbox 4.2.268 ({@link Gruelbox}), draining a backlog loaded through it from its own
+ * table, one scheduled call (one record sent and awaited) per message, {@code 1/}{@value
+ * #GRUELBOX_SHARE} of the others' count per round; and the peer namastack-outbox 1.6.0 ({@link
+ * Namastack}), as many messages as gruelbox, loaded through its own {@code schedule}.
  */
 final class EndToEndScenario {
     static final String SUBJECT = "e2e_outbox";
