@@ -1,5 +1,7 @@
 package io.outbox4j.api;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Thrown by {@link Outbox#enqueue} when a message with the same id is already in the outbox, and by
  * {@link Outbox#enqueueAll} also when one id appears twice in the batch ({@link #twiceInOneBatch}).
@@ -21,7 +23,7 @@ public class DuplicateMessageException extends OutboxException {
      * @param messageId the id that was already present
      * @param cause the store's own error, if any (may be {@code null})
      */
-    public DuplicateMessageException(String messageId, Throwable cause) {
+    public DuplicateMessageException(String messageId, @Nullable Throwable cause) {
         super(text(messageId, "is already in the outbox"), cause);
         this.messageId = messageId;
     }

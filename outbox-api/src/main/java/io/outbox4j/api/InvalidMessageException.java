@@ -1,5 +1,7 @@
 package io.outbox4j.api;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A message that a transport can never take as it is: larger than the broker accepts, a field over
  * the transport's own limit, characters it refuses. It is a {@link PermanentFailureException}: no
@@ -25,7 +27,7 @@ public class InvalidMessageException extends PermanentFailureException {
      * @param message which message, and what the transport cannot take
      * @param cause the transport's own error
      */
-    public InvalidMessageException(String message, Throwable cause) {
+    public InvalidMessageException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

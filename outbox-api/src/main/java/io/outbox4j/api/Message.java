@@ -494,7 +494,7 @@ public final class Message {
          * @param notBefore the earliest publication time, or {@code null} for none
          * @return this builder
          */
-        public Builder notBefore(Instant notBefore) {
+        public Builder notBefore(@Nullable Instant notBefore) {
             this.notBefore = notBefore;
             return this;
         }

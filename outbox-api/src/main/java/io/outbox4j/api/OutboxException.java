@@ -1,5 +1,7 @@
 package io.outbox4j.api;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The one unchecked root of every exception outbox4j throws on purpose. Catch it to handle any
  * outbox failure; catch a subtype where a specific reaction makes sense:
@@ -40,7 +42,7 @@ public class OutboxException extends RuntimeException {
      * @param message what went wrong, for a human
      * @param cause the underlying failure
      */
-    public OutboxException(String message, Throwable cause) {
+    public OutboxException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

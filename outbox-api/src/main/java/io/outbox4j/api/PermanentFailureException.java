@@ -1,5 +1,7 @@
 package io.outbox4j.api;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A publish failure that must not be retried: the message goes straight to the dead letter. A
  * {@link Publisher} reports it (directly or as the cause of another exception) for errors that no
@@ -24,7 +26,7 @@ public class PermanentFailureException extends OutboxException {
      * @param message why the message can never be published
      * @param cause the transport's own error
      */
-    public PermanentFailureException(String message, Throwable cause) {
+    public PermanentFailureException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

@@ -2,6 +2,7 @@ package io.outbox4j.api;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A retryable publish failure that carries the minimum delay before the next attempt, for example a
@@ -22,7 +23,7 @@ public class RetryAfterException extends RetryableFailureException {
      * @param delay the minimum delay before retrying, zero or positive
      * @param cause the transport's own error, if any (may be {@code null})
      */
-    public RetryAfterException(String message, Duration delay, Throwable cause) {
+    public RetryAfterException(String message, Duration delay, @Nullable Throwable cause) {
         super(message, cause);
         Objects.requireNonNull(delay, "delay must not be null");
         if (delay.isNegative()) {

@@ -1,5 +1,7 @@
 package io.outbox4j.api;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A publish failure that a later attempt may fix: the broker is unreachable, did not confirm in
  * time, refused the message for now (a nack, throttling), the destination does not exist yet, or
@@ -26,7 +28,7 @@ public class RetryableFailureException extends OutboxException {
      * @param message what failed, for a human
      * @param cause the transport's own error
      */
-    public RetryableFailureException(String message, Throwable cause) {
+    public RetryableFailureException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

@@ -1,5 +1,7 @@
 package io.outbox4j.api;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A store could not do what it was asked: the database or server is unreachable, a call timed out
  * or was interrupted, the server refused or failed the operation, or the outbox's table or
@@ -24,7 +26,7 @@ public class StoreUnavailableException extends OutboxException {
      * @param message what could not be done, and why
      * @param cause the driver's or server's own error
      */
-    public StoreUnavailableException(String message, Throwable cause) {
+    public StoreUnavailableException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

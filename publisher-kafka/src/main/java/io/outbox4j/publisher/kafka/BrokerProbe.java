@@ -9,6 +9,7 @@ import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Why no broker answers, for the failure text of a record Kafka did not acknowledge in time: the
@@ -37,7 +38,7 @@ final class BrokerProbe {
      *
      * @param bootstrapServers {@code host:port[,host:port...]} or a list of them, or null
      */
-    static BrokerProbe of(Object bootstrapServers) {
+    static @Nullable BrokerProbe of(@Nullable Object bootstrapServers) {
         if (bootstrapServers == null) {
             return null;
         }
@@ -60,7 +61,7 @@ final class BrokerProbe {
      * or null when one accepts a connection (then the cause lies elsewhere: the partition leader,
      * the broker's advertised listeners, its load).
      */
-    synchronized String unreachable() {
+    synchronized @Nullable String unreachable() {
         if (Thread.currentThread().isInterrupted()) {
             return null; // the caller gave up: no blocking connect now
         }
@@ -84,7 +85,7 @@ final class BrokerProbe {
         return last.isEmpty() ? null : last;
     }
 
-    private static String connect(String address, int timeoutMs) {
+    private static @Nullable String connect(String address, int timeoutMs) {
         int colon = address.lastIndexOf(':');
         String host = colon > 0 ? address.substring(0, colon) : address;
         int port;

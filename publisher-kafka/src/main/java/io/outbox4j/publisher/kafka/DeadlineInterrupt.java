@@ -5,6 +5,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Bounds the blocking steps of a publish call that runs on the caller's thread: a Kafka send blocks
@@ -52,7 +53,7 @@ final class DeadlineInterrupt {
     /** The interrupt armed for one call. */
     static final class Armed {
         private final Thread thread;
-        private ScheduledFuture<?> task;
+        private @Nullable ScheduledFuture<?> task;
         private boolean disarmed; // guarded by this
         private boolean fired; // guarded by this
 
@@ -75,7 +76,10 @@ final class DeadlineInterrupt {
          * @return whether the deadline interrupted the call
          */
         boolean disarm() {
-            task.cancel(false);
+            ScheduledFuture<?> t = task;
+            if (t != null) {
+                t.cancel(false);
+            }
             synchronized (this) {
                 disarmed = true;
                 if (fired) {

@@ -23,6 +23,7 @@ import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Decides which Kafka errors no retry can fix. Only errors about the record or its destination are
@@ -41,7 +42,7 @@ final class Failures {
      *
      * @param topic the Kafka topic, or null when the record could not be built
      */
-    static Throwable classify(Message m, String topic, Throwable error) {
+    static Throwable classify(Message m, @Nullable String topic, Throwable error) {
         Throwable e = error;
         while ((e instanceof ExecutionException || e instanceof CompletionException)
                 && e.getCause() != null) {
@@ -85,7 +86,7 @@ final class Failures {
      * topic, a broker that cannot be reached, a lost connection, a record that waited for its
      * acknowledgement too long. Null when the error's own text says it best.
      */
-    private static String transientReason(Throwable e, String topic) {
+    private static @Nullable String transientReason(Throwable e, @Nullable String topic) {
         String text = e.getMessage() == null ? "" : e.getMessage();
         if (e instanceof UnknownTopicOrPartitionException) {
             return "unknown topic '" + topic + "'";
@@ -148,7 +149,8 @@ final class Failures {
      * no broker reachable: connection refused by 127.0.0.1:9092". Other outcomes are returned as
      * they are.
      */
-    static List<PublishOutcome> diagnose(List<PublishOutcome> outcomes, BrokerProbe probe) {
+    static List<PublishOutcome> diagnose(
+            List<PublishOutcome> outcomes, @Nullable BrokerProbe probe) {
         if (probe == null) {
             return outcomes;
         }
@@ -188,7 +190,7 @@ final class Failures {
         return false;
     }
 
-    private static String permanentReason(Throwable e) {
+    private static @Nullable String permanentReason(Throwable e) {
         if (e instanceof RecordTooLargeException || e instanceof RecordBatchTooLargeException) {
             return "record too large";
         }

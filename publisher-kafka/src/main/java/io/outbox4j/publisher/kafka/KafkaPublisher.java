@@ -15,6 +15,7 @@ import java.util.function.Function;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.errors.InterruptException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link Publisher} that sends each message as one Kafka record and reports it published only
@@ -86,7 +87,7 @@ public final class KafkaPublisher implements Publisher {
     private final DeadlineInterrupt deadlines;
 
     /** Says why no broker answers when records time out; null for a producer given to us. */
-    private final BrokerProbe probe;
+    private final @Nullable BrokerProbe probe;
 
     private volatile boolean closed;
 
@@ -95,7 +96,7 @@ public final class KafkaPublisher implements Publisher {
             boolean ownsProducer,
             Function<Message, String> topicMapper,
             Duration closeTimeout,
-            BrokerProbe probe) {
+            @Nullable BrokerProbe probe) {
         this.producer = producer;
         this.probe = probe;
         this.ownsProducer = ownsProducer;
@@ -221,9 +222,9 @@ public final class KafkaPublisher implements Publisher {
      * publisher's own and cannot be set.
      */
     public static final class Builder {
-        private String bootstrapServers;
+        private @Nullable String bootstrapServers;
         private final Map<String, Object> properties = new LinkedHashMap<>();
-        private Producer<byte[], byte[]> producer;
+        private @Nullable Producer<byte[], byte[]> producer;
         private Function<Message, String> topicMapper = Message::topic;
         private Duration closeTimeout = Duration.ofSeconds(10);
         private boolean allowWeakerDurability;

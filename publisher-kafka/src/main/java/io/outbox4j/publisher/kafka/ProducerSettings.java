@@ -5,11 +5,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The configuration of a publisher's own producer: durable defaults, the user's settings, and the
@@ -49,7 +51,7 @@ final class ProducerSettings {
      * @return the producer configuration
      */
     static Map<String, Object> resolve(
-            String bootstrapServers, Map<String, Object> user, boolean allowWeaker) {
+            @Nullable String bootstrapServers, Map<String, Object> user, boolean allowWeaker) {
         for (String name : RESERVED) {
             if (user.containsKey(name)) {
                 throw new IllegalArgumentException(
@@ -96,8 +98,10 @@ final class ProducerSettings {
         config.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
 
         Map<String, Object> parsed = parse(config);
-        int deliveryMs = (Integer) parsed.get(DELIVERY_TIMEOUT);
-        long lingerMs = ((Number) parsed.get(ProducerConfig.LINGER_MS_CONFIG)).longValue();
+        int deliveryMs = (Integer) Objects.requireNonNull(parsed.get(DELIVERY_TIMEOUT));
+        long lingerMs =
+                ((Number) Objects.requireNonNull(parsed.get(ProducerConfig.LINGER_MS_CONFIG)))
+                        .longValue();
         if (!user.containsKey(ProducerConfig.MAX_BLOCK_MS_CONFIG)) {
             config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, deliveryMs);
         }
@@ -111,7 +115,10 @@ final class ProducerSettings {
                                             KAFKA_DEFAULT_REQUEST_TIMEOUT_MS,
                                             deliveryMs - lingerMs)));
         }
-        int requestMs = (Integer) parse(config).get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG);
+        int requestMs =
+                (Integer)
+                        Objects.requireNonNull(
+                                parse(config).get(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG));
         if (deliveryMs < lingerMs + requestMs) {
             throw new IllegalArgumentException(
                     "deliveryTimeout (delivery.timeout.ms) must be at least linger.ms"
@@ -146,7 +153,7 @@ final class ProducerSettings {
         }
     }
 
-    private static boolean isAll(Object acks) {
+    private static boolean isAll(@Nullable Object acks) {
         String a = String.valueOf(acks).strip().toLowerCase(Locale.ROOT);
         return a.equals("all") || a.equals("-1");
     }

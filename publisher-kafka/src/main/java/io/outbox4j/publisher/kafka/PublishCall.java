@@ -6,6 +6,7 @@ import io.outbox4j.api.RetryableFailureException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -16,6 +17,7 @@ import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.errors.InterruptException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One {@code publish} call, run on the caller's thread: the records, one acknowledgement future per
@@ -84,7 +86,11 @@ final class PublishCall {
                     // blocked for metadata or buffer space until the deadline or an interrupt
                     // (Kafka set the interrupt status again): this record was not appended, and
                     // the loop's next turns stop the rest
-                    notHandedOver(i, stopReason(closed, deadline), e);
+                    notHandedOver(
+                            i,
+                            Objects.requireNonNullElse(
+                                    stopReason(closed, deadline), "the call was interrupted"),
+                            e);
                 } catch (RuntimeException e) {
                     ack.completeExceptionally(e);
                 }
@@ -103,7 +109,7 @@ final class PublishCall {
     }
 
     /** Why no further record may be handed to the producer, or null if one may. */
-    private String stopReason(BooleanSupplier closed, long deadline) {
+    private @Nullable String stopReason(BooleanSupplier closed, long deadline) {
         if (closed.getAsBoolean()) {
             return "the KafkaPublisher was closed";
         }
@@ -114,7 +120,7 @@ final class PublishCall {
     }
 
     /** Fails record {@code i}, never handed to the producer; {@code cause} may be null. */
-    private void notHandedOver(int i, String why, Throwable cause) {
+    private void notHandedOver(int i, String why, @Nullable Throwable cause) {
         acks.get(i)
                 .completeExceptionally(
                         new RetryableFailureException(
@@ -143,7 +149,10 @@ final class PublishCall {
                 ack.get(Math.max(0, remaining), TimeUnit.NANOSECONDS);
                 outcome = PublishOutcome.published();
             } catch (ExecutionException e) {
-                outcome = PublishOutcome.failed(Failures.classify(m, topicOf(i), e.getCause()));
+                outcome =
+                        PublishOutcome.failed(
+                                Failures.classify(
+                                        m, topicOf(i), e.getCause() != null ? e.getCause() : e));
             } catch (TimeoutException e) {
                 outcome =
                         PublishOutcome.failed(
@@ -186,7 +195,7 @@ final class PublishCall {
         return topic == null ? "" : " for topic '" + topic + "'";
     }
 
-    private String topicOf(int i) {
+    private @Nullable String topicOf(int i) {
         ProducerRecord<byte[], byte[]> r = records.get(i);
         return r == null ? null : r.topic();
     }

@@ -21,6 +21,7 @@ import java.util.TreeMap;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A channel in confirm mode that tracks its unconfirmed publishes by sequence number. Only one
@@ -45,7 +46,7 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
     private final NavigableMap<Long, Slot> unconfirmed = new TreeMap<>();
 
     /** Set once by the shutdown listener; guarded by {@code this}. */
-    private ShutdownSignalException closedBy;
+    private @Nullable ShutdownSignalException closedBy;
 
     private ConfirmChannel(
             Channel channel, Connection connection, Consumer<String> onMissingExchange) {
@@ -286,7 +287,7 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
         final Prepared prepared;
 
         /** Set by a return before the ack; guarded by the channel's lock. */
-        RetryableFailureException returned;
+        @Nullable RetryableFailureException returned;
 
         Slot(PublishCall call, int index, Prepared prepared) {
             this.call = call;

@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Owns the publisher's one connection and its pool of idle confirm channels.
@@ -36,7 +37,7 @@ final class Connector {
     private final Set<String> suspectExchanges = ConcurrentHashMap.newKeySet();
 
     /** The current connection; written under {@code connectLock}. */
-    private volatile Link link;
+    private volatile @Nullable Link link;
 
     private volatile boolean closed;
 
@@ -51,7 +52,7 @@ final class Connector {
      * @return the broker's reason, or {@code null} when it is not blocked (or there is no
      *     connection)
      */
-    String blockedReason() {
+    @Nullable String blockedReason() {
         Link l = link;
         return l == null || !l.connection.isOpen() ? null : l.blockedReason;
     }
@@ -181,7 +182,7 @@ final class Connector {
     /** A connection and whether the broker has blocked it. */
     private static final class Link implements BlockedListener {
         final Connection connection;
-        volatile String blockedReason;
+        volatile @Nullable String blockedReason;
 
         Link(Connection connection) {
             this.connection = connection;

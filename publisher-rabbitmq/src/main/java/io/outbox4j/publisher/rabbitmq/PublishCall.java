@@ -7,6 +7,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One {@code publish} call: one outcome slot per message, set exactly once by whoever decides first
@@ -27,7 +28,7 @@ final class PublishCall {
      * Written by the worker before {@link #markWritten()}, read by the caller after a failed {@link
      * #abandon()}.
      */
-    private ConfirmChannel channel;
+    private @Nullable ConfirmChannel channel;
 
     private boolean channelBroken;
 
@@ -89,12 +90,12 @@ final class PublishCall {
      * The worker records the channel it used and whether it failed, just before {@link
      * #markWritten()}.
      */
-    void handOver(ConfirmChannel channel, boolean broken) {
+    void handOver(@Nullable ConfirmChannel channel, boolean broken) {
         this.channel = channel;
         this.channelBroken = broken;
     }
 
-    ConfirmChannel channel() {
+    @Nullable ConfirmChannel channel() {
         return channel;
     }
 

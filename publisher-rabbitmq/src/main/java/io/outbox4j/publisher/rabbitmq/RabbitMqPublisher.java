@@ -20,6 +20,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
@@ -28,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link Publisher} that sends outbox messages to RabbitMQ and reports a message as published
@@ -92,14 +94,14 @@ public final class RabbitMqPublisher implements Publisher {
 
     private final Connector connector;
     private final Function<Message, Destination> destinationMapper;
-    private final Duration publishTimeout;
-    private final String appId;
+    private final @Nullable Duration publishTimeout;
+    private final @Nullable String appId;
     private final int maxBodyBytes;
     private final ThreadPoolExecutor writers;
     private volatile boolean closed;
 
     private RabbitMqPublisher(Builder b) {
-        ConnectionFactory factory = b.factory.clone();
+        ConnectionFactory factory = Objects.requireNonNull(b.factory, "checked by build()").clone();
         factory.setAutomaticRecoveryEnabled(false);
         factory.setTopologyRecoveryEnabled(false);
         this.connector = new Connector(factory, b.connectionName);
@@ -470,13 +472,13 @@ public final class RabbitMqPublisher implements Publisher {
 
     /** Configures a {@link RabbitMqPublisher}. */
     public static final class Builder {
-        private ConnectionFactory factory;
+        private @Nullable ConnectionFactory factory;
         private boolean factoryGiven;
         private boolean uriGiven;
-        private String exchange;
-        private Function<Message, Destination> mapper;
-        private Duration publishTimeout;
-        private String appId;
+        private @Nullable String exchange;
+        private @Nullable Function<Message, Destination> mapper;
+        private @Nullable Duration publishTimeout;
+        private @Nullable String appId;
         private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
         private String connectionName = DEFAULT_CONNECTION_NAME;
 

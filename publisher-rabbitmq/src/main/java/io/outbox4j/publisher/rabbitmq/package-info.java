@@ -4,4 +4,7 @@
  * io.outbox4j.publisher.rabbitmq.RabbitMqPublisher#builder()}; every other type of the package is
  * an implementation detail.
  */
+@NullMarked
 package io.outbox4j.publisher.rabbitmq;
+
+import org.jspecify.annotations.NullMarked;

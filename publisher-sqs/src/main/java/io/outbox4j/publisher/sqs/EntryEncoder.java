@@ -14,6 +14,7 @@ import java.util.Base64;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
 
@@ -36,9 +37,9 @@ final class EntryEncoder {
     private static final String HASH_PREFIX = "sha256-";
 
     private final int maxMessageBytes;
-    private final String fifoDefaultGroupId;
+    private final @Nullable String fifoDefaultGroupId;
 
-    EntryEncoder(int maxMessageBytes, String fifoDefaultGroupId) {
+    EntryEncoder(int maxMessageBytes, @Nullable String fifoDefaultGroupId) {
         this.maxMessageBytes = maxMessageBytes;
         this.fifoDefaultGroupId = fifoDefaultGroupId;
     }
@@ -48,7 +49,7 @@ final class EntryEncoder {
             int index,
             Message message,
             String queueUrl,
-            String groupId,
+            @Nullable String groupId,
             SendMessageBatchRequestEntry request,
             int bytes) {
         String entryId() {
@@ -177,7 +178,7 @@ final class EntryEncoder {
      * The payload as a String if it is valid UTF-8 made only of characters SQS accepts; otherwise
      * null.
      */
-    static String textOrNull(byte[] payload) {
+    static @Nullable String textOrNull(byte[] payload) {
         if (payload.length == 0) {
             return null;
         }

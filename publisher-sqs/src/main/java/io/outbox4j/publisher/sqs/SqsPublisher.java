@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import software.amazon.awssdk.services.sqs.SqsAsyncClient;
 import software.amazon.awssdk.services.sqs.SqsClient;
 
@@ -122,7 +123,7 @@ public final class SqsPublisher implements Publisher {
     public static final Duration DEFAULT_API_CALL_ATTEMPT_TIMEOUT = Duration.ofSeconds(5);
 
     private final SqsCalls calls;
-    private final Function<Message, String> queueMapper;
+    private final @Nullable Function<Message, String> queueMapper;
     private final QueueResolver resolver;
     private final EntryEncoder encoder;
     private final int maxMessageBytes;
@@ -132,7 +133,10 @@ public final class SqsPublisher implements Publisher {
     private volatile boolean closed;
 
     private SqsPublisher(Builder b) {
-        this.calls = b.client != null ? SqsCalls.of(b.client) : SqsCalls.of(b.asyncClient);
+        this.calls =
+                b.client != null
+                        ? SqsCalls.of(b.client)
+                        : SqsCalls.of(Objects.requireNonNull(b.asyncClient, "checked by build()"));
         this.queueMapper = b.queueMapper;
         this.resolver = new QueueResolver(calls, b.queueNameMapper);
         this.encoder = new EntryEncoder(b.maxMessageBytes, b.fifoDefaultGroupId);
@@ -240,12 +244,12 @@ public final class SqsPublisher implements Publisher {
 
     /** Configures an {@link SqsPublisher}; each setter checks its value at once. */
     public static final class Builder {
-        private SqsClient client;
-        private SqsAsyncClient asyncClient;
-        private Function<Message, String> queueMapper;
+        private @Nullable SqsClient client;
+        private @Nullable SqsAsyncClient asyncClient;
+        private @Nullable Function<Message, String> queueMapper;
         private Function<Message, String> queueNameMapper = Message::topic;
         private boolean queueNameMapperSet;
-        private String fifoDefaultGroupId;
+        private @Nullable String fifoDefaultGroupId;
         private int maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
         private Duration apiCallTimeout = DEFAULT_API_CALL_TIMEOUT;
         private Duration apiCallAttemptTimeout = DEFAULT_API_CALL_ATTEMPT_TIMEOUT;

@@ -3,4 +3,7 @@
  * io.outbox4j.publisher.sqs.SqsPublisher#builder()}; everything else in this package is
  * package-private.
  */
+@NullMarked
 package io.outbox4j.publisher.sqs;
+
+import org.jspecify.annotations.NullMarked;

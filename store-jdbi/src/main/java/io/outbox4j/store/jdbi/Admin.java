@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import org.jdbi.v3.core.statement.Query;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The operator's side ({@link io.outbox4j.api.OutboxAdmin}) over a dialect. Statistics scan the
@@ -79,7 +80,7 @@ final class Admin {
         return new OutboxStatistics(now, counts(total, oldest[0], now), byTopic, blocked);
     }
 
-    private static TopicStatistics counts(long[] c, Instant oldestReady, Instant now) {
+    private static TopicStatistics counts(long[] c, @Nullable Instant oldestReady, Instant now) {
         Duration age =
                 oldestReady == null || oldestReady.isAfter(now)
                         ? Duration.ZERO
@@ -99,7 +100,7 @@ final class Admin {
                                                 (rs, ctx) ->
                                                         new DeadRow(
                                                                 StoredRow.read(rs, dialect),
-                                                                dialect.getTime(rs, "dead_at"),
+                                                                dialect.requireTime(rs, "dead_at"),
                                                                 rs.getString("dead_reason")))
                                         .list());
         List<DeadMessage> items = new ArrayList<>();

@@ -1,5 +1,7 @@
 package io.outbox4j.store.jdbi;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A row a claim read from the claim index: its place in enqueue order, its key, and the enqueue
  * sequence of the latest earlier message of its key still in the table ({@code prevSeq}, null when
@@ -14,7 +16,13 @@ package io.outbox4j.store.jdbi;
  *     not read it say false)
  * @param row the message row when the dialect reads it with the candidate, else null
  */
-record Candidate(String id, long seq, String key, Long prevSeq, boolean prevMine, StoredRow row) {
+record Candidate(
+        String id,
+        long seq,
+        @Nullable String key,
+        @Nullable Long prevSeq,
+        boolean prevMine,
+        @Nullable StoredRow row) {
     @Override
     public String toString() {
         return id

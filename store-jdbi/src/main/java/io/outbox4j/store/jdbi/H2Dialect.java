@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.jdbi.v3.core.Handle;
+import org.jspecify.annotations.Nullable;
 
 /**
  * H2 2.x: the bucket locks of parking and unparking are the rows of the bucket-owner table. H2
@@ -95,7 +96,7 @@ final class H2Dialect extends SqlDialect {
     }
 
     @Override
-    Instant getTime(ResultSet rs, int column) throws SQLException {
+    @Nullable Instant getTime(ResultSet rs, int column) throws SQLException {
         LocalDateTime t = rs.getObject(column, LocalDateTime.class);
         return t == null ? null : t.toInstant(ZoneOffset.UTC);
     }
@@ -121,7 +122,7 @@ final class H2Dialect extends SqlDialect {
      */
     @Override
     List<Candidate> lockCandidates(
-            Handle h, Instant now, int limit, List<Integer> owned, String owner) {
+            Handle h, Instant now, int limit, @Nullable List<Integer> owned, String owner) {
         org.jdbi.v3.core.statement.Query query =
                 h.createQuery(owned == null ? candidates : candidatesOwned);
         if (owned != null) {

@@ -36,6 +36,7 @@ import java.util.Set;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An outbox in one table of a relational database, through Jdbi 3: PostgreSQL 15+, MariaDB 10.6+,
@@ -147,7 +148,7 @@ public final class JdbiOutboxStore
     private final Dispatcher dispatcher;
     private final Admin admin;
     private final Members members;
-    private final PgWakeUps wakeUps; // null except on PostgreSQL
+    private final @Nullable PgWakeUps wakeUps; // null except on PostgreSQL
     private final boolean signalCommits;
     private final Outbox<Connection> jdbc = new JdbcOutbox();
 
@@ -293,8 +294,10 @@ public final class JdbiOutboxStore
                 transaction.getConnection(),
                 messages,
                 "enqueue inside jdbi.useTransaction(...) or jdbi.inTransaction(...)");
-        if (signalCommits && !messages.isEmpty()) {
-            wakeUps.enqueued(transaction);
+        PgWakeUps w = wakeUps; // set whenever signalCommits is
+
+        if (signalCommits && w != null && !messages.isEmpty()) {
+            w.enqueued(transaction);
         }
     }
 
@@ -434,8 +437,10 @@ public final class JdbiOutboxStore
                     messages,
                     "call connection.setAutoCommit(false) first and commit when the business"
                             + " change is done");
-            if (signalCommits && !messages.isEmpty()) {
-                wakeUps.enqueued(transaction);
+            PgWakeUps w = wakeUps; // set whenever signalCommits is
+
+            if (signalCommits && w != null && !messages.isEmpty()) {
+                w.enqueued(transaction);
             }
         }
 
@@ -448,7 +453,7 @@ public final class JdbiOutboxStore
     /** Configures a {@link JdbiOutboxStore}; every setter validates its argument at once. */
     public static final class Builder {
         private final Jdbi jdbi;
-        private Dialect dialect;
+        private @Nullable Dialect dialect;
         private String tableName = DEFAULT_TABLE_NAME;
         private MessageLimits limits = MessageLimits.DEFAULTS;
         private Clock clock = Clock.systemUTC();

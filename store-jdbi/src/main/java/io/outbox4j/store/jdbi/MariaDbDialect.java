@@ -11,10 +11,12 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.statement.SqlStatement;
+import org.jspecify.annotations.Nullable;
 
 /**
  * MariaDB 10.6+: the bucket locks of parking and unparking are the rows of the bucket-owner table;
@@ -187,7 +189,7 @@ class MariaDbDialect extends SqlDialect {
     }
 
     @Override
-    Instant getTime(ResultSet rs, int column) throws SQLException {
+    @Nullable Instant getTime(ResultSet rs, int column) throws SQLException {
         LocalDateTime t = rs.getObject(column, LocalDateTime.class);
         return t == null ? null : t.toInstant(ZoneOffset.UTC);
     }
@@ -215,7 +217,7 @@ class MariaDbDialect extends SqlDialect {
      */
     @Override
     List<Candidate> lockCandidates(
-            Handle h, Instant now, int limit, List<Integer> owned, String owner) {
+            Handle h, Instant now, int limit, @Nullable List<Integer> owned, String owner) {
         List<StoredRow> rows = new ArrayList<>();
         Set<String> seen = new HashSet<>();
         LocalDateTime afterAt = null;
@@ -349,7 +351,9 @@ class MariaDbDialect extends SqlDialect {
         List<StoredRow> rows = new ArrayList<>(taken.size());
         if (moved == taken.size()) {
             for (Candidate c : taken) {
-                rows.add(c.row().withOneMoreAttempt());
+                rows.add(
+                        Objects.requireNonNull(c.row(), "a MariaDB candidate carries its row")
+                                .withOneMoreAttempt());
             }
         }
         return inOrder(taken, rows);

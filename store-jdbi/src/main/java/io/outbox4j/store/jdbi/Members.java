@@ -197,7 +197,7 @@ final class Members {
                     }
                     Map<String, Instant> leases = new TreeMap<>();
                     h.createQuery(all)
-                            .map((rs, ctx) -> leases.put(rs.getString(1), d.getTime(rs, 2)))
+                            .map((rs, ctx) -> leases.put(rs.getString(1), d.requireTime(rs, 2)))
                             .list();
                     List<Member> out = new ArrayList<>(leases.size());
                     leases.forEach(
@@ -258,7 +258,7 @@ final class Members {
     }
 
     private Instant dbNow(Handle h) {
-        return h.createQuery(now).map((rs, ctx) -> d.getTime(rs, 1)).one();
+        return h.createQuery(now).map((rs, ctx) -> d.requireTime(rs, 1)).one();
     }
 
     private List<String> liveMembers(Handle h, Instant at) {

@@ -14,11 +14,13 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.HandleCallback;
 import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
+import org.jspecify.annotations.Nullable;
 
 /**
  * PostgreSQL 15+: the bucket locks of parking and unparking are transaction-scoped advisory locks
@@ -297,7 +299,7 @@ final class PostgresDialect extends SqlDialect {
     }
 
     @Override
-    Instant getTime(ResultSet rs, int column) throws SQLException {
+    @Nullable Instant getTime(ResultSet rs, int column) throws SQLException {
         OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
         return t == null ? null : t.toInstant();
     }
@@ -389,7 +391,8 @@ final class PostgresDialect extends SqlDialect {
      * planner from evaluating {@code pg_try_advisory_xact_lock} on rows the owner check drops).
      */
     @Override
-    Set<Integer> tryLockOwnedBuckets(Handle h, Collection<Integer> buckets, String member) {
+    Set<Integer> tryLockOwnedBuckets(
+            Handle h, Collection<Integer> buckets, @Nullable String member) {
         if (member == null || buckets.isEmpty()) {
             return tryLockBuckets(h, buckets);
         }
@@ -444,7 +447,8 @@ final class PostgresDialect extends SqlDialect {
      * message of their key.
      */
     @Override
-    List<StoredRow> claim(Db db, Instant now, LeaseTerms terms, int limit, String member) {
+    List<StoredRow> claim(
+            Db db, Instant now, LeaseTerms terms, int limit, @Nullable String member) {
         ClaimWalk walk = new ClaimWalk(limit, member != null);
         List<FirstPageRow> page =
                 afterSettings(
@@ -501,11 +505,11 @@ final class PostgresDialect extends SqlDialect {
     }
 
     /** A row of the first page, and its message if it was leased. */
-    private record FirstPageRow(Candidate candidate, StoredRow leased) {}
+    private record FirstPageRow(Candidate candidate, @Nullable StoredRow leased) {}
 
     @Override
     List<Candidate> lockCandidates(
-            Handle h, Instant now, int limit, List<Integer> owned, String owner) {
+            Handle h, Instant now, int limit, @Nullable List<Integer> owned, String owner) {
         Query page = h.createQuery(owned == null ? candidates : candidatesOwned);
         if (owned != null) {
             page.bindList("owned", owned);
@@ -598,7 +602,8 @@ final class PostgresDialect extends SqlDialect {
     }
 
     @Override
-    Set<Receipt.Lease> extend(Db db, String owner, List<Receipt> receipts, Instant until) {
+    Set<Receipt.Lease> extend(
+            Db db, String owner, List<Receipt> receipts, @Nullable Instant until) {
         return leasePairs(db, "extend", extendSql, owner, receipts, until);
     }
 
@@ -609,7 +614,12 @@ final class PostgresDialect extends SqlDialect {
 
     /** Runs a statement over (id, receipt) pairs of one owner; returns the leases it changed. */
     private Set<Receipt.Lease> leasePairs(
-            Db db, String operation, Sql sql, String owner, List<Receipt> receipts, Instant until) {
+            Db db,
+            String operation,
+            Sql sql,
+            String owner,
+            List<Receipt> receipts,
+            @Nullable Instant until) {
         List<String> ids = new ArrayList<>(receipts.size());
         List<String> tokens = new ArrayList<>(receipts.size());
         for (Receipt r : receipts) {
@@ -679,12 +689,12 @@ final class PostgresDialect extends SqlDialect {
      * statement's rows, or null when the transaction was not at READ COMMITTED (the statement is
      * then guarded to change nothing, and from now on every transaction asks for that level).
      */
-    private <T> List<T> afterSettings(
+    private <T> @Nullable List<T> afterSettings(
             Db db, String operation, Sql sql, Binder binder, RowReader<T> rows) {
         if (askForReadCommitted) {
             return null;
         }
-        HandleCallback<List<T>, RuntimeException> work =
+        HandleCallback<Optional<List<T>>, RuntimeException> work =
                 h ->
                         Sql.jdbc(
                                 () -> {
@@ -703,14 +713,16 @@ final class PostgresDialect extends SqlDialect {
                                                 out.add(rows.read(rs));
                                             }
                                         }
-                                        return READ_COMMITTED.equals(level) ? out : null;
+                                        return READ_COMMITTED.equals(level)
+                                                ? Optional.of(out)
+                                                : Optional.<List<T>>empty();
                                     }
                                 });
-        List<T> result = db.statement(operation, work);
-        if (result == null) {
+        Optional<List<T>> result = db.statement(operation, work);
+        if (result.isEmpty()) {
             askForReadCommitted = true;
         }
-        return result;
+        return result.orElse(null);
     }
 
     /** Sets a statement's parameters. */
@@ -748,7 +760,7 @@ final class PostgresDialect extends SqlDialect {
                                 }
                             }
                         }
-                        return null;
+                        return Boolean.TRUE; // Sql.jdbc returns a value
                     });
         }
         return new Removed<>(leases, keys);
@@ -758,7 +770,8 @@ final class PostgresDialect extends SqlDialect {
      * The ids of each claim token, in the order the tokens first appear; only keyed or only unkeyed
      * receipts when {@code keyed} is given.
      */
-    private static Map<String, List<String>> byToken(List<Receipt> receipts, Boolean keyed) {
+    private static Map<String, List<String>> byToken(
+            List<Receipt> receipts, @Nullable Boolean keyed) {
         Map<String, List<String>> ids = new LinkedHashMap<>();
         for (Receipt r : receipts) {
             if (keyed == null || r.keyed() == keyed) {

@@ -14,6 +14,7 @@ import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
@@ -23,6 +24,7 @@ import org.jdbi.v3.core.argument.Argument;
 import org.jdbi.v3.core.statement.PreparedBatch;
 import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One database's way of running the outbox over one table: its SQL, fixed when the store is built,
@@ -276,11 +278,25 @@ abstract class SqlDialect {
     abstract Object timeValue(Instant value);
 
     /** Reads a UTC timestamp written through {@link #timeValue}. */
-    abstract Instant getTime(ResultSet rs, int column) throws SQLException;
+    abstract @Nullable Instant getTime(ResultSet rs, int column) throws SQLException;
 
     /** Reads a timestamp column by name. */
-    final Instant getTime(ResultSet rs, String column) throws SQLException {
+    final @Nullable Instant getTime(ResultSet rs, String column) throws SQLException {
         return getTime(rs, rs.findColumn(column));
+    }
+
+    /** Reads a timestamp column that is never NULL. */
+    final Instant requireTime(ResultSet rs, int column) throws SQLException {
+        Instant t = getTime(rs, column);
+        if (t == null) {
+            throw new SQLException("timestamp column " + column + " is NULL");
+        }
+        return t;
+    }
+
+    /** Reads a timestamp column that is never NULL, by name. */
+    final Instant requireTime(ResultSet rs, String column) throws SQLException {
+        return requireTime(rs, rs.findColumn(column));
     }
 
     /**
@@ -308,7 +324,8 @@ abstract class SqlDialect {
      * @param member the member claiming, or null for a claim of every bucket
      * @return the buckets now locked by this transaction
      */
-    Set<Integer> tryLockOwnedBuckets(Handle h, Collection<Integer> buckets, String member) {
+    Set<Integer> tryLockOwnedBuckets(
+            Handle h, Collection<Integer> buckets, @Nullable String member) {
         if (member == null || buckets.isEmpty()) {
             return tryLockBuckets(h, buckets);
         }
@@ -377,7 +394,7 @@ abstract class SqlDialect {
      *     ignore it)
      */
     abstract List<Candidate> lockCandidates(
-            Handle h, Instant now, int limit, List<Integer> owned, String owner);
+            Handle h, Instant now, int limit, @Nullable List<Integer> owned, String owner);
 
     /** Leases the taken candidates; returns their rows in the order given. */
     abstract List<StoredRow> lease(Handle h, List<Candidate> taken, LeaseTerms terms);
@@ -465,7 +482,8 @@ abstract class SqlDialect {
      *
      * @param member the owner claiming as a member (keyed rows only of its buckets), or null
      */
-    List<StoredRow> claim(Db db, Instant now, LeaseTerms terms, int limit, String member) {
+    List<StoredRow> claim(
+            Db db, Instant now, LeaseTerms terms, int limit, @Nullable String member) {
         return claimPages(db, now, terms, new ClaimWalk(limit, member != null), member);
     }
 
@@ -477,7 +495,7 @@ abstract class SqlDialect {
      * lock (docs/per-key-order.md, "Parking and unparking").
      */
     final List<StoredRow> claimPages(
-            Db db, Instant now, LeaseTerms terms, ClaimWalk walk, String member) {
+            Db db, Instant now, LeaseTerms terms, ClaimWalk walk, @Nullable String member) {
         return db.transaction(
                 "claim",
                 h -> {
@@ -488,7 +506,9 @@ abstract class SqlDialect {
                     // a member's claim is timed by the database's clock (docs/scale-out.md,
                     // "Clocks"): due-ness, expiry, and the new leases' end
                     Instant at =
-                            h.createQuery("SELECT " + dbNow).map((rs, ctx) -> getTime(rs, 1)).one();
+                            h.createQuery("SELECT " + dbNow)
+                                    .map((rs, ctx) -> requireTime(rs, 1))
+                                    .one();
                     LeaseTerms byDb =
                             new LeaseTerms(
                                     at.plus(Duration.between(now, terms.until())),
@@ -499,8 +519,8 @@ abstract class SqlDialect {
     }
 
     private List<StoredRow> claimPages(
-            Handle h, Instant now, LeaseTerms terms, ClaimWalk walk, String member) {
-        List<Integer> owned = member == null ? null : owned(h, member);
+            Handle h, Instant now, LeaseTerms terms, ClaimWalk walk, @Nullable String member) {
+        @Nullable List<Integer> owned = member == null ? null : owned(h, member);
         List<StoredRow> leased = new ArrayList<>();
         int parked = 0;
         for (int size = walk.limit(); ; size = Math.max(size, Math.min(2 * size, MAX_PAGE))) {
@@ -537,6 +557,11 @@ abstract class SqlDialect {
         return owned.isEmpty() ? List.of(-1) : owned;
     }
 
+    /** The bucket of a blocked row: only keyed rows are ever blocked. */
+    private static int bucketOf(Candidate c) {
+        return Buckets.of(Objects.requireNonNull(c.key(), "a blocked row has a key"));
+    }
+
     /**
      * Parks blocked rows in the buckets whose lock it gets without waiting (in a member's claim: of
      * those the member still owns, {@link #tryLockOwnedBuckets}).
@@ -546,15 +571,15 @@ abstract class SqlDialect {
      *     claim reads past them on larger pages, up to {@link #MAX_PAGE} rows, so that one relay
      *     holding bucket locks while it is frozen does not stop another's claims of other buckets)
      */
-    boolean park(Handle h, List<Candidate> blocked, String member) {
+    boolean park(Handle h, List<Candidate> blocked, @Nullable String member) {
         Set<Integer> buckets = new TreeSet<>();
         for (Candidate c : blocked) {
-            buckets.add(Buckets.of(c.key()));
+            buckets.add(bucketOf(c));
         }
         Set<Integer> locked = tryLockOwnedBuckets(h, buckets, member);
         List<Candidate> parkable = new ArrayList<>(blocked.size());
         for (Candidate c : blocked) {
-            if (locked.contains(Buckets.of(c.key()))) {
+            if (locked.contains(bucketOf(c))) {
                 parkable.add(c);
             }
         }
@@ -738,7 +763,7 @@ abstract class SqlDialect {
     }
 
     /** Binds an instant, or SQL NULL, as this dialect's timestamp. */
-    void setTime(PreparedStatement st, int index, Instant value) throws SQLException {
+    void setTime(PreparedStatement st, int index, @Nullable Instant value) throws SQLException {
         if (value == null) {
             st.setNull(index, java.sql.Types.TIMESTAMP);
         } else {

@@ -5,6 +5,7 @@ import io.outbox4j.api.MessageLimits;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A message row as read back from the table ({@link SqlDialect#MESSAGE_COLUMNS}): the message, or
@@ -30,20 +31,20 @@ final class StoredRow {
 
     final String id;
     final long seq;
-    final String key;
+    final @Nullable String key;
     final int attempts;
     final Instant enqueuedAt;
-    final Message message;
-    final String unreadable;
+    final @Nullable Message message;
+    final @Nullable String unreadable;
 
     private StoredRow(
             String id,
             long seq,
-            String key,
+            @Nullable String key,
             int attempts,
             Instant enqueuedAt,
-            Message message,
-            String unreadable) {
+            @Nullable Message message,
+            @Nullable String unreadable) {
         this.id = id;
         this.seq = seq;
         this.key = key;
@@ -78,7 +79,7 @@ final class StoredRow {
                             .contentType(rs.getString(first + 5))
                             .payload(rs.getBytes(first + 6))
                             .headers(HeaderCodec.decode(rs.getString(first + 7)))
-                            .occurredAt(dialect.getTime(rs, first + 8))
+                            .occurredAt(dialect.requireTime(rs, first + 8))
                             .notBefore(dialect.getTime(rs, first + 9))
                             .build();
         } catch (IllegalArgumentException | IllegalStateException e) {
@@ -89,7 +90,7 @@ final class StoredRow {
                 rs.getLong(first + 1),
                 key,
                 rs.getInt(first + 11),
-                dialect.getTime(rs, first + 10),
+                dialect.requireTime(rs, first + 10),
                 message,
                 unreadable);
     }

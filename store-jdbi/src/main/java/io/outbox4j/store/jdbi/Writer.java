@@ -16,6 +16,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The write side: checks messages against the store's limits, then inserts them through the
@@ -153,7 +154,7 @@ final class Writer {
         dialect.setTime(st, ++i, m.notBefore().orElse(now)); // available_at
     }
 
-    private static void rollback(Connection c, Savepoint savepoint, Exception failure) {
+    private static void rollback(Connection c, @Nullable Savepoint savepoint, Exception failure) {
         try {
             if (savepoint == null) {
                 c.rollback();

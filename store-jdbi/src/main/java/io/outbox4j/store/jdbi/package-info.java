@@ -8,4 +8,7 @@
  * dialect ships as a plain SQL resource beside these classes; docs/per-key-order.md describes the
  * bucket locks, the predecessor probe and parking they implement.
  */
+@NullMarked
 package io.outbox4j.store.jdbi;
+
+import org.jspecify.annotations.NullMarked;
