@@ -76,6 +76,16 @@ final class Drains {
         }
 
         /**
+         * CPU per message of this JVM and the PostgreSQL backends together, or of the JVM alone
+         * when the backends' CPU could not be read.
+         *
+         * @return microseconds
+         */
+        double cpuPerMessage() {
+            return (jvmCpu + Math.max(0, dbCpu)) / 1e3 / Math.max(1, messages);
+        }
+
+        /**
          * Adds the breakdown figures of one side to a result.
          *
          * @param r the result

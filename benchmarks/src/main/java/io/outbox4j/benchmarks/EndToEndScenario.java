@@ -236,20 +236,35 @@ final class EndToEndScenario {
                 1.0);
         String rate = "e2e: PostgreSQL → Kafka drain, msg/s (median of rounds)";
         String ratio = "e2e: outbox4j relay / this side (median of per-round ratios)";
-        Map<String, List<Double>> columns = new java.util.LinkedHashMap<>();
-        columns.put(Report.WEAK, handRates);
-        columns.put(Report.COMPETENT_1, c.peerRates.get(competentLabel(1)));
-        columns.put(Report.COMPETENT_2, c.peerRates.get(competentLabel(2)));
-        columns.put(Report.GRUELBOX, gruelboxRates);
-        columns.put(Report.NAMASTACK, namastackRates);
-        columns.put(Report.OUTBOX4J, relayRates);
-        columns.forEach(
-                (column, rates) ->
-                        r.peer(rate, column, Result.fmt(Stats.median(rates)))
+        String cpu = "e2e: CPU per message, JVM (in-JVM broker included) + PostgreSQL, µs";
+        Map<String, String> labels = new java.util.LinkedHashMap<>();
+        labels.put(Report.COMPETENT_1, competentLabel(1));
+        labels.put(Report.COMPETENT_2, competentLabel(2));
+        labels.put(Report.GRUELBOX, "gruelbox");
+        labels.put(Report.NAMASTACK, NAMASTACK);
+        r.peer(rate, Report.WEAK, Result.fmt(hand))
+                .peer(
+                        ratio,
+                        Report.WEAK,
+                        Result.fmt(Stats.medianRatio(relayRates, handRates)) + "×")
+                .peer(cpu, Report.WEAK, Result.fmt(handSide.cpuPerMessage()));
+        labels.forEach(
+                (column, label) ->
+                        r.peer(rate, column, Result.fmt(Stats.median(c.peerRates.get(label))))
                                 .peer(
                                         ratio,
                                         column,
-                                        Result.fmt(Stats.medianRatio(relayRates, rates)) + "×"));
+                                        Result.fmt(
+                                                        Stats.medianRatio(
+                                                                relayRates, c.peerRates.get(label)))
+                                                + "×")
+                                .peer(
+                                        cpu,
+                                        column,
+                                        Result.fmt(c.peerSides.get(label).cpuPerMessage())));
+        r.peer(rate, Report.OUTBOX4J, Result.fmt(relay))
+                .peer(ratio, Report.OUTBOX4J, "1.00×")
+                .peer(cpu, Report.OUTBOX4J, Result.fmt(relaySide.cpuPerMessage()));
         r.config("relay_rates", DrainScenario.rounded(relayRates))
                 .config("hand_rates", DrainScenario.rounded(handRates));
         for (int workers : COMPETENT_WORKERS) {
