@@ -130,6 +130,16 @@ class OutboxSourceTaskTest {
                 new ClaimRequest("someone-else", Instant.now(), Duration.ofSeconds(30), 100));
     }
 
+    /** Checks {@code condition} every 20 ms for {@code during}: it must hold every time. */
+    private static void stays(String what, BooleanSupplier condition, Duration during)
+            throws InterruptedException {
+        long end = System.nanoTime() + during.toNanos();
+        do {
+            assertThat(condition.getAsBoolean()).as(what).isTrue();
+            Thread.sleep(20);
+        } while (System.nanoTime() < end);
+    }
+
     private static void await(String what, BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (!condition.getAsBoolean()) {
@@ -146,8 +156,11 @@ class OutboxSourceTaskTest {
 
         List<SourceRecord> records = pollUntilSome(task);
         assertThat(ids(records)).containsExactly("m-1", "m-2");
-        Thread.sleep(300); // several completion intervals
-        assertThat(rows()).as("messages whose records are not acknowledged stay").isEqualTo(2);
+        stays(
+                "messages whose records are not acknowledged stay, over several completion"
+                        + " intervals",
+                () -> rows() == 2,
+                Duration.ofMillis(300));
         assertThat(claimAsSomeoneElse()).as("and stay leased to the task").isEmpty();
 
         acknowledge(task, records.subList(0, 1));
@@ -220,14 +233,22 @@ class OutboxSourceTaskTest {
         OutboxSourceTask task = start(Map.of(OutboxSourceConnectorConfig.LEASE_MS, "1000"));
         pollUntilSome(task);
 
-        Thread.sleep(2_500); // 2.5 leases
-        assertThat(claimAsSomeoneElse()).as("a renewed lease is still live").isEmpty();
+        stays(
+                "a renewed lease is still live, over 2.5 leases",
+                () -> claimAsSomeoneElse().isEmpty(),
+                Duration.ofMillis(2_500));
 
         task.stop();
         tasks.remove(task);
-        Thread.sleep(1_200);
-        List<Delivery> again = claimAsSomeoneElse();
-        assertThat(again).as("claimed again once the stopped task's lease expired").hasSize(1);
+        AtomicReference<List<Delivery>> claimed = new AtomicReference<>(List.of());
+        await(
+                "claimed again once the stopped task's lease expired",
+                () -> {
+                    claimed.set(claimAsSomeoneElse());
+                    return !claimed.get().isEmpty();
+                });
+        List<Delivery> again = claimed.get();
+        assertThat(again).hasSize(1);
         assertThat(again.get(0).attempt()).isEqualTo(2);
     }
 

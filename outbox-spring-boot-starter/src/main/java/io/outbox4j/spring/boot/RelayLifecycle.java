@@ -1,7 +1,9 @@
 package io.outbox4j.spring.boot;
 
 import io.outbox4j.engine.Relay;
+import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.SmartLifecycle;
@@ -82,6 +84,12 @@ final class RelayLifecycle implements SmartLifecycle {
     Relay.@Nullable Publishing publishing() {
         Relay r = relay;
         return r == null ? null : r.publishing();
+    }
+
+    /** When the running relay last claimed; empty when it has not yet, or is not running. */
+    Optional<Instant> lastClaim() {
+        Relay r = relay;
+        return r == null ? Optional.empty() : r.lastClaim();
     }
 
     /** When the relay last started, in epoch milliseconds (0 if never). */

@@ -91,9 +91,14 @@ class OutboxAutoConfigurationTest {
                             assertThat(context).hasNotFailed();
                             assertThat(context.getBean(RelayLifecycle.class).isRunning()).isTrue();
                             TransactionalOutbox outbox = context.getBean(TransactionalOutbox.class);
-                            // the relay's first claim (at start) found nothing; it now sleeps an
+                            // the relay's first claim (at start) finds nothing; then it sleeps an
                             // hour
-                            Thread.sleep(300);
+                            await().atMost(Duration.ofSeconds(10))
+                                    .until(
+                                            () ->
+                                                    context.getBean(RelayLifecycle.class)
+                                                            .lastClaim()
+                                                            .isPresent());
                             context.getBean(TransactionTemplate.class)
                                     .executeWithoutResult(tx -> outbox.enqueue(message("m-1")));
                             await().atMost(Duration.ofSeconds(10))
