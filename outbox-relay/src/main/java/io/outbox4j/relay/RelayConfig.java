@@ -24,19 +24,10 @@ final class RelayConfig {
     static final String PUBLISHER_AMQP_EXCHANGE = "publisher.amqp.exchange";
     static final String PUBLISHER_SQS_REGION = "publisher.sqs.region";
     static final String OWNER = key(RelaySetting.OWNER);
-    static final String BATCH_SIZE = key(RelaySetting.BATCH_SIZE);
     static final String MIN_BATCH_SIZE = key(RelaySetting.MIN_BATCH_SIZE);
     static final String MAX_IN_FLIGHT = key(RelaySetting.MAX_IN_FLIGHT);
-    static final String WAKE_UP_WINDOW = key(RelaySetting.WAKE_UP_WINDOW);
-    static final String WORKERS = key(RelaySetting.WORKERS);
-    static final String DELIVERY_TIMEOUT = key(RelaySetting.DELIVERY_TIMEOUT);
-    static final String LEASE = key(RelaySetting.LEASE);
-    static final String MEMBER_LEASE = key(RelaySetting.MEMBER_LEASE);
-    static final String MAX_ATTEMPTS = key(RelaySetting.MAX_ATTEMPTS);
     static final String BACKOFF_BASE = key(RelaySetting.BACKOFF_BASE);
     static final String BACKOFF_MAX = key(RelaySetting.BACKOFF_MAX);
-    static final String POLL_INTERVAL = key(RelaySetting.POLL_INTERVAL);
-    static final String SHUTDOWN_TIMEOUT = key(RelaySetting.SHUTDOWN_TIMEOUT);
     static final String MAX_PUBLISH_STALL = key(RelaySetting.MAX_PUBLISH_STALL);
     static final String MEMBERSHIP = key(RelaySetting.MEMBERSHIP);
     static final String HTTP_PORT = "http.port";
@@ -69,27 +60,14 @@ final class RelayConfig {
                         PUBLISHER_URI,
                         PUBLISHER_AMQP_EXCHANGE,
                         PUBLISHER_SQS_REGION,
-                        OWNER,
-                        BATCH_SIZE,
-                        MIN_BATCH_SIZE,
-                        MAX_IN_FLIGHT,
-                        WAKE_UP_WINDOW,
-                        WORKERS,
-                        DELIVERY_TIMEOUT,
-                        LEASE,
-                        MEMBER_LEASE,
-                        MAX_ATTEMPTS,
-                        BACKOFF_BASE,
-                        BACKOFF_MAX,
-                        POLL_INTERVAL,
-                        SHUTDOWN_TIMEOUT,
-                        MAX_PUBLISH_STALL,
-                        MEMBERSHIP,
                         HTTP_PORT,
                         HTTP_HOST,
                         METRICS_STORE_STATISTICS,
                         METRICS_STATISTICS_INTERVAL,
                         LOG_LEVEL));
+        for (RelaySetting<?> setting : RelaySetting.all()) {
+            keys.add(key(setting)); // every relay.* setting
+        }
         KEYS = List.copyOf(keys);
     }
 
