@@ -433,9 +433,9 @@ final class Pipeline {
 
     private Duration errorPause(int errorsInARow) {
         Duration cap =
-                settings.pollInterval().compareTo(Relay.MAX_ERROR_PAUSE) > 0
+                settings.pollInterval().compareTo(Settings.MAX_ERROR_PAUSE) > 0
                         ? settings.pollInterval()
-                        : Relay.MAX_ERROR_PAUSE;
+                        : Settings.MAX_ERROR_PAUSE;
         Duration pause = settings.pollInterval();
         for (int i = 1; i < errorsInARow && pause.compareTo(cap) < 0; i++) {
             pause = pause.multipliedBy(2);

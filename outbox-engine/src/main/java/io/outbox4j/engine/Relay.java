@@ -128,21 +128,6 @@ public final class Relay implements AutoCloseable {
     /** The shortest time between two publish-failure log lines of one topic: 30 s. */
     public static final Duration DEFAULT_FAILURE_LOG_INTERVAL = Duration.ofSeconds(30);
 
-    /**
-     * A batch is split into no more publisher calls than it has this many messages: a small batch
-     * is one call, which an adapter pipelines (one flush, one round of confirms).
-     */
-    static final int MIN_MESSAGES_PER_CALL = 8;
-
-    /** Each outcome write gets this long, whatever the caller's state. */
-    static final Duration STORE_WRITE_TIMEOUT = Duration.ofSeconds(5);
-
-    /** The longest pause after repeated store failures (unless the poll interval is longer). */
-    static final Duration MAX_ERROR_PAUSE = Duration.ofSeconds(30);
-
-    /** The longest a running batch goes without reading the relay's clock. */
-    static final Duration CLOCK_CHECK = Duration.ofSeconds(1);
-
     private final Settings settings;
     private final Pipeline pipeline;
     private @Nullable Thread loopThread;
@@ -550,10 +535,10 @@ public final class Relay implements AutoCloseable {
         private Clock clock = Clock.systemUTC();
         private Observer observer = Observer.NOOP;
         private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
-        private Duration storeWriteTimeout = STORE_WRITE_TIMEOUT;
-        private Duration clockCheck = CLOCK_CHECK;
+        private Duration storeWriteTimeout = Settings.STORE_WRITE_TIMEOUT;
+        private Duration clockCheck = Settings.CLOCK_CHECK;
         private Duration failureLogInterval = DEFAULT_FAILURE_LOG_INTERVAL;
-        private int minMessagesPerCall = MIN_MESSAGES_PER_CALL;
+        private int minMessagesPerCall = Settings.MIN_MESSAGES_PER_CALL;
         private boolean membership = true;
         private Duration memberLease = DEFAULT_MEMBER_LEASE;
 
@@ -889,22 +874,6 @@ public final class Relay implements AutoCloseable {
                                     storeClock),
                             new PublishTracker(clock, pollInterval, lease));
             return new Relay(settings, store, publisher);
-        }
-
-        /**
-         * The safety limit on one batch: {@code (ceil(batch / workers) + 1) × timeout} — the time
-         * the batch's publisher calls take when they run to their deadline one round after the
-         * other — in 64-bit arithmetic, capped at {@link #MAX_BATCH_DURATION} instead of
-         * overflowing.
-         */
-        static Duration maxBatchDuration(int batch, int workers, Duration timeout) {
-            long rounds = ((long) batch + workers - 1) / workers + 1;
-            try {
-                Duration d = Duration.ofNanos(Math.multiplyExact(rounds, timeout.toNanos()));
-                return d.compareTo(MAX_BATCH_DURATION) > 0 ? MAX_BATCH_DURATION : d;
-            } catch (ArithmeticException overflow) {
-                return MAX_BATCH_DURATION;
-            }
         }
 
         private static void positive(Duration value, String field) {

@@ -17,7 +17,7 @@ import java.time.Duration;
  *     even when the clock jumps, or is moved by a test)
  * @param failureLogInterval the shortest time between two publish-failure summaries of one topic
  * @param minMessagesPerCall a batch is split into no more calls than it has this many messages
- *     ({@link Relay#MIN_MESSAGES_PER_CALL}; tests set 1)
+ *     ({@link #MIN_MESSAGES_PER_CALL}; tests set 1)
  * @param members the relay's membership of the outbox: whether its claims are member claims
  * @param publishing whether the relay's publisher calls succeed, for {@link Relay#publishing()}
  */
@@ -77,10 +77,40 @@ record Settings(
     }
 
     /**
+     * A batch is split into no more publisher calls than it has this many messages: a small batch
+     * is one call, which an adapter pipelines (one flush, one round of confirms).
+     */
+    static final int MIN_MESSAGES_PER_CALL = 8;
+
+    /** Each outcome write gets this long, whatever the caller's state. */
+    static final Duration STORE_WRITE_TIMEOUT = Duration.ofSeconds(5);
+
+    /** The longest pause after repeated store failures (unless the poll interval is longer). */
+    static final Duration MAX_ERROR_PAUSE = Duration.ofSeconds(30);
+
+    /** The longest a running batch goes without reading the relay's clock. */
+    static final Duration CLOCK_CHECK = Duration.ofSeconds(1);
+
+    /**
      * The safety limit on a batch of {@code claimed} messages: no publisher call starts later than
-     * this after the claim (see {@link Relay.Builder#maxBatchDuration}).
+     * this after the claim.
      */
     Duration maxBatchDuration(int claimed) {
-        return Relay.Builder.maxBatchDuration(claimed, workers, deliveryTimeout);
+        return maxBatchDuration(claimed, workers, deliveryTimeout);
+    }
+
+    /**
+     * The safety limit on one batch: {@code (ceil(batch / workers) + 1) × timeout} — the time the
+     * batch's publisher calls take when they run to their deadline one round after the other — in
+     * 64-bit arithmetic, capped at {@link Relay#MAX_BATCH_DURATION} instead of overflowing.
+     */
+    static Duration maxBatchDuration(int batch, int workers, Duration timeout) {
+        long rounds = ((long) batch + workers - 1) / workers + 1;
+        try {
+            Duration d = Duration.ofNanos(Math.multiplyExact(rounds, timeout.toNanos()));
+            return d.compareTo(Relay.MAX_BATCH_DURATION) > 0 ? Relay.MAX_BATCH_DURATION : d;
+        } catch (ArithmeticException overflow) {
+            return Relay.MAX_BATCH_DURATION;
+        }
     }
 }

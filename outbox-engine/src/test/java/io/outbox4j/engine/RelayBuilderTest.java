@@ -211,16 +211,16 @@ class RelayBuilderTest {
 
     @Test
     void theBatchSafetyLimit_isTheSeedsDerivedBound_cappedAtThirtyMinutes_neverOverflowing() {
-        assertThat(Relay.Builder.maxBatchDuration(16, 4, Duration.ofSeconds(30)))
+        assertThat(Settings.maxBatchDuration(16, 4, Duration.ofSeconds(30)))
                 .as("(ceil(16/4)+1) x 30s")
                 .isEqualTo(Duration.ofSeconds(150));
-        assertThat(Relay.Builder.maxBatchDuration(10, 3, Duration.ofSeconds(10)))
+        assertThat(Settings.maxBatchDuration(10, 3, Duration.ofSeconds(10)))
                 .as("(ceil(10/3)+1) x 10s")
                 .isEqualTo(Duration.ofSeconds(50));
-        assertThat(Relay.Builder.maxBatchDuration(500, 4, Duration.ofSeconds(30)))
+        assertThat(Settings.maxBatchDuration(500, 4, Duration.ofSeconds(30)))
                 .as("63m, capped")
                 .isEqualTo(Relay.MAX_BATCH_DURATION);
-        assertThat(Relay.Builder.maxBatchDuration(10_000, 1, Duration.ofSeconds(Long.MAX_VALUE)))
+        assertThat(Settings.maxBatchDuration(10_000, 1, Duration.ofSeconds(Long.MAX_VALUE)))
                 .isEqualTo(Relay.MAX_BATCH_DURATION);
     }
 

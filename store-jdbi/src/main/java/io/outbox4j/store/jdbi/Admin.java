@@ -163,7 +163,7 @@ final class Admin {
                 "discard",
                 h -> {
                     dialect.lockBucketsOfIds(h, unique);
-                    SqlDialect.Removed<String> removed = dialect.deleteDead(h, unique);
+                    Removed<String> removed = dialect.deleteDead(h, unique);
                     dialect.unpark(h, removed.keys());
                     return removed.removed().size();
                 });

@@ -1,5 +1,7 @@
 package io.outbox4j.store.jdbi;
 
+import io.outbox4j.api.Buckets;
+import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -31,5 +33,10 @@ record Candidate(
                 + (key == null
                         ? ""
                         : "[" + key + " after " + prevSeq + (prevMine ? " (mine)" : "") + "]");
+    }
+
+    /** The bucket of a blocked row: only keyed rows are ever blocked. */
+    int bucket() {
+        return Buckets.of(Objects.requireNonNull(key, "a blocked row has a key"));
     }
 }

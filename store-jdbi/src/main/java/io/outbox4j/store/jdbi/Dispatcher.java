@@ -40,8 +40,7 @@ final class Dispatcher {
                 dialect.claim(
                         db,
                         Times.decision(request.now()),
-                        new SqlDialect.LeaseTerms(
-                                Times.decision(request.leaseUntil()), owner, token),
+                        new LeaseTerms(Times.decision(request.leaseUntil()), owner, token),
                         request.limit(),
                         request.member() ? owner : null);
         List<Delivery> deliveries = new ArrayList<>(rows.size());

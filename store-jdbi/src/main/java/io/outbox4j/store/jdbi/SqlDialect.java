@@ -1,6 +1,5 @@
 package io.outbox4j.store.jdbi;
 
-import io.outbox4j.api.Buckets;
 import io.outbox4j.api.OutboxException;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -14,7 +13,6 @@ import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
@@ -437,33 +435,6 @@ abstract class SqlDialect {
     }
 
     /**
-     * What a deletion removed: the leases (or ids), and how many rows each key lost.
-     *
-     * @param <T> {@link Receipt.Lease} or the id
-     * @param removed what was removed
-     * @param keys the keys of removed rows, with the number of rows each lost
-     */
-    record Removed<T>(Set<T> removed, Map<String, Integer> keys) {}
-
-    /**
-     * How a dialect spells the orders of the claim ({@code c}: available_at, then seq), of the
-     * predecessor probe ({@code p}: seq descending) and of the dead-letter listing (dead_at, then
-     * seq), so that its planner reads the matching index in order and stops at the limit.
-     *
-     * @param claim the claim order
-     * @param predecessor the predecessor probe order
-     * @param dead the dead-letter order
-     */
-    record Orders(String claim, String predecessor, String dead) {
-        /** The plain spelling, for planners that see through equality conditions. */
-        static final Orders PLAIN =
-                new Orders("c.available_at, c.seq", "p.seq DESC", "dead_at, seq");
-    }
-
-    /** The lease a claim writes: its end, owner and token. */
-    record LeaseTerms(Instant until, String owner, String token) {}
-
-    /**
      * Runs a transaction on the handle. Every dialect but PostgreSQL (whose default it is) asks for
      * READ COMMITTED: each statement sees what was committed before it started, which is what the
      * bucket locks rely on.
@@ -557,11 +528,6 @@ abstract class SqlDialect {
         return owned.isEmpty() ? List.of(-1) : owned;
     }
 
-    /** The bucket of a blocked row: only keyed rows are ever blocked. */
-    private static int bucketOf(Candidate c) {
-        return Buckets.of(Objects.requireNonNull(c.key(), "a blocked row has a key"));
-    }
-
     /**
      * Parks blocked rows in the buckets whose lock it gets without waiting (in a member's claim: of
      * those the member still owns, {@link #tryLockOwnedBuckets}).
@@ -574,12 +540,12 @@ abstract class SqlDialect {
     boolean park(Handle h, List<Candidate> blocked, @Nullable String member) {
         Set<Integer> buckets = new TreeSet<>();
         for (Candidate c : blocked) {
-            buckets.add(bucketOf(c));
+            buckets.add(c.bucket());
         }
         Set<Integer> locked = tryLockOwnedBuckets(h, buckets, member);
         List<Candidate> parkable = new ArrayList<>(blocked.size());
         for (Candidate c : blocked) {
-            if (locked.contains(bucketOf(c))) {
+            if (locked.contains(c.bucket())) {
                 parkable.add(c);
             }
         }
