@@ -376,10 +376,12 @@ public final class OutboxSourceConnectorConfig {
     private static final class TableName implements ConfigDef.Validator {
         @Override
         public void ensureValid(String name, @Nullable Object value) {
+            if (value == null) {
+                throw new ConfigException(name, null, "the outbox table must be set");
+            }
             try {
                 // The store's own check, so the two can never disagree; no connection is opened.
-                JdbiOutboxStore.builder(Jdbi.create("jdbc:unused:"))
-                        .tableName(value == null ? null : value.toString());
+                JdbiOutboxStore.builder(Jdbi.create("jdbc:unused:")).tableName(value.toString());
             } catch (IllegalArgumentException e) {
                 throw new ConfigException(name, value, e.getMessage());
             }
