@@ -40,6 +40,20 @@ final class ClaimWalk {
         this.member = member;
     }
 
+    /**
+     * A walk that starts where this one is now and goes on apart from it. A claim transaction the
+     * database aborts (a deadlock, a lock timeout) is tried again from a copy of the walk as it was
+     * before that transaction: what the aborted try took was rolled back, and a row behind a
+     * predecessor it took must not pass for a follower of a row taken in this claim.
+     */
+    ClaimWalk copy() {
+        ClaimWalk c = new ClaimWalk(limit, member);
+        c.takenSeqs.addAll(takenSeqs);
+        c.skippedSeqs.addAll(skippedSeqs);
+        c.skippedOfKey.putAll(skippedOfKey);
+        return c;
+    }
+
     /** What one page decided: the rows to lease and the rows to park, each in claim order. */
     record Step(List<Candidate> taken, List<Candidate> parked) {}
 

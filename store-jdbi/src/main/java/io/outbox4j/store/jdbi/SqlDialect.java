@@ -470,9 +470,12 @@ abstract class SqlDialect {
         return db.transaction(
                 "claim",
                 h -> {
+                    // each try (Db tries again after a deadlock or lock timeout) walks from what
+                    // was committed before it, never from what an aborted try took
+                    ClaimWalk attempt = walk.copy();
                     beginClaim(h);
                     if (member == null) {
-                        return claimPages(h, now, terms, walk, null);
+                        return claimPages(h, now, terms, attempt, null);
                     }
                     // a member's claim is timed by the database's clock (docs/scale-out.md,
                     // "Clocks"): due-ness, expiry, and the new leases' end
@@ -485,7 +488,7 @@ abstract class SqlDialect {
                                     at.plus(Duration.between(now, terms.until())),
                                     terms.owner(),
                                     terms.token());
-                    return claimPages(h, at, byDb, walk, member);
+                    return claimPages(h, at, byDb, attempt, member);
                 });
     }
 
