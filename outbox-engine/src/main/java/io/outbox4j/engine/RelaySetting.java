@@ -354,6 +354,22 @@ public final class RelaySetting<T extends Comparable<T>> {
     }
 
     /**
+     * Says what is wrong with a value, without the setting's name, for a caller that names the
+     * setting its own way (a property, a file key).
+     *
+     * @param value the value
+     * @return {@code must be between 1 and 10000, but was 0}, or empty when the value is within the
+     *     bounds
+     */
+    public Optional<String> problem(T value) {
+        if ((min != null && value.compareTo(min) < 0)
+                || (max != null && value.compareTo(max) > 0)) {
+            return Optional.of("must be " + bounds() + ", but was " + text(value));
+        }
+        return Optional.empty();
+    }
+
+    /**
      * Checks a value against the bounds.
      *
      * @param value the value
@@ -365,10 +381,9 @@ public final class RelaySetting<T extends Comparable<T>> {
         if (value == null) {
             throw new IllegalArgumentException(name + " must not be null");
         }
-        if ((min != null && value.compareTo(min) < 0)
-                || (max != null && value.compareTo(max) > 0)) {
-            throw new IllegalArgumentException(
-                    name + " must be " + bounds() + ", but was " + text(value));
+        Optional<String> problem = problem(value);
+        if (problem.isPresent()) {
+            throw new IllegalArgumentException(name + " " + problem.get());
         }
         return value;
     }

@@ -2,6 +2,7 @@ package io.outbox4j.spring.boot;
 
 import io.outbox4j.engine.RelaySetting;
 import java.time.Duration;
+import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 
@@ -32,14 +33,11 @@ final class Checks {
      * outbox4j.<prefix>.<key>} must be between its bounds.
      */
     static <T extends Comparable<T>> T setting(String prefix, RelaySetting<T> setting, T value) {
-        try {
-            return setting.check(value);
-        } catch (IllegalArgumentException e) {
-            throw invalid(
-                    prefix + "." + setting.key(),
-                    value,
-                    "must be " + setting.bounds() + ", but was " + setting.text(value));
+        Optional<String> problem = setting.problem(value);
+        if (problem.isPresent()) {
+            throw invalid(prefix + "." + setting.key(), value, problem.get());
         }
+        return value;
     }
 
     static Duration positive(String suffix, @Nullable Duration value) {
