@@ -3,6 +3,7 @@ package io.outbox4j.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.outbox4j.api.Backoff;
 import io.outbox4j.tck.InMemoryOutboxStore;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
@@ -49,6 +50,19 @@ class RelaySettingTest {
                 .isEqualTo(RelaySetting.WAKE_UP_WINDOW.defaultValue().get());
         assertThat(built.pollInterval()).isEqualTo(RelaySetting.POLL_INTERVAL.defaultValue().get());
         assertThat(built.maxAttempts()).isEqualTo(RelaySetting.MAX_ATTEMPTS.defaultValue().get());
+    }
+
+    @Test
+    void theBackoffDefaultsAreTheEnginesBackoffDefault() {
+        Backoff fromSettings =
+                Backoff.exponential(
+                        RelaySetting.BACKOFF_BASE.defaultValue().get(),
+                        RelaySetting.BACKOFF_MAX.defaultValue().get());
+        for (int attempt = 1; attempt <= 20; attempt++) {
+            assertThat(fromSettings.delay(attempt))
+                    .as("delay after attempt %d", attempt)
+                    .isEqualTo(Backoff.DEFAULT.delay(attempt));
+        }
     }
 
     @Test
