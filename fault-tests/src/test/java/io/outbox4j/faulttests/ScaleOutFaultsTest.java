@@ -554,18 +554,55 @@ class ScaleOutFaultsTest {
      * holding bucket locks ({@link #slowParking}). A member parks a row only behind a lease not its
      * own (behind its own it skips a few rows of each key, and its walk stops after as many skips
      * as its batch), so once the handovers of the start are over it may park nothing for a long
-     * time; the heads of {@link #HELD_HEADS} keys of its buckets are therefore leased for an hour
-     * to an owner that never completes them, as a crashed relay's would be, and each new message of
-     * those keys is parked by its next claim. {@link #stopSlowParking} ends both.
+     * time; the first unleased messages of {@link #HELD_HEADS} keys of its buckets are therefore
+     * leased for an hour to an owner that never completes them, as a crashed relay's would be, and
+     * each new message of those keys is parked by its next claim. {@link #stopSlowParking} ends
+     * both.
      */
     private static void awaitParking(Drill d, ChildRelay relay) throws InterruptedException {
-        String table = d.db.store().tableName();
         d.db.jdbi()
                 .useHandle(h -> h.execute("INSERT INTO drill_slow_park VALUES (?)", relay.name()));
+        int held = 0;
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (d.db.jdbi()
+                        .withHandle(
+                                h ->
+                                        h.createQuery(
+                                                        "SELECT count(*) FROM pg_stat_activity"
+                                                                + " WHERE application_name = :app"
+                                                                + " AND wait_event = 'PgSleep'")
+                                                .bind("app", relay.name())
+                                                .mapTo(Integer.class)
+                                                .one())
+                == 0) {
+            if (held < HELD_HEADS) {
+                held += holdFirstUnleased(d, relay, HELD_HEADS - held);
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(
+                        relay.name()
+                                + " parked no rows within 30 s, although the first unleased messages of "
+                                + held
+                                + " keys of its buckets are leased to another owner: no claim of"
+                                + " it held bucket locks to be frozen in");
+            }
+            Thread.sleep(5);
+        }
+    }
+
+    /**
+     * Leases, to {@link #HEAD_HOLDER}, the first message not leased, parked or dead of up to {@code
+     * n} keys of the relay's buckets: the relay's own leases (usually its keys' heads) finish, and
+     * then its claims find the rest of those keys behind a lease not its own and park them.
+     *
+     * @return how many keys got such a lease
+     */
+    private static int holdFirstUnleased(Drill d, ChildRelay relay, int n) {
+        String table = d.db.store().tableName();
         Map<Integer, String> owners = d.db.bucketOwners();
         int held = 0;
         for (String key : d.db.keysWithUnfinished()) {
-            if (held == HELD_HEADS) {
+            if (held == n) {
                 break;
             }
             if (relay.name().equals(owners.get(Buckets.of(key)))) {
@@ -587,36 +624,17 @@ class ScaleOutFaultsTest {
                                                                         + " FROM "
                                                                         + table
                                                                         + " WHERE msg_key = :key"
-                                                                        + " ORDER BY seq LIMIT 1)"
                                                                         + " AND lease_owner IS"
                                                                         + " NULL AND NOT parked"
-                                                                        + " AND dead_at IS NULL")
+                                                                        + " AND dead_at IS NULL"
+                                                                        + " ORDER BY seq LIMIT 1)"
+                                                                        + " AND lease_owner IS"
+                                                                        + " NULL")
                                                         .bind("key", key)
                                                         .execute());
             }
         }
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (d.db.jdbi()
-                        .withHandle(
-                                h ->
-                                        h.createQuery(
-                                                        "SELECT count(*) FROM pg_stat_activity"
-                                                                + " WHERE application_name = :app"
-                                                                + " AND wait_event = 'PgSleep'")
-                                                .bind("app", relay.name())
-                                                .mapTo(Integer.class)
-                                                .one())
-                == 0) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(
-                        relay.name()
-                                + " parked no rows within 30 s, although the heads of "
-                                + held
-                                + " keys of its buckets are leased to another owner: no claim of"
-                                + " it held bucket locks to be frozen in");
-            }
-            Thread.sleep(5);
-        }
+        return held;
     }
 
     /**
