@@ -1,5 +1,6 @@
 package io.outbox4j.faulttests;
 
+import io.outbox4j.testservices.PostgresServer;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -10,6 +11,12 @@ import org.junit.jupiter.api.Test;
 /**
  * Issue 14, drill 4: two relays, each in its own JVM, share one outbox; one is killed with SIGKILL
  * mid-work and the other finishes alone.
+ *
+ * <p>A {@link PacedWriter} enqueues a backlog of 500 and then 200 messages a second, so both relays
+ * find work for as long as the drill lasts: a backlog of the whole load was drained by whichever
+ * relay's JVM came up first before the other had claimed anything (one relay drains 3 000 messages
+ * in about two seconds here), and the drill's wait for the other's claims ran out. relay-b starts
+ * once relay-a has claimed its share.
  */
 class TwoRelaysOneKilledTest {
     @Test
@@ -18,10 +25,18 @@ class TwoRelaysOneKilledTest {
                     throws Exception {
         long seed = System.nanoTime();
         Random random = new Random(seed);
-        try (Drill d = Drill.start("two_relays_one_killed", 3000, 50, RelaySettings.drill())) {
+        try (Drill d =
+                        Drill.open(
+                                "two_relays_one_killed",
+                                3000,
+                                50,
+                                RelaySettings.drill(),
+                                PostgresServer.shared(),
+                                KafkaSink::open);
+                PacedWriter writer = new PacedWriter(d.db, d.load, 500, 200).start()) {
             ChildRelay a = d.childRelay("relay-a");
-            ChildRelay b = d.childRelay("relay-b");
             a.awaitClaimed(50 + random.nextInt(200), Duration.ofSeconds(90));
+            ChildRelay b = d.childRelay("relay-b");
             b.awaitClaimed(1, Duration.ofSeconds(90));
             Thread.sleep(random.nextInt(300));
             a.awaitHoldingLeases(Duration.ofSeconds(5));
@@ -31,6 +46,7 @@ class TwoRelaysOneKilledTest {
             Map<String, Object> f = d.fault("kill-9", a.name(), killAt, leased, "relay-b"::equals);
             f.put("claimedBeforeKill", journal.claimed());
             f.put("survivorClaimedBeforeKill", b.journal().claimed());
+            writer.finish();
 
             boolean drained = d.awaitDrained(Duration.ofSeconds(180));
             int exit = b.stop(Duration.ofSeconds(20));
