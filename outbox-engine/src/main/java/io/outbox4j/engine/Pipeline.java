@@ -90,6 +90,9 @@ final class Pipeline {
     private long lastClaimNanos;
     private boolean lastClaimOverlapped;
 
+    /** Only the loop thread: the next idle wait ({@link Settings#FIRST_IDLE_WAIT}). */
+    private long idleWaitNanos;
+
     final AtomicLong publishedTotal = new AtomicLong();
     final AtomicLong deadLetteredTotal = new AtomicLong();
 
@@ -110,6 +113,7 @@ final class Pipeline {
         this.slots = new CallSlots(settings.workers());
         this.sizer = new ClaimSizer(settings.minBatchSize(), settings.batchSize());
         this.lastClaimNanos = System.nanoTime() - Durations.nanos(settings.wakeUpWindow());
+        this.idleWaitNanos = Durations.nanos(settings.pollInterval());
     }
 
     boolean closed() {
@@ -245,6 +249,7 @@ final class Pipeline {
             if (!fenced) {
                 sizer.claimed(limit, claimed.size());
             }
+            idleWaitNanos = nextIdleWait(idleWaitNanos, !claimed.isEmpty());
             claimNumber = claimed(claimed.isEmpty() ? null : batch);
             if (!claimed.isEmpty()) {
                 batch.writeOnOwnThread();
@@ -373,15 +378,30 @@ final class Pipeline {
     }
 
     /**
+     * Adaptive polling ({@link Settings#FIRST_IDLE_WAIT}): the idle wait after a claim.
+     *
+     * @param previous the idle wait after the claim before
+     * @param found whether this claim found messages
+     */
+    long nextIdleWait(long previous, boolean found) {
+        long poll = Durations.nanos(settings.pollInterval());
+        if (found) {
+            return Math.min(poll, Durations.nanos(Settings.FIRST_IDLE_WAIT));
+        }
+        return previous >= poll / 2 ? poll : previous * 2;
+    }
+
+    /**
      * After a partial claim: waits for a wake-up (coalesced: not before the window since the last
-     * claim has passed) or the poll interval.
+     * claim has passed) or the idle wait (adaptive polling: short while claims find messages,
+     * doubling up to the poll interval while they find none).
      *
      * @return {@code false} if the loop must end
      */
     private boolean awaitWork() {
         lock.lock();
         try {
-            long pollAt = System.nanoTime() + Durations.nanos(settings.pollInterval());
+            long pollAt = System.nanoTime() + idleWaitNanos;
             long window = Durations.nanos(settings.wakeUpWindow());
             while (true) {
                 if (closed || failure != null) {

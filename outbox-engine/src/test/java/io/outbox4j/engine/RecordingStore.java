@@ -28,6 +28,9 @@ class RecordingStore implements OutboxStore {
     /** {@code System.nanoTime()} when each claim returned or threw, in order. */
     final List<Long> claimReturnedNanos = new CopyOnWriteArrayList<>();
 
+    /** How many messages each claim returned (0 when it threw), in the same order. */
+    final List<Integer> claimedCounts = new CopyOnWriteArrayList<>();
+
     final List<Completion> completions = new CopyOnWriteArrayList<>();
     final List<Release> releases = new CopyOnWriteArrayList<>();
     final List<DeadLetter> deadLetters = new CopyOnWriteArrayList<>();
@@ -47,14 +50,17 @@ class RecordingStore implements OutboxStore {
     @Override
     public List<Delivery> claim(ClaimRequest request) {
         claims.add(request);
+        int count = 0;
         try {
             List<Delivery> claimed = delegate.claim(request);
             for (Delivery d : claimed) {
                 idByReceipt.put(d.receipt(), d.message().id());
             }
+            count = claimed.size();
             return claimed;
         } finally {
             synchronized (claimSignal) {
+                claimedCounts.add(count);
                 claimReturnedNanos.add(System.nanoTime());
                 claimSignal.notifyAll();
             }

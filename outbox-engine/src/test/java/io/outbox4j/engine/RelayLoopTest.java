@@ -131,7 +131,7 @@ class RelayLoopTest {
     }
 
     @Test
-    void withoutWakeUp_theLoopPollsAtItsInterval() throws Exception {
+    void withoutWakeUp_theLoopPollsAtItsInterval_whileClaimsFindNothing() throws Exception {
         Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
         try (Relay relay =
                 Relay.builder(store, publisher)
@@ -139,13 +139,8 @@ class RelayLoopTest {
                         .pollInterval(Duration.ofMillis(100))
                         .build()) {
             relay.start();
-            store.awaitClaims(1, Duration.ofSeconds(5));
-            memory.enqueueCommitted(List.of(Fixtures.message("m1")));
             store.awaitClaims(6, Duration.ofSeconds(5));
         }
-        assertThat(publisher.publishedIdsInOrder())
-                .as("published by polling")
-                .containsExactly("m1");
         List<Long> returned = store.claimReturnedNanos;
         long total = 0;
         for (int i = 1; i < 6; i++) {
@@ -156,6 +151,89 @@ class RelayLoopTest {
         assertThat(total / 5)
                 .as("mean gap between polls, for a 100ms interval (not a busy loop, not stalled)")
                 .isBetween(100L, 400L);
+    }
+
+    @Test
+    void withoutWakeUp_afterAClaimThatFoundMessages_theLoopPollsSoon_thenBacksOffToItsInterval()
+            throws Exception {
+        Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
+        try (Relay relay =
+                Relay.builder(store, publisher)
+                        .owner("adaptive")
+                        .pollInterval(Duration.ofMillis(400))
+                        .build()) {
+            relay.start();
+            store.awaitClaims(1, Duration.ofSeconds(5));
+            memory.enqueueCommitted(List.of(Fixtures.message("m1")));
+            Fixtures.await(
+                    "m1 is published by polling",
+                    Duration.ofSeconds(5),
+                    () -> !publisher.calls.isEmpty());
+            int found = store.claims.size() - 1;
+            store.awaitClaims(found + 8, Duration.ofSeconds(10));
+        }
+        assertThat(publisher.publishedIdsInOrder()).containsExactly("m1");
+        List<Long> returned = store.claimReturnedNanos;
+        int found = indexOfClaimThatFound(returned.size());
+        List<Long> gaps = new java.util.ArrayList<>();
+        for (int i = found + 1; i < found + 8; i++) {
+            gaps.add(TimeUnit.NANOSECONDS.toMillis(returned.get(i) - returned.get(i - 1)));
+        }
+        // 10, 20, 40, 80, 160, 320 ms, then the 400 ms interval (each at least its wait)
+        assertThat(gaps.get(0))
+                .as("the first idle wait after a claim that found messages (gaps: %s)", gaps)
+                .isBetween(10L, 200L);
+        long[] least = {10, 20, 40, 80, 160, 320, 400};
+        for (int i = 0; i < least.length; i++) {
+            assertThat(gaps.get(i))
+                    .as("idle wait %d after the claim that found messages (gaps: %s)", i + 1, gaps)
+                    .isGreaterThanOrEqualTo(least[i]);
+        }
+    }
+
+    /** The index of the one claim of this test's store that returned a message. */
+    private int indexOfClaimThatFound(int claims) {
+        for (int i = 0; i < claims; i++) {
+            if (store.claimedCounts.get(i) > 0) {
+                return i;
+            }
+        }
+        throw new AssertionError("no claim found a message");
+    }
+
+    @Test
+    void withoutWakeUp_whileMessagesFlow_eachIsClaimedWithinMilliseconds_notAPollInterval()
+            throws Exception {
+        Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
+        List<Long> latencies = new java.util.ArrayList<>();
+        try (Relay relay =
+                Relay.builder(store, publisher)
+                        .owner("flowing")
+                        .pollInterval(Duration.ofSeconds(1))
+                        .build()) {
+            relay.start();
+            store.awaitClaims(1, Duration.ofSeconds(5));
+            // a writer in another process: commits every 30 ms, and nothing wakes the relay
+            for (int i = 0; i < 30; i++) {
+                long committed = System.nanoTime();
+                memory.enqueueCommitted(List.of(Fixtures.message("m" + i)));
+                int published = i + 1;
+                Fixtures.await(
+                        "m" + i + " is published",
+                        Duration.ofSeconds(5),
+                        () -> publisher.publishedIdsInOrder().size() >= published);
+                latencies.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - committed));
+                Thread.sleep(30);
+            }
+        }
+        List<Long> sorted = latencies.stream().sorted().toList();
+        // Polling only at its 1 s interval, the first message waits up to 1 s and so does every
+        // later one (each is committed after the previous one was published).
+        assertThat(sorted.get(sorted.size() / 2))
+                .as(
+                        "median commit-to-publish latency with a 1 s poll interval (all: %s)",
+                        latencies)
+                .isLessThan(250L);
     }
 
     @Test
