@@ -1,7 +1,6 @@
 package io.outbox4j.benchmarks;
 
 import io.outbox4j.api.Message;
-import io.outbox4j.api.Outbox;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
@@ -13,20 +12,19 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
-import javax.sql.DataSource;
 
 /**
  * Write-path cost: business transactions (insert one order) from N threads on the shared pool, in
- * three variants measured in the same run: no event, one outbox4j enqueue ({@code
- * store.jdbc().enqueue(connection, m)}), one hand-written INSERT into a table of the same shape.
- * Each round runs every variant for the same time, in a rotated order, after truncating every
- * table.
+ * variants measured in the same run: no event, one outbox4j enqueue and one hand-written INSERT
+ * into a table of the same shape, through each entry point an application uses (a JDBC {@code
+ * Connection}: {@code store.jdbc().enqueue(connection, m)}; a Jdbi {@code Handle}; a Spring
+ * transaction: {@link Writers}), plus diagnostics. Each round runs every variant for the same time,
+ * in a rotated order, after truncating every table.
  */
 final class WriteScenario {
     static final String ORDERS = "bench_order";
@@ -52,7 +50,17 @@ final class WriteScenario {
          * Not a baseline: tells how much of a gap is the store's ON CONFLICT clause rather than its
          * Java code.
          */
-        HAND_ON_CONFLICT("hand-written INSERT ... ON CONFLICT (id) DO NOTHING (diagnostic)");
+        HAND_ON_CONFLICT("hand-written INSERT ... ON CONFLICT (id) DO NOTHING (diagnostic)"),
+        /** Through a Jdbi {@code Handle}: {@code jdbi.useTransaction}, the order by Jdbi. */
+        OUTBOX4J_JDBI("Jdbi: outbox4j enqueue(handle, m)"),
+        HAND_JDBI("Jdbi: hand-written INSERT (createUpdate)"),
+        /**
+         * Spring: {@code TransactionTemplate} over a {@code DataSourceTransactionManager}, the
+         * order by {@code JdbcTemplate}; the enqueue takes the path of the starter's {@code
+         * TransactionalOutbox} (below).
+         */
+        OUTBOX4J_SPRING("Spring: outbox4j enqueue as the starter's TransactionalOutbox"),
+        HAND_SPRING("Spring: hand-written INSERT (JdbcTemplate)");
 
         final String label;
 
@@ -137,14 +145,14 @@ final class WriteScenario {
                         .config("payload_bytes", payload.length)
                         .config("pool", "HikariCP " + Env.POOL_SIZE);
         createOrders(env);
-        Outbox<Connection> outbox = env.store(SUBJECT).jdbc();
-        Outbox<Connection> unsignalled =
+        JdbiOutboxStore store = env.store(SUBJECT);
+        JdbiOutboxStore unsignalled =
                 JdbiOutboxStore.builder(env.jdbi())
                         .dialect(JdbiOutboxStore.Dialect.POSTGRESQL)
                         .tableName(SUBJECT)
                         .signalCommits(false)
-                        .build()
-                        .jdbc();
+                        .build();
+        Writers writers = new Writers(env, store, unsignalled);
         env.handTable(HAND, SUBJECT);
         env.handTable(HAND_CONFLICT, SUBJECT);
 
@@ -152,7 +160,7 @@ final class WriteScenario {
         Variant[] all = Variant.values();
         env.log("write: warm-up " + warmup + " s per variant");
         for (Variant v : all) {
-            measure(env, v, outbox, unsignalled, payload, threads, warmup * 1000L);
+            measure(env, v, writers, payload, threads, warmup * 1000L);
         }
         long[] jvmCpu = new long[all.length];
         long[] writerCpu = new long[all.length];
@@ -181,15 +189,7 @@ final class WriteScenario {
                 for (int i = 0; i < all.length; i++) {
                     int v = (i + slice + round - 1) % all.length;
                     Cpu.Meter meter = Cpu.start(env);
-                    long[] m =
-                            measure(
-                                    env,
-                                    all[v],
-                                    outbox,
-                                    unsignalled,
-                                    payload,
-                                    threads,
-                                    SLICE_MILLIS);
+                    long[] m = measure(env, all[v], writers, payload, threads, SLICE_MILLIS);
                     Cpu used = meter.stop();
                     count[v] += m[0];
                     nanos[v] += m[1];
@@ -238,6 +238,18 @@ final class WriteScenario {
                 "diagnostic: outbox4j / outbox4j with signalCommits(false) (median of rounds)",
                 Stats.medianRatio(tps.get(Variant.OUTBOX4J), tps.get(Variant.OUTBOX4J_UNSIGNALLED)),
                 "");
+        // The entry points' overhead, whoever writes the row: each outbox4j side against the
+        // plain JDBC hand-written INSERT (the cheapest write there is)
+        r.figure(
+                "jdbi_vs_jdbc_hand",
+                "diagnostic: Jdbi outbox4j / JDBC hand-written INSERT (median of rounds)",
+                Stats.medianRatio(tps.get(Variant.OUTBOX4J_JDBI), tps.get(Variant.HAND_WRITTEN)),
+                "");
+        r.figure(
+                "spring_vs_jdbc_hand",
+                "diagnostic: Spring outbox4j / JDBC hand-written INSERT (median of rounds)",
+                Stats.medianRatio(tps.get(Variant.OUTBOX4J_SPRING), tps.get(Variant.HAND_WRITTEN)),
+                "");
         for (int v = 0; v < all.length; v++) {
             String k = all[v].name().toLowerCase(Locale.ROOT);
             r.figure(
@@ -261,6 +273,16 @@ final class WriteScenario {
         r.check(
                 "outbox4j / hand-written (median of rounds)",
                 Stats.medianRatio(tps.get(Variant.OUTBOX4J), tps.get(Variant.HAND_WRITTEN)),
+                ">=",
+                0.95);
+        r.check(
+                "Jdbi Handle: outbox4j / hand-written (median of rounds)",
+                Stats.medianRatio(tps.get(Variant.OUTBOX4J_JDBI), tps.get(Variant.HAND_JDBI)),
+                ">=",
+                0.95);
+        r.check(
+                "Spring transaction: outbox4j / hand-written (median of rounds)",
+                Stats.medianRatio(tps.get(Variant.OUTBOX4J_SPRING), tps.get(Variant.HAND_SPRING)),
                 ">=",
                 0.95);
         tps.forEach(
@@ -291,17 +313,8 @@ final class WriteScenario {
      * transactions, nanoseconds, CPU nanoseconds of the writer threads}.
      */
     private static long[] measure(
-            Env env,
-            Variant v,
-            Outbox<Connection> outbox,
-            Outbox<Connection> unsignalled,
-            byte[] payload,
-            int threads,
-            long millis) {
-        DataSource pool = env.pool();
-        String handInsert =
-                HandWritten.insertSql(v == Variant.HAND_ON_CONFLICT ? HAND_CONFLICT : HAND)
-                        + (v == Variant.HAND_ON_CONFLICT ? " ON CONFLICT (id) DO NOTHING" : "");
+            Env env, Variant v, Writers writers, byte[] payload, int threads, long millis) {
+        Writers.Transaction transaction = writers.transaction(v, payload);
         ExecutorService executor = Executors.newFixedThreadPool(threads);
         try {
             CountDownLatch ready = new CountDownLatch(threads);
@@ -318,24 +331,7 @@ final class WriteScenario {
                                     long n = 0;
                                     long cpu0 = CPU.getCurrentThreadCpuTime();
                                     while (System.nanoTime() < end) {
-                                        try (Connection c = pool.getConnection()) {
-                                            c.setAutoCommit(false);
-                                            String key = insertOrder(c);
-                                            String id = UUID.randomUUID().toString();
-                                            if (v == Variant.OUTBOX4J) {
-                                                outbox.enqueue(c, message(id, key, payload));
-                                            } else if (v == Variant.OUTBOX4J_UNSIGNALLED) {
-                                                unsignalled.enqueue(c, message(id, key, payload));
-                                            } else if (v == Variant.HAND_WRITTEN
-                                                    || v == Variant.HAND_ON_CONFLICT) {
-                                                try (PreparedStatement st =
-                                                        c.prepareStatement(handInsert)) {
-                                                    HandWritten.bindInsert(st, id, key, payload);
-                                                    st.executeUpdate();
-                                                }
-                                            }
-                                            c.commit();
-                                        }
+                                        transaction.run();
                                         n++;
                                     }
                                     return new long[] {n, CPU.getCurrentThreadCpuTime() - cpu0};
