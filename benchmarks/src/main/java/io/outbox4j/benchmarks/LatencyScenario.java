@@ -1,9 +1,12 @@
 package io.outbox4j.benchmarks;
 
+import io.outbox4j.api.Message;
 import io.outbox4j.engine.Relay;
 import io.outbox4j.publisher.kafka.KafkaPublisher;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -55,6 +58,11 @@ final class LatencyScenario {
     static final String HAND = "latency_hand";
     static final String KAFKA_TOPIC = "bench-latency";
     static final String HAND_TOPIC = "bench-latency-hand";
+
+    /** The outbox and topic of the standalone relay's side (a relay in a JVM of its own). */
+    static final String STANDALONE = "latency_standalone";
+
+    static final String STANDALONE_TOPIC = "bench-latency-standalone";
     static final String GRUELBOX_TOPIC = "bench-latency-gruelbox";
     static final String NAMASTACK_TOPIC = "bench-latency-namastack";
     private static final int SENDERS = 4;
@@ -162,9 +170,19 @@ final class LatencyScenario {
                                 "insert the order and outbox.schedule(event, key) in one Spring"
                                         + " transaction (TransactionTemplate); polled by its"
                                         + " scheduler")
+                        .config(
+                                "standalone",
+                                "outbox4j standalone relay (outbox4j relay, the outbox-relay"
+                                        + " module) in a JVM of its own with its defaults; the"
+                                        + " writer in this JVM enqueues through store.jdbc() and"
+                                        + " commits, nothing else: the relay learns of commits by"
+                                        + " PostgreSQL LISTEN/NOTIFY; ack time = when a consumer in"
+                                        + " this JVM has the record (stricter than the broker's"
+                                        + " ack); CPU not reported (the relay's JVM is not metered)")
                         .config("kafka_topic_partitions", 1);
         WriteScenario.createOrders(env);
         JdbiOutboxStore store = env.store(SUBJECT);
+        JdbiOutboxStore standaloneStore = env.store(STANDALONE);
         env.handTable(HAND, SUBJECT);
         Gruelbox.dropTables(env);
         Namastack.dropTables(env);
@@ -172,12 +190,14 @@ final class LatencyScenario {
         env.kafka().createTopic(HAND_TOPIC, 1, Map.of());
         env.kafka().createTopic(GRUELBOX_TOPIC, 1, Map.of());
         env.kafka().createTopic(NAMASTACK_TOPIC, 1, Map.of());
+        env.kafka().createTopic(STANDALONE_TOPIC, 1, Map.of());
         String textPayload = new String(payload, StandardCharsets.UTF_8);
 
         Side relaySide = new Side("outbox4j relay");
         Side pollerSide = new Side("10 ms poller");
         Side gruelboxSide = new Side("gruelbox");
         Side namastackSide = new Side("namastack");
+        Side standaloneSide = new Side("standalone relay");
         Timings toClaimStart = new Timings();
         Timings claimCall = new Timings();
         Timings toPublishStart = new Timings();
@@ -209,7 +229,9 @@ final class LatencyScenario {
                         new KafkaProducer<>(EndToEndScenario.producerProperties(env));
                 KafkaProducer<byte[], byte[]> gruelboxProducer =
                         new KafkaProducer<>(Gruelbox.producerProperties(env));
-                Namastack namastack = new Namastack(env, NAMASTACK_TOPIC)) {
+                Namastack namastack = new Namastack(env, NAMASTACK_TOPIC);
+                ConsumedClock standaloneAcks = new ConsumedClock(env, STANDALONE_TOPIC);
+                Standalone standalone = new Standalone(env)) {
             Drains.Send send = EndToEndScenario.kafkaSend(producer, HAND_TOPIC);
             DataSource pool = env.pool();
             // Round 0 warms every side up (JIT, connections, producers) and is not reported.
@@ -218,10 +240,12 @@ final class LatencyScenario {
                 Side pollerTarget = round == 0 ? new Side("poller warm-up") : pollerSide;
                 Side gruelboxTarget = round == 0 ? new Side("gruelbox warm-up") : gruelboxSide;
                 Side namastackTarget = round == 0 ? new Side("namastack warm-up") : namastackSide;
-                for (int slot = 0; slot < 4; slot++) {
-                    // 0 = relay, 1 = poller, 2 = gruelbox, 3 = namastack; round 1 starts with the
-                    // relay
-                    int which = Math.floorMod(slot + round - 1, 4);
+                Side standaloneTarget =
+                        round == 0 ? new Side("standalone warm-up") : standaloneSide;
+                for (int slot = 0; slot < 5; slot++) {
+                    // 0 = relay, 1 = poller, 2 = gruelbox, 3 = namastack, 4 = the standalone
+                    // relay; round 1 starts with the relay
+                    int which = Math.floorMod(slot + round - 1, 5);
                     String prefix = "r" + round + "s" + which + "-";
                     if (which == 0) {
                         Instruments.AckClock acks = new Instruments.AckClock(kafka);
@@ -293,6 +317,30 @@ final class LatencyScenario {
                         } finally {
                             poller.close();
                         }
+                    } else if (which == 4) {
+                        window.drive(
+                                "alone-" + prefix,
+                                jdbc(
+                                        pool,
+                                        (c, id) -> {
+                                            String key = WriteScenario.insertOrder(c);
+                                            standaloneStore
+                                                    .jdbc()
+                                                    .enqueue(
+                                                            c,
+                                                            Message.builder()
+                                                                    .id(id)
+                                                                    .topic(STANDALONE_TOPIC)
+                                                                    .key(key)
+                                                                    .module(Env.MODULE)
+                                                                    .contentType("application/json")
+                                                                    .payload(payload)
+                                                                    .build());
+                                        }),
+                                () -> {},
+                                standaloneAcks.consumedAt,
+                                standaloneTarget);
+                        standalone.checkAlive();
                     } else if (which == 3) {
                         Map<String, Long> ackedAt = new ConcurrentHashMap<>();
                         namastack.ackedAt(ackedAt);
@@ -519,6 +567,25 @@ final class LatencyScenario {
                         p99 / Math.max(1e-9, namastackP99),
                         "<=",
                         1.0);
+        double standaloneP99 = Stats.median(standaloneSide.p99s);
+        r.figure(
+                        "standalone_p50_ms",
+                        "standalone relay (own JVM): p50 commit -> consumed (median of windows)",
+                        Stats.median(standaloneSide.p50s),
+                        "ms")
+                .figure(
+                        "standalone_p99_ms",
+                        "standalone relay (own JVM): p99 commit -> consumed (median of windows)",
+                        standaloneP99,
+                        "ms")
+                .figure(
+                        "standalone_max_ms",
+                        "standalone relay (own JVM): max (all windows)",
+                        Stats.ms(standaloneSide.worst),
+                        "ms")
+                .check("standalone relay p99 (ms), writer in another JVM", standaloneP99, "<=", 20)
+                .config("standalone_p99_per_window_ms", standaloneSide.p99s)
+                .config("standalone_p50_per_window_ms", standaloneSide.p50s);
         String latency = "latency at " + rate + " commits/s: commit → broker ack p50 / p99, ms";
         String cpuRow = "latency at " + rate + " commits/s: CPU per message, JVM + PostgreSQL, µs";
         Map<String, Side> columns = new java.util.LinkedHashMap<>();
@@ -595,10 +662,51 @@ final class LatencyScenario {
                         + Result.fmt(namastackCpu)
                         + " µs CPU/msg");
         env.execute(
-                "DROP TABLE " + WriteScenario.ORDERS + ", " + Env.q(SUBJECT) + ", " + Env.q(HAND));
+                "DROP TABLE "
+                        + WriteScenario.ORDERS
+                        + ", "
+                        + Env.q(SUBJECT)
+                        + ", "
+                        + Env.q(HAND)
+                        + ", "
+                        + Env.q(STANDALONE));
         Gruelbox.dropTables(env);
         Namastack.dropTables(env);
         return r;
+    }
+
+    /** The standalone relay's process over {@link #STANDALONE}, ready, for the whole scenario. */
+    private static final class Standalone implements AutoCloseable {
+        private final StandaloneRelay relay;
+
+        Standalone(Env env) {
+            Path logs = Path.of("target", "latency-logs");
+            try {
+                Files.createDirectories(logs);
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException("cannot create " + logs + ": " + e, e);
+            }
+            relay = StandaloneRelay.start(env, "latency-standalone-relay", STANDALONE, null, logs);
+            try {
+                relay.awaitReady();
+            } catch (RuntimeException e) {
+                relay.stop();
+                throw e;
+            }
+        }
+
+        /** Fails the scenario if the relay's process ended. */
+        void checkAlive() {
+            if (!relay.process().isAlive()) {
+                throw new IllegalStateException(
+                        "the standalone relay's process ended: " + ChildJvms.tail(relay.log()));
+            }
+        }
+
+        @Override
+        public void close() {
+            relay.stop();
+        }
     }
 
     /** A peer's latency and CPU figures: p50, p99, max, CPU per message and its split. */

@@ -326,7 +326,7 @@ final class ScaleScenario {
             int warm,
             int payload,
             Path logs) {
-        List<Relay> relays = new ArrayList<>();
+        List<StandaloneRelay> relays = new ArrayList<>();
         List<Process> instances = new ArrayList<>();
         String connector = s.key().replace('_', '-') + "-" + prefix.replace("-", "");
         try {
@@ -351,11 +351,17 @@ final class ScaleScenario {
                 }
             } else {
                 for (int i = 0; i < s.count(); i++) {
-                    relays.add(Relay.start(env, prefix + "relay-" + (i + 1), logs));
+                    relays.add(
+                            StandaloneRelay.start(
+                                    env,
+                                    "scale-" + prefix + "relay-" + (i + 1),
+                                    SUBJECT,
+                                    "100ms",
+                                    logs));
                 }
-                for (Relay relay : relays) {
+                for (StandaloneRelay relay : relays) {
                     relay.awaitReady();
-                    pids.add(relay.process.pid());
+                    pids.add(relay.process().pid());
                 }
             }
             boolean ns = s.kind() == Kind.NAMASTACK;
@@ -367,7 +373,7 @@ final class ScaleScenario {
             if (s.connector()) {
                 worker.delete(connector);
             }
-            relays.forEach(Relay::stop);
+            relays.forEach(StandaloneRelay::stop);
             instances.forEach(ChildJvms::stop);
         }
     }
@@ -472,7 +478,7 @@ final class ScaleScenario {
         }
     }
 
-    private static int get(String url) {
+    static int get(String url) {
         try {
             return HTTP.send(
                             HttpRequest.newBuilder(URI.create(url))
@@ -510,46 +516,6 @@ final class ScaleScenario {
                 true,
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                 NamastackMain.class.getName());
-    }
-
-    /** A standalone relay process ({@code outbox4j relay}) over the scale outbox. */
-    private record Relay(Process process, String url, Path log, String name) {
-        static Relay start(Env env, String name, Path logs) {
-            Env.Database db = env.database();
-            int port = ServerSupport.freePort();
-            Map<String, String> e = new HashMap<>();
-            e.put("OUTBOX4J_STORE_URL", db.url());
-            e.put("OUTBOX4J_STORE_USER", db.user());
-            e.put("OUTBOX4J_STORE_PASSWORD", db.password());
-            e.put("OUTBOX4J_STORE_TABLE", SUBJECT);
-            e.put("OUTBOX4J_PUBLISHER_URI", "kafka://" + env.kafka().bootstrapServers());
-            e.put("OUTBOX4J_RELAY_OWNER", "bench-" + name);
-            e.put("OUTBOX4J_RELAY_POLL_INTERVAL", "100ms");
-            e.put("OUTBOX4J_HTTP_HOST", "127.0.0.1");
-            e.put("OUTBOX4J_HTTP_PORT", Integer.toString(port));
-            e.put("OUTBOX4J_METRICS_STORE_STATISTICS", "false");
-            Process p =
-                    ChildJvms.java(
-                            "scale-" + name,
-                            "512m",
-                            e,
-                            logs,
-                            "io.outbox4j.relay.Outbox4j",
-                            "relay");
-            return new Relay(
-                    p,
-                    "http://127.0.0.1:" + port + "/health/ready",
-                    logs.resolve("scale-" + name + ".log"),
-                    name);
-        }
-
-        void awaitReady() {
-            await(process, url, log, "relay " + name);
-        }
-
-        void stop() {
-            ChildJvms.stop(process);
-        }
     }
 
     /** One standalone Kafka Connect worker, the outbox connector on its class path. */

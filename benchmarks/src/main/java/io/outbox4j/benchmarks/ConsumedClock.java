@@ -1,0 +1,84 @@
+package io.outbox4j.benchmarks;
+
+import io.outbox4j.api.OutboxHeaders;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * Notes when each record of a one-partition topic reaches a consumer in this JVM ({@code
+ * System.nanoTime()} per {@code outbox-id} header): the ack clock of a publisher in another
+ * process. Stricter than the broker's ack: it adds the consumer's fetch (which returns as soon as a
+ * record is there).
+ */
+final class ConsumedClock implements AutoCloseable {
+    /** Message id → {@code System.nanoTime()} when the record was consumed. */
+    final Map<String, Long> consumedAt = new ConcurrentHashMap<>();
+
+    private final Thread thread;
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
+    private volatile boolean stop;
+
+    ConsumedClock(Env env, String topic) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, env.kafka().bootstrapServers());
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        p.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, "1");
+        KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p);
+        TopicPartition partition = new TopicPartition(topic, 0);
+        consumer.assign(List.of(partition));
+        consumer.seekToEnd(List.of(partition));
+        consumer.position(partition); // resolves the end now: only records from here on count
+        this.thread =
+                new Thread(
+                        () -> {
+                            try (consumer) {
+                                while (!stop) {
+                                    for (ConsumerRecord<byte[], byte[]> r :
+                                            consumer.poll(Duration.ofMillis(100))) {
+                                        long now = System.nanoTime();
+                                        Header id = r.headers().lastHeader(OutboxHeaders.ID);
+                                        if (id != null) {
+                                            consumedAt.put(
+                                                    new String(id.value(), StandardCharsets.UTF_8),
+                                                    now);
+                                        }
+                                    }
+                                }
+                            } catch (RuntimeException | Error e) {
+                                failure.set(e);
+                            }
+                        },
+                        "bench-consumer-" + topic);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    @Override
+    public void close() {
+        stop = true;
+        try {
+            thread.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        Throwable t = failure.get();
+        if (t != null) {
+            throw new IllegalStateException("the consumer of " + thread.getName() + " failed", t);
+        }
+    }
+}
