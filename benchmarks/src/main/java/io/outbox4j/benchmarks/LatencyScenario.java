@@ -66,8 +66,6 @@ final class LatencyScenario {
     static final String GRUELBOX_TOPIC = "bench-latency-gruelbox";
     static final String NAMASTACK_TOPIC = "bench-latency-namastack";
     private static final int SENDERS = 4;
-    private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-    private static final int POLL_BATCH = 100;
 
     private LatencyScenario() {}
 
@@ -156,7 +154,7 @@ final class LatencyScenario {
                         .config(
                                 "poller",
                                 "every 10 ms: claim batch "
-                                        + POLL_BATCH
+                                        + TenMsPoller.BATCH
                                         + " until short, send, flush, await acks, delete")
                         .config("gruelbox", Gruelbox.settings())
                         .config(
@@ -296,7 +294,7 @@ final class LatencyScenario {
                         }
                     } else if (which == 1) {
                         Map<String, Long> ackedAt = new ConcurrentHashMap<>();
-                        Poller poller = new Poller(env, send, ackedAt);
+                        TenMsPoller poller = new TenMsPoller(env, HAND, send, ackedAt);
                         try {
                             window.drive(
                                     "hand-" + prefix,
@@ -867,72 +865,5 @@ final class LatencyScenario {
                                 ? 0.0
                                 : side.cpuPerMessage.get(side.cpuPerMessage.size() - 1)));
         return measured;
-    }
-
-    /**
-     * The hand-written baseline: every 10 ms, claims what is due in batches of {@value #POLL_BATCH}
-     * until a claim comes back short, sends each batch (flush, await the acks), notes the ack time
-     * of every message and deletes the batch.
-     */
-    private static final class Poller implements AutoCloseable {
-        private final Thread thread;
-        private volatile boolean stop;
-        private final AtomicReference<Throwable> failure = new AtomicReference<>();
-
-        Poller(Env env, Drains.Send send, Map<String, Long> ackedAt) {
-            this.thread =
-                    new Thread(
-                            () -> {
-                                try (HandWritten.Loop loop =
-                                        new HandWritten.Loop(
-                                                env.pool(),
-                                                HAND,
-                                                "bench-poller",
-                                                Duration.ofMinutes(5),
-                                                POLL_BATCH)) {
-                                    long next = System.nanoTime();
-                                    while (!stop) {
-                                        List<HandWritten.Row> rows;
-                                        do {
-                                            rows = loop.claim();
-                                            if (!rows.isEmpty()) {
-                                                send.send(rows);
-                                                long now = System.nanoTime();
-                                                for (HandWritten.Row row : rows) {
-                                                    ackedAt.put(row.id(), now);
-                                                }
-                                                loop.delete(rows);
-                                            }
-                                        } while (rows.size() == POLL_BATCH && !stop);
-                                        next += POLL_NANOS;
-                                        long wait = next - System.nanoTime();
-                                        if (wait > 0) {
-                                            LockSupport.parkNanos(wait);
-                                        } else {
-                                            next = System.nanoTime();
-                                        }
-                                    }
-                                } catch (Exception | Error e) {
-                                    failure.compareAndSet(null, e);
-                                }
-                            },
-                            "bench-poller");
-            thread.setDaemon(true);
-            thread.start();
-        }
-
-        @Override
-        public void close() {
-            stop = true;
-            try {
-                thread.join(10_000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            if (failure.get() != null) {
-                throw new IllegalStateException(
-                        "the hand-written poller failed: " + failure.get(), failure.get());
-            }
-        }
     }
 }
