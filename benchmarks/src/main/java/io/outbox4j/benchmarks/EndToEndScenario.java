@@ -45,6 +45,11 @@ final class EndToEndScenario {
     /** Worker counts of the competent hand-written relay (issue 27, item 4). */
     static final List<Integer> COMPETENT_WORKERS = List.of(1, 2);
 
+    /** The diagnostic side: the relay over messages without keys (table and label). */
+    static final String UNKEYED = "e2e_unkeyed";
+
+    static final String UNKEYED_LABEL = "outbox4j-unkeyed";
+
     /** The label of the namastack-outbox side. */
     static final String NAMASTACK = "namastack";
 
@@ -107,6 +112,7 @@ final class EndToEndScenario {
                                 + " with the post-commit submission discarded and a clock a day"
                                 + " behind (so every call is due), then drained by flush()");
         JdbiOutboxStore store = env.store(SUBJECT);
+        JdbiOutboxStore unkeyedStore = env.store(UNKEYED);
         env.handTable(HAND, SUBJECT);
         for (int workers : COMPETENT_WORKERS) {
             env.handTable(competentTable(workers), SUBJECT);
@@ -142,6 +148,24 @@ final class EndToEndScenario {
                                 count -> Drains.competent(env, table, workers, send),
                                 () -> env.count(table)));
             }
+            // Diagnostic: the same relay and publisher over messages without keys, so per-key
+            // order (predecessor probes, parking, bucket-locked completions) has nothing to do:
+            // the ratio keyed / unkeyed is what order costs end to end.
+            peers.add(
+                    new Drains.Peer(
+                            UNKEYED_LABEL,
+                            UNKEYED,
+                            n,
+                            warm,
+                            (prefix, count) -> {
+                                env.load(UNKEYED, prefix, count, payload, false);
+                                env.execute(
+                                        "UPDATE "
+                                                + Env.q(UNKEYED)
+                                                + " SET msg_key = NULL WHERE msg_key IS NOT NULL");
+                            },
+                            count -> Drains.relay(env, unkeyedStore, publisher, count),
+                            () -> env.count(UNKEYED)));
             peers.add(
                     new Drains.Peer(
                             "gruelbox",
@@ -207,6 +231,15 @@ final class EndToEndScenario {
                     .get(competentLabel(workers))
                     .report(r, competentKey(workers), competentName(workers), "delete");
         }
+        c.peerSides
+                .get(UNKEYED_LABEL)
+                .report(r, "unkeyed", "outbox4j relay, messages without keys", "complete()");
+        r.figure(
+                "keyed_vs_unkeyed",
+                "diagnostic: relay over keyed / over unkeyed messages (what per-key order costs;"
+                        + " median of per-round ratios)",
+                Stats.medianRatio(relayRates, c.peerRates.get(UNKEYED_LABEL)),
+                "");
         c.peerSides.get("gruelbox").reportCpu(r, "gruelbox", "gruelbox");
         c.peerSides.get(NAMASTACK).reportCpu(r, "namastack", "namastack-outbox");
         r.check(
@@ -321,7 +354,7 @@ final class EndToEndScenario {
             env.execute("DROP TABLE " + Env.q(competentTable(workers)));
         }
         Namastack.dropTables(env);
-        env.execute("DROP TABLE " + Env.q(SUBJECT) + ", " + Env.q(HAND));
+        env.execute("DROP TABLE " + Env.q(SUBJECT) + ", " + Env.q(HAND) + ", " + Env.q(UNKEYED));
         Gruelbox.dropTables(env);
         return r;
     }
