@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -25,9 +24,7 @@ final class ConsumedClock implements AutoCloseable {
     /** Message id → {@code System.nanoTime()} when the record was consumed. */
     final Map<String, Long> consumedAt = new ConcurrentHashMap<>();
 
-    private final Thread thread;
-    private final AtomicReference<Throwable> failure = new AtomicReference<>();
-    private volatile boolean stop;
+    private final BackgroundLoop loop;
 
     ConsumedClock(Env env, String topic) {
         Properties p = new Properties();
@@ -43,11 +40,13 @@ final class ConsumedClock implements AutoCloseable {
         consumer.assign(List.of(partition));
         consumer.seekToEnd(List.of(partition));
         consumer.position(partition); // resolves the end now: only records from here on count
-        this.thread =
-                new Thread(
-                        () -> {
+        this.loop =
+                new BackgroundLoop(
+                        "bench-consumer-" + topic,
+                        "the consumer of " + topic,
+                        stopped -> {
                             try (consumer) {
-                                while (!stop) {
+                                while (!stopped.getAsBoolean()) {
                                     for (ConsumerRecord<byte[], byte[]> r :
                                             consumer.poll(Duration.ofMillis(100))) {
                                         long now = System.nanoTime();
@@ -59,26 +58,12 @@ final class ConsumedClock implements AutoCloseable {
                                         }
                                     }
                                 }
-                            } catch (RuntimeException | Error e) {
-                                failure.set(e);
                             }
-                        },
-                        "bench-consumer-" + topic);
-        thread.setDaemon(true);
-        thread.start();
+                        });
     }
 
     @Override
     public void close() {
-        stop = true;
-        try {
-            thread.join(10_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        Throwable t = failure.get();
-        if (t != null) {
-            throw new IllegalStateException("the consumer of " + thread.getName() + " failed", t);
-        }
+        loop.close();
     }
 }

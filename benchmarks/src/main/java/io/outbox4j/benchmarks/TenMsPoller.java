@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -16,15 +15,15 @@ final class TenMsPoller implements AutoCloseable {
     static final int BATCH = 100;
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
-    private final Thread thread;
-    private volatile boolean stop;
-    private final AtomicReference<Throwable> failure = new AtomicReference<>();
+    private final BackgroundLoop loop;
 
     TenMsPoller(Env env, String table, Drains.Send send, Map<String, Long> ackedAt) {
-        this.thread =
-                new Thread(
-                        () -> {
-                            try (HandWritten.Loop loop =
+        this.loop =
+                new BackgroundLoop(
+                        "bench-poller",
+                        "the hand-written poller",
+                        stopped -> {
+                            try (HandWritten.Loop claims =
                                     new HandWritten.Loop(
                                             env.pool(),
                                             table,
@@ -32,19 +31,19 @@ final class TenMsPoller implements AutoCloseable {
                                             Duration.ofMinutes(5),
                                             BATCH)) {
                                 long next = System.nanoTime();
-                                while (!stop) {
+                                while (!stopped.getAsBoolean()) {
                                     List<HandWritten.Row> rows;
                                     do {
-                                        rows = loop.claim();
+                                        rows = claims.claim();
                                         if (!rows.isEmpty()) {
                                             send.send(rows);
                                             long now = System.nanoTime();
                                             for (HandWritten.Row row : rows) {
                                                 ackedAt.put(row.id(), now);
                                             }
-                                            loop.delete(rows);
+                                            claims.delete(rows);
                                         }
-                                    } while (rows.size() == BATCH && !stop);
+                                    } while (rows.size() == BATCH && !stopped.getAsBoolean());
                                     next += POLL_NANOS;
                                     long wait = next - System.nanoTime();
                                     if (wait > 0) {
@@ -53,26 +52,12 @@ final class TenMsPoller implements AutoCloseable {
                                         next = System.nanoTime();
                                     }
                                 }
-                            } catch (Exception | Error e) {
-                                failure.compareAndSet(null, e);
                             }
-                        },
-                        "bench-poller");
-        thread.setDaemon(true);
-        thread.start();
+                        });
     }
 
     @Override
     public void close() {
-        stop = true;
-        try {
-            thread.join(10_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        if (failure.get() != null) {
-            throw new IllegalStateException(
-                    "the hand-written poller failed: " + failure.get(), failure.get());
-        }
+        loop.close();
     }
 }

@@ -93,12 +93,21 @@ class BenchmarksSmokeTest {
                                 ? List.of(
                                         "namastack_msgs_per_s",
                                         "competent1_msgs_per_s",
-                                        "competent2_msgs_per_s")
-                                : List.of("namastack_p99_ms");
+                                        "competent2_msgs_per_s",
+                                        "keyed_vs_unkeyed")
+                                : List.of("namastack_p99_ms", "standalone_p99_ms");
                 for (String other : others) {
                     assertTrue(
                             figures.containsKey(other),
                             r.scenario + " has no " + other + ": " + figures.keySet());
+                }
+            }
+            if (r.scenario.equals("write")) {
+                // every entry point an application uses has its own target (issue 27)
+                for (String entry : List.of("Jdbi Handle", "Spring transaction")) {
+                    assertTrue(
+                            r.checks.stream().anyMatch(c -> c.name().startsWith(entry)),
+                            "write has no check for " + entry + ": " + r.checks);
                 }
             }
             if (r.scenario.equals("scale-io")) {
