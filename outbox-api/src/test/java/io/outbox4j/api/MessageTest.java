@@ -136,6 +136,26 @@ class MessageTest {
     }
 
     @Test
+    void contentTypes_areCheckedAndNormalisedAlike_whetherSeenBeforeOrNot_pastTheCacheToo() {
+        for (int round = 0; round < 2; round++) {
+            assertThat(valid().contentType("Text/Plain; Charset=UTF-8").build().contentType())
+                    .as("round %d", round)
+                    .isEqualTo("text/plain; charset=utf-8");
+            assertThatThrownBy(() -> valid().contentType("json").build())
+                    .as("a rejected value is rejected again (round %d)", round)
+                    .hasMessageContaining("must be a media type");
+        }
+        // more distinct values than the cache keeps: each still normalised and checked
+        for (int i = 0; i < 300; i++) {
+            assertThat(valid().contentType("Application/X-Type-" + i).build().contentType())
+                    .isEqualTo("application/x-type-" + i);
+            int n = i;
+            assertThatThrownBy(() -> valid().contentType("application/x-" + n + "; bad").build())
+                    .hasMessageContaining("malformed parameter");
+        }
+    }
+
+    @Test
     void equality_coversPayloadBytes_andToStringHidesPayload() {
         Instant at = Instant.parse("2026-01-01T00:00:00Z");
         Message a = valid().occurredAt(at).payload("secret").build();
