@@ -123,25 +123,16 @@ public final class Benchmarks {
     }
 
     private static Result scenario(String name, Env env) {
-        switch (name) {
-            case "drain":
-                return DrainScenario.run(env);
-            case "write":
-                return WriteScenario.run(env);
-            case "backlog":
-                return BacklogScenario.run(env);
-            case "memory":
-                return MemoryScenario.run(env);
-            case "latency":
-                return LatencyScenario.run(env);
-            case "e2e":
-                return EndToEndScenario.run(env);
-            case "scale":
-                return ScaleScenario.run(env);
-            case "scale-io":
-                return ScaleIoScenario.run(env);
-            default:
-                throw new IllegalArgumentException("unknown scenario " + name);
-        }
+        return switch (name) {
+            case "drain" -> DrainScenario.run(env);
+            case "write" -> WriteScenario.run(env);
+            case "backlog" -> BacklogScenario.run(env);
+            case "memory" -> MemoryScenario.run(env);
+            case "latency" -> LatencyScenario.run(env);
+            case "e2e" -> EndToEndScenario.run(env);
+            case "scale" -> ScaleScenario.run(env);
+            case "scale-io" -> ScaleIoScenario.run(env);
+            default -> throw new IllegalArgumentException("unknown scenario " + name);
+        };
     }
 }

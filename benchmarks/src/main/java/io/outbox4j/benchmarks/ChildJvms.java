@@ -188,7 +188,7 @@ final class ChildJvms {
     static long[] machineTicks() {
         try {
             String cpu = Files.readAllLines(Path.of("/proc/stat")).get(0);
-            String[] f = cpu.trim().split("\\s+");
+            String[] f = cpu.trim().split("\\s+", -1);
             long total = 0;
             for (int i = 1; i < f.length && i <= 8; i++) {
                 total += Long.parseLong(f[i]);

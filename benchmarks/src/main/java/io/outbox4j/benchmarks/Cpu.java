@@ -39,7 +39,7 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
     static long processNanos(long pid) throws IOException {
         String text = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
         // fields after the parenthesised command: state is field 3, utime 14, stime 15
-        String[] f = text.substring(text.lastIndexOf(')') + 2).split(" ");
+        String[] f = text.substring(text.lastIndexOf(')') + 2).split(" ", -1);
         return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L;
     }
 
@@ -119,40 +119,24 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
      * @return a stable identifier
      */
     static String key(String group) {
-        switch (group) {
-            case "relay loop thread":
-                return "relay_loop";
-            case "relay batch threads":
-                return "relay_batch";
-            case "relay publish pool":
-                return "publish_pool";
-            case "relay store-write pool":
-                return "store_write_pool";
-            case "KafkaPublisher send threads":
-                return "kafka_publisher_send";
-            case "Kafka producer I/O threads":
-                return "kafka_producer_io";
-            case "benchmark main thread":
-                return "main";
-            case "load generator (committing threads)":
-                return "load_generator";
-            case "hand-written poller thread":
-                return "poller";
-            case "competent hand-written workers":
-                return "competent_workers";
-            case "namastack processing pool":
-                return "namastack_processing";
-            case "namastack scheduler and heartbeat":
-                return "namastack_scheduler";
-            case "gruelbox submitter pool":
-                return "gruelbox_submitter";
-            case "gruelbox flush thread":
-                return "gruelbox_flush";
-            case "GC, JIT and VM threads":
-                return "gc_jit_vm";
-            default:
-                return "other_java";
-        }
+        return switch (group) {
+            case "relay loop thread" -> "relay_loop";
+            case "relay batch threads" -> "relay_batch";
+            case "relay publish pool" -> "publish_pool";
+            case "relay store-write pool" -> "store_write_pool";
+            case "KafkaPublisher send threads" -> "kafka_publisher_send";
+            case "Kafka producer I/O threads" -> "kafka_producer_io";
+            case "benchmark main thread" -> "main";
+            case "load generator (committing threads)" -> "load_generator";
+            case "hand-written poller thread" -> "poller";
+            case "competent hand-written workers" -> "competent_workers";
+            case "namastack processing pool" -> "namastack_processing";
+            case "namastack scheduler and heartbeat" -> "namastack_scheduler";
+            case "gruelbox submitter pool" -> "gruelbox_submitter";
+            case "gruelbox flush thread" -> "gruelbox_flush";
+            case "GC, JIT and VM threads" -> "gc_jit_vm";
+            default -> "other_java";
+        };
     }
 
     /**

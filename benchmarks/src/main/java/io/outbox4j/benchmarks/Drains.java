@@ -559,7 +559,7 @@ final class Drains {
         for (Peer peer : peers) {
             env.log(name + ": warm-up of " + peer.label() + " with " + peer.warmup() + " messages");
             peer.load().accept("w-", peer.warmup());
-            peer.drain().apply(peer.warmup());
+            var unused = peer.drain().apply(peer.warmup()); // a warm-up: its figures are not kept
             tables.add(peer.table());
             c.peerRates.put(peer.label(), new ArrayList<>());
             c.peerSides.put(peer.label(), new Breakdown());

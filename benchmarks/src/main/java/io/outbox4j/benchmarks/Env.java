@@ -457,7 +457,7 @@ final class Env implements AutoCloseable {
     /** The 1-minute load average (Linux), a hint of how busy the shared machine was. */
     static String loadAverage() {
         try {
-            return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+            return Files.readString(Path.of("/proc/loadavg")).split(" ", -1)[0];
         } catch (IOException | RuntimeException e) {
             return "unknown";
         }

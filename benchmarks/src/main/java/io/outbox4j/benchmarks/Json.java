@@ -72,27 +72,18 @@ final class Json {
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
             switch (c) {
-                case '"':
-                    b.append("\\\"");
-                    break;
-                case '\\':
-                    b.append("\\\\");
-                    break;
-                case '\n':
-                    b.append("\\n");
-                    break;
-                case '\r':
-                    b.append("\\r");
-                    break;
-                case '\t':
-                    b.append("\\t");
-                    break;
-                default:
+                case '"' -> b.append("\\\"");
+                case '\\' -> b.append("\\\\");
+                case '\n' -> b.append("\\n");
+                case '\r' -> b.append("\\r");
+                case '\t' -> b.append("\\t");
+                default -> {
                     if (c < 0x20) {
                         b.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
                     } else {
                         b.append(c);
                     }
+                }
             }
         }
         b.append('"');

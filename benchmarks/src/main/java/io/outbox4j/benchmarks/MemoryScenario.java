@@ -66,8 +66,8 @@ final class MemoryScenario {
         env.load(SUBJECT, "w-", Math.min(small, 5 * batch), payload, false);
         Drains.relay(env, store, new Instruments.NoopPublisher(), Math.min(small, 5 * batch));
 
-        Peak big = drain(env, store, "L", large, payload, batch);
-        Peak little = drain(env, store, "S", small, payload, batch);
+        Peak big = drain(env, store, "L", large, payload);
+        Peak little = drain(env, store, "S", small, payload);
         // A maximum over more samples is higher by chance alone: compare equal sample counts, taken
         // at the end of
         // the large drain, where any growth with the backlog would have accumulated.
@@ -161,7 +161,7 @@ final class MemoryScenario {
     }
 
     private static Peak drain(
-            Env env, JdbiOutboxStore store, String prefix, int rows, int payload, int batch) {
+            Env env, JdbiOutboxStore store, String prefix, int rows, int payload) {
         env.execute("TRUNCATE " + Env.q(SUBJECT));
         env.log("memory: loading " + rows + " rows of " + payload + " B");
         env.load(SUBJECT, prefix, rows, payload, false);

@@ -252,7 +252,7 @@ final class Namastack implements AutoCloseable {
             }
             for (String statement :
                     new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
-                            .split(";")) {
+                            .split(";", -1)) {
                 if (!statement.isBlank()) {
                     env.execute(statement);
                 }

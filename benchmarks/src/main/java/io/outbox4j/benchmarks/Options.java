@@ -177,8 +177,8 @@ final class Options {
                 value = words.get(++i);
             }
             switch (name) {
-                case "scenario":
-                    for (String s : value.toLowerCase(Locale.ROOT).split(",")) {
+                case "scenario" -> {
+                    for (String s : value.toLowerCase(Locale.ROOT).split(",", -1)) {
                         if (s.equals("all")) {
                             scenarios.addAll(SCENARIOS);
                         } else if (SCENARIOS.contains(s)) {
@@ -192,14 +192,10 @@ final class Options {
                                             + "'");
                         }
                     }
-                    break;
-                case "out":
-                    out = Path.of(value);
-                    break;
-                case "docs":
-                    docs = Path.of(value);
-                    break;
-                default:
+                }
+                case "out" -> out = Path.of(value);
+                case "docs" -> docs = Path.of(value);
+                default -> {
                     if (!SIZES.containsKey(name)) {
                         throw new IllegalArgumentException(
                                 "unknown option --" + name + "\n" + usage());
@@ -217,6 +213,7 @@ final class Options {
                                         + "'");
                     }
                     given.put(name, value);
+                }
             }
         }
         if (scenarios.isEmpty()) {

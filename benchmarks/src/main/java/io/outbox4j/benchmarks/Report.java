@@ -27,8 +27,10 @@ final class Report {
     static final String START = "<!-- benchmarks:results:start -->";
     static final String END = "<!-- benchmarks:results:end -->";
     private static final String HEADER =
-            "| scenario | outbox4j | baseline | measured | target | verdict |\n"
-                    + "|---|---|---|---|---|---|\n";
+            """
+            | scenario | outbox4j | baseline | measured | target | verdict |
+            |---|---|---|---|---|---|
+            """;
 
     /** Peer column: the weak hand-written loop (and, in {@code latency}, the 10 ms poller). */
     static final String WEAK = "hand-written, weak (batch 100, 1 thread)";

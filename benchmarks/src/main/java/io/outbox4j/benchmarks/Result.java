@@ -181,7 +181,7 @@ final class Result {
             return "n/a";
         }
         double a = Math.abs(v);
-        if (a >= 1000 || v == Math.rint(v) && a >= 10) {
+        if (a >= 1000 || (v == Math.rint(v) && a >= 10)) {
             return String.format(Locale.ROOT, "%,.0f", v);
         }
         if (a >= 10) {

@@ -380,10 +380,10 @@ final class ScaleIoScenario {
                         ? "relay outcomes: every message completed at its first try (no release,"
                                 + " abandon, stale lease, dead letter or store error in any drain)"
                         : "relay outcomes other than completed (all drains): " + other);
-        r.figure("duplicates", "messages published twice (all drains)", duplicates, "")
-                .figure("rows_left", "rows left in the outbox after all drains", left, "")
-                .check("messages committed but not published (all drains)", lost, "<=", 0)
-                .check("rows left in the outbox after all drains", left, "<=", 0);
+        r.figure("duplicates", "messages published twice (all drains)", (double) duplicates, "")
+                .figure("rows_left", "rows left in the outbox after all drains", (double) left, "")
+                .check("messages committed but not published (all drains)", (double) lost, "<=", 0)
+                .check("rows left in the outbox after all drains", (double) left, "<=", 0);
         r.headline(
                 String.join(", ", headline) + " msg/s",
                 "speedups against 1 relay with as many keys, same round");
@@ -687,7 +687,7 @@ final class ScaleIoScenario {
             } catch (IOException e) {
                 return null;
             }
-            String[] w = text.split("\\s+");
+            String[] w = text.split("\\s+", -1);
             Map<String, Long> m = new LinkedHashMap<>();
             m.put("seq", Long.parseLong(w[0]));
             for (int i = 1; i < w.length; i++) {

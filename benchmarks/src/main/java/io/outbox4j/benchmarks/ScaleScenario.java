@@ -298,8 +298,8 @@ final class ScaleScenario {
                     .append(' ')
                     .append(Result.fmt(rate));
         }
-        r.figure("duplicates", "records published twice (all drains)", duplicates, "")
-                .check("messages committed but not published (all drains)", lost, "<=", 0);
+        r.figure("duplicates", "records published twice (all drains)", (double) duplicates, "")
+                .check("messages committed but not published (all drains)", (double) lost, "<=", 0);
         r.headline(curve + " msg/s", "speedups against 1 relay with as many keys in the table");
     }
 

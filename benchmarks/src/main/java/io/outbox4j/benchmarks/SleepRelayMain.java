@@ -75,32 +75,15 @@ public final class SleepRelayMain {
         int[] tuning = {Relay.DEFAULT_BATCH_SIZE, 0, Relay.DEFAULT_WORKERS};
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
-                case "--table":
-                    table = args[++i];
-                    break;
-                case "--owner":
-                    owner = args[++i];
-                    break;
-                case "--sleep-ms":
-                    sleepMs = Long.parseLong(args[++i]);
-                    break;
-                case "--state":
-                    state = Path.of(args[++i]);
-                    break;
-                case "--no-membership":
-                    membership = false;
-                    break;
-                case "--batch-size":
-                    tuning[0] = Integer.parseInt(args[++i]);
-                    break;
-                case "--max-in-flight":
-                    tuning[1] = Integer.parseInt(args[++i]);
-                    break;
-                case "--workers":
-                    tuning[2] = Integer.parseInt(args[++i]);
-                    break;
-                default:
-                    throw new IllegalArgumentException("unknown argument " + args[i]);
+                case "--table" -> table = args[++i];
+                case "--owner" -> owner = args[++i];
+                case "--sleep-ms" -> sleepMs = Long.parseLong(args[++i]);
+                case "--state" -> state = Path.of(args[++i]);
+                case "--no-membership" -> membership = false;
+                case "--batch-size" -> tuning[0] = Integer.parseInt(args[++i]);
+                case "--max-in-flight" -> tuning[1] = Integer.parseInt(args[++i]);
+                case "--workers" -> tuning[2] = Integer.parseInt(args[++i]);
+                default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
         if (table == null || owner == null || state == null) {
@@ -170,7 +153,7 @@ public final class SleepRelayMain {
                 new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         while ((line = in.readLine()) != null) {
-            String[] w = line.strip().split("\\s+");
+            String[] w = line.strip().split("\\s+", -1);
             if (w.length == 2 && w[0].equals("sync")) {
                 flushStatistics(pool);
                 writeState(state, Long.parseLong(w[1]), counts.line(publisher));

@@ -160,7 +160,7 @@ final class WriteScenario {
         Variant[] all = Variant.values();
         env.log("write: warm-up " + warmup + " s per variant");
         for (Variant v : all) {
-            measure(env, v, writers, payload, threads, warmup * 1000L);
+            measure(v, writers, payload, threads, warmup * 1000L);
         }
         long[] jvmCpu = new long[all.length];
         long[] writerCpu = new long[all.length];
@@ -189,7 +189,7 @@ final class WriteScenario {
                 for (int i = 0; i < all.length; i++) {
                     int v = (i + slice + round - 1) % all.length;
                     Cpu.Meter meter = Cpu.start(env);
-                    long[] m = measure(env, all[v], writers, payload, threads, SLICE_MILLIS);
+                    long[] m = measure(all[v], writers, payload, threads, SLICE_MILLIS);
                     Cpu used = meter.stop();
                     count[v] += m[0];
                     nanos[v] += m[1];
@@ -313,7 +313,7 @@ final class WriteScenario {
      * transactions, nanoseconds, CPU nanoseconds of the writer threads}.
      */
     private static long[] measure(
-            Env env, Variant v, Writers writers, byte[] payload, int threads, long millis) {
+            Variant v, Writers writers, byte[] payload, int threads, long millis) {
         Writers.Transaction transaction = writers.transaction(v, payload);
         ExecutorService executor = Executors.newFixedThreadPool(threads);
         try {

@@ -331,10 +331,9 @@ public final class Message {
         if (this == o) {
             return true;
         }
-        if (!(o instanceof Message)) {
+        if (!(o instanceof Message m)) {
             return false;
         }
-        Message m = (Message) o;
         return id.equals(m.id)
                 && topic.equals(m.topic)
                 && Objects.equals(key, m.key)

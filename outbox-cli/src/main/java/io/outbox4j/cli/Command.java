@@ -59,27 +59,28 @@ abstract class Command {
 
     static Command of(Arguments a, Clock clock) {
         List<String> w = a.words;
-        switch (w.get(0)) {
-            case "stats":
+        return switch (w.get(0)) {
+            case "stats" -> {
                 expectNoOperands(w, 1, "stats");
                 a.allowOnly("stats", union(Set.of("--json")));
-                return new Stats(clock);
-            case "members":
+                yield new Stats(clock);
+            }
+            case "members" -> {
                 expectNoOperands(w, 1, "members");
                 a.allowOnly("members", union(Set.of("--json")));
-                return new Members(clock);
-            case "dead-letters":
-                return deadLetters(a, clock);
-            case "relay":
-                throw new UsageException(
-                        "the relay runs from the outbox4j distribution (outbox-relay): ./outbox4j relay"
-                                + " --config FILE, or java -cp 'lib/*' io.outbox4j.relay.Outbox4j relay");
-            default:
-                throw new UsageException(
-                        "unknown command '"
-                                + w.get(0)
-                                + "'; commands: relay, stats, members, dead-letters");
-        }
+                yield new Members(clock);
+            }
+            case "dead-letters" -> deadLetters(a, clock);
+            case "relay" ->
+                    throw new UsageException(
+                            "the relay runs from the outbox4j distribution (outbox-relay): ./outbox4j relay"
+                                    + " --config FILE, or java -cp 'lib/*' io.outbox4j.relay.Outbox4j relay");
+            default ->
+                    throw new UsageException(
+                            "unknown command '"
+                                    + w.get(0)
+                                    + "'; commands: relay, stats, members, dead-letters");
+        };
     }
 
     private static Command deadLetters(Arguments a, Clock clock) {
@@ -92,73 +93,65 @@ abstract class Command {
         String name = "dead-letters " + sub;
         List<String> operands = w.subList(2, w.size());
         switch (sub) {
-            case "list":
-                {
-                    expectNoOperands(w, 2, name);
-                    a.allowOnly(
-                            name, union(FILTERS, Set.of("--limit", "--after", "--all", "--json")));
-                    if (a.flag("--all") && a.option("--after").isPresent()) {
-                        throw new UsageException("give --all or --after, not both");
-                    }
-                    int limit = limit(a);
-                    DeadLetterQuery q = filter(a, clock.instant()).limit(limit);
-                    if (a.option("--after").isPresent()) {
-                        q = q.after(nonBlank("--after", a.option("--after").get()));
-                    }
-                    return new ListDeadLetters(clock, q, a.flag("--all"));
+            case "list" -> {
+                expectNoOperands(w, 2, name);
+                a.allowOnly(name, union(FILTERS, Set.of("--limit", "--after", "--all", "--json")));
+                if (a.flag("--all") && a.option("--after").isPresent()) {
+                    throw new UsageException("give --all or --after, not both");
                 }
-            case "show":
-                {
-                    a.allowOnly(name, union(Set.of("--payload", "--header-values", "--json")));
-                    if (operands.size() != 1) {
-                        throw new UsageException(
-                                "dead-letters show needs exactly one message id, but was given "
-                                        + operands.size());
-                    }
-                    return new Show(
-                            clock,
-                            nonBlank("message id", operands.get(0)),
-                            a.flag("--payload"),
-                            a.flag("--header-values"));
+                int limit = limit(a);
+                DeadLetterQuery q = filter(a, clock.instant()).limit(limit);
+                if (a.option("--after").isPresent()) {
+                    q = q.after(nonBlank("--after", a.option("--after").get()));
                 }
-            case "replay":
-            case "discard":
-                {
-                    a.allowOnly(name, union(FILTERS, Set.of("--all", "--json")));
-                    boolean replay = sub.equals("replay");
-                    boolean filtered = FILTERS.stream().anyMatch(f -> a.option(f).isPresent());
-                    if (a.flag("--all")) {
-                        if (!operands.isEmpty()) {
-                            throw new UsageException(
-                                    name + ": give message ids or --all, not both");
-                        }
-                        return new Change(
-                                clock, replay, List.of(), filter(a, clock.instant()), true);
-                    }
-                    if (filtered) {
-                        throw new UsageException(
-                                name
-                                        + ": filters (--topic, --dead-before, --dead-from) select dead letters only with"
-                                        + " --all; to change single ones, name their ids");
-                    }
-                    if (operands.isEmpty()) {
-                        throw new UsageException(
-                                name
-                                        + " needs the message ids, or --all (with optional filters) for every dead"
-                                        + " letter");
-                    }
-                    Set<String> ids = new LinkedHashSet<>();
-                    for (String id : operands) {
-                        ids.add(nonBlank("message id", id));
-                    }
-                    return new Change(
-                            clock, replay, List.copyOf(ids), DeadLetterQuery.all(), false);
+                return new ListDeadLetters(clock, q, a.flag("--all"));
+            }
+            case "show" -> {
+                a.allowOnly(name, union(Set.of("--payload", "--header-values", "--json")));
+                if (operands.size() != 1) {
+                    throw new UsageException(
+                            "dead-letters show needs exactly one message id, but was given "
+                                    + operands.size());
                 }
-            default:
-                throw new UsageException(
-                        "unknown subcommand 'dead-letters "
-                                + sub
-                                + "'; use list, show, replay or discard");
+                return new Show(
+                        clock,
+                        nonBlank("message id", operands.get(0)),
+                        a.flag("--payload"),
+                        a.flag("--header-values"));
+            }
+            case "replay", "discard" -> {
+                a.allowOnly(name, union(FILTERS, Set.of("--all", "--json")));
+                boolean replay = sub.equals("replay");
+                boolean filtered = FILTERS.stream().anyMatch(f -> a.option(f).isPresent());
+                if (a.flag("--all")) {
+                    if (!operands.isEmpty()) {
+                        throw new UsageException(name + ": give message ids or --all, not both");
+                    }
+                    return new Change(clock, replay, List.of(), filter(a, clock.instant()), true);
+                }
+                if (filtered) {
+                    throw new UsageException(
+                            name
+                                    + ": filters (--topic, --dead-before, --dead-from) select dead letters only with"
+                                    + " --all; to change single ones, name their ids");
+                }
+                if (operands.isEmpty()) {
+                    throw new UsageException(
+                            name
+                                    + " needs the message ids, or --all (with optional filters) for every dead"
+                                    + " letter");
+                }
+                Set<String> ids = new LinkedHashSet<>();
+                for (String id : operands) {
+                    ids.add(nonBlank("message id", id));
+                }
+                return new Change(clock, replay, List.copyOf(ids), DeadLetterQuery.all(), false);
+            }
+            default ->
+                    throw new UsageException(
+                            "unknown subcommand 'dead-letters "
+                                    + sub
+                                    + "'; use list, show, replay or discard");
         }
     }
 

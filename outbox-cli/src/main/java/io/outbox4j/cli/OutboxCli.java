@@ -46,54 +46,53 @@ public final class OutboxCli {
     public static final int NOT_FOUND = 3;
 
     static final String HELP =
-            String.join(
-                    "\n",
-                    "Usage: outbox4j [store options] <command> [options]",
-                    "",
-                    "See and fix what an outbox4j outbox holds: counts by state, and dead letters.",
-                    "",
-                    "Commands:",
-                    "  relay --config FILE               run the standalone relay (outbox4j relay --help; docs/relay.md)",
-                    "  stats                             messages ready, delayed, leased and dead, per topic;",
-                    "                                    blocked keys; age of the oldest ready message; members",
-                    "  members                           the relays sharing the outbox, live or lapsed, and how",
-                    "                                    many of its 256 buckets each owns (docs/scale-out.md)",
-                    "  dead-letters list                 dead letters, oldest first (one page; --all for every page)",
-                    "  dead-letters show ID              one dead letter: reason, attempts, times, header names",
-                    "  dead-letters replay ID...         make dead letters due again (attempts reset, key unblocked)",
-                    "  dead-letters replay --all         ... every dead letter the filter selects",
-                    "  dead-letters discard ID...        delete dead letters for good (unblocks their keys)",
-                    "  dead-letters discard --all        ... every dead letter the filter selects",
-                    "",
-                    "Store options (or the environment variables, or the store.* keys of a --config file):",
-                    "  --store URL          jdbc:postgresql://host:5432/db, jdbc:mariadb://host:3306/db,",
-                    "                       jdbc:mysql://host:3306/db, jdbc:h2:..., or mongodb://host:27017/db",
-                    "                       (OUTBOX4J_STORE_URL)",
-                    "  --user NAME          database user (OUTBOX4J_STORE_USER)",
-                    "  --password SECRET    database password; prefer OUTBOX4J_STORE_PASSWORD, which stays out",
-                    "                       of the shell history",
-                    "  --table NAME         outbox table or MongoDB collection (default outbox_message)",
-                    "  --database NAME      MongoDB database, when the URI names none",
-                    "  --config FILE        a relay properties file: its store.* settings are used",
-                    "",
-                    "Filters (list, replay --all, discard --all):",
-                    "  --topic TOPIC        only this topic",
-                    "  --dead-before WHEN   only dead letters given up before WHEN: an instant",
-                    "                       (2026-12-01T00:00:00Z), a date (2026-12-01, UTC) or an age (7d, 12h, 30m)",
-                    "  --dead-from WHEN     only dead letters given up at or after WHEN",
-                    "",
-                    "Other options:",
-                    "  --limit N            list: page size, 1 to 1000 (default 50)",
-                    "  --after CURSOR       list: the page after the one that printed this cursor",
-                    "  --all                list: every page; replay/discard: every dead letter the filter selects",
-                    "  --payload            show: print the payload (never printed otherwise)",
-                    "  --header-values      show: print header values (only names otherwise)",
-                    "  --json               print JSON instead of tables",
-                    "  --help               print this help",
-                    "",
-                    "Exit codes: 0 done; 1 the store could not be reached or failed; 2 bad arguments or",
-                    "settings (nothing changed); 3 a dead letter named on the command line does not exist.",
-                    "");
+            """
+            Usage: outbox4j [store options] <command> [options]
+
+            See and fix what an outbox4j outbox holds: counts by state, and dead letters.
+
+            Commands:
+              relay --config FILE               run the standalone relay (outbox4j relay --help; docs/relay.md)
+              stats                             messages ready, delayed, leased and dead, per topic;
+                                                blocked keys; age of the oldest ready message; members
+              members                           the relays sharing the outbox, live or lapsed, and how
+                                                many of its 256 buckets each owns (docs/scale-out.md)
+              dead-letters list                 dead letters, oldest first (one page; --all for every page)
+              dead-letters show ID              one dead letter: reason, attempts, times, header names
+              dead-letters replay ID...         make dead letters due again (attempts reset, key unblocked)
+              dead-letters replay --all         ... every dead letter the filter selects
+              dead-letters discard ID...        delete dead letters for good (unblocks their keys)
+              dead-letters discard --all        ... every dead letter the filter selects
+
+            Store options (or the environment variables, or the store.* keys of a --config file):
+              --store URL          jdbc:postgresql://host:5432/db, jdbc:mariadb://host:3306/db,
+                                   jdbc:mysql://host:3306/db, jdbc:h2:..., or mongodb://host:27017/db
+                                   (OUTBOX4J_STORE_URL)
+              --user NAME          database user (OUTBOX4J_STORE_USER)
+              --password SECRET    database password; prefer OUTBOX4J_STORE_PASSWORD, which stays out
+                                   of the shell history
+              --table NAME         outbox table or MongoDB collection (default outbox_message)
+              --database NAME      MongoDB database, when the URI names none
+              --config FILE        a relay properties file: its store.* settings are used
+
+            Filters (list, replay --all, discard --all):
+              --topic TOPIC        only this topic
+              --dead-before WHEN   only dead letters given up before WHEN: an instant
+                                   (2026-12-01T00:00:00Z), a date (2026-12-01, UTC) or an age (7d, 12h, 30m)
+              --dead-from WHEN     only dead letters given up at or after WHEN
+
+            Other options:
+              --limit N            list: page size, 1 to 1000 (default 50)
+              --after CURSOR       list: the page after the one that printed this cursor
+              --all                list: every page; replay/discard: every dead letter the filter selects
+              --payload            show: print the payload (never printed otherwise)
+              --header-values      show: print header values (only names otherwise)
+              --json               print JSON instead of tables
+              --help               print this help
+
+            Exit codes: 0 done; 1 the store could not be reached or failed; 2 bad arguments or
+            settings (nothing changed); 3 a dead letter named on the command line does not exist.
+            """;
 
     private static final Map<String, String> STORE_OPTIONS =
             Map.of(

@@ -68,7 +68,7 @@ final class Text {
         if (d.isZero() || d.isNegative()) {
             return "-";
         }
-        long s = d.getSeconds();
+        long s = d.toSeconds();
         if (s < 1) {
             return d.toMillis() + "ms";
         }

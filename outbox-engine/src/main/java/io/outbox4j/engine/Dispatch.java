@@ -9,7 +9,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -46,7 +46,10 @@ final class Dispatch {
     private final Decide decide;
     private final RelayLog log;
     private final CompletionService<List<PublishOutcome>> calls;
-    private final Map<Future<List<PublishOutcome>>, Call> inFlight = new HashMap<>();
+
+    /** By identity: a future has no equality of its own. */
+    private final IdentityHashMap<Future<List<PublishOutcome>>, Call> inFlight =
+            new IdentityHashMap<>();
 
     /** Where finished calls arrive; {@link #abort()} drops {@link #ABORT} in it. */
     private final BlockingQueue<Future<List<PublishOutcome>>> finished =
@@ -60,6 +63,9 @@ final class Dispatch {
             CompletableFuture.completedFuture(List.of());
 
     private final CallSlots slots;
+
+    // one instance: CallSlots keeps and removes it by identity, which a method reference would not
+    @SuppressWarnings("UnnecessaryLambda")
     private final Runnable wake = () -> finished.offer(WAKE);
 
     /** Groups with a call to start that found no free slot, in the order they asked. */

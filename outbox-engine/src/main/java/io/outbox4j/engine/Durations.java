@@ -17,7 +17,7 @@ final class Durations {
         if (d.isNegative()) {
             return 0;
         }
-        if (d.getSeconds() >= MAX_WAIT_NANOS / 1_000_000_000L) {
+        if (d.toSeconds() >= MAX_WAIT_NANOS / 1_000_000_000L) {
             return MAX_WAIT_NANOS;
         }
         return d.toNanos();
@@ -36,7 +36,7 @@ final class Durations {
         if (d.isZero()) {
             return "0s";
         }
-        if (d.getSeconds() > 100L * 365 * 24 * 3600) {
+        if (d.toSeconds() > 100L * 365 * 24 * 3600) {
             return d.toString();
         }
         long millis = d.toMillis() + (d.toNanosPart() % 1_000_000 >= 500_000 ? 1 : 0);

@@ -4,7 +4,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.IdentityHashMap;
-import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -22,7 +21,7 @@ final class PublishTracker {
     private @Nullable Instant lastPublished;
     private @Nullable Instant failingSince;
     private @Nullable Instant retriesDueBy;
-    private final Map<Object, Instant> calls = new IdentityHashMap<>();
+    private final IdentityHashMap<Object, Instant> calls = new IdentityHashMap<>();
 
     PublishTracker(Clock clock, Duration pollInterval, Duration lease) {
         this.clock = clock;

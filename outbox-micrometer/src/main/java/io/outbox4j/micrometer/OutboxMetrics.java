@@ -22,10 +22,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -274,7 +276,10 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
         if (s == null) {
             refresh();
         } else {
-            s.scheduleWithFixedDelay(this::refresh, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
+            // refresh() counts and logs its own failures; close() stops the schedule
+            var unused =
+                    s.scheduleWithFixedDelay(
+                            this::refresh, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
         }
     }
 
@@ -305,7 +310,7 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
     private void record(Observation o) {
         String topic = topics.tag(o.topic());
         DeliveryMeters m = deliveryMeters.computeIfAbsent(topic, DeliveryMeters::new);
-        m.outcomes[o.outcome().ordinal()].increment();
+        m.outcome(o.outcome()).increment();
         if (o.outcome() != Observation.Outcome.ABANDONED && !o.duration().isZero()) {
             boolean published =
                     o.outcome() == Observation.Outcome.COMPLETED
@@ -372,10 +377,10 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
         if (store instanceof TimedStore timed) {
             store = timed.delegate();
         }
-        TimedStore.Operation[] operations = TimedStore.Operation.values();
-        TimedStore.Meters[] m = new TimedStore.Meters[operations.length];
-        for (TimedStore.Operation o : operations) {
-            m[o.ordinal()] =
+        Map<TimedStore.Operation, TimedStore.Meters> m = new EnumMap<>(TimedStore.Operation.class);
+        for (TimedStore.Operation o : TimedStore.Operation.values()) {
+            m.put(
+                    o,
                     new TimedStore.Meters(
                             storeTimer(o, "ok"),
                             storeTimer(o, "error"),
@@ -385,7 +390,7 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
                                                     "Messages carried by one successful store call")
                                             .tags(tags)
                                             .tag("operation", o.tag)
-                                            .register(registry)));
+                                            .register(registry))));
         }
         return TimedStore.over(store, m);
     }
@@ -620,24 +625,24 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
 
     /** The meters of one topic tag for deliveries. */
     private final class DeliveryMeters {
-        final Counter[] outcomes;
+        private final EnumMap<Observation.Outcome, Counter> outcomes =
+                new EnumMap<>(Observation.Outcome.class);
         final Timer publishedTimer;
         final Timer failedTimer;
         final Timer latency;
 
         DeliveryMeters(String topic) {
             Tags t = tags.and("topic", topic);
-            Observation.Outcome[] all = Observation.Outcome.values();
-            outcomes = new Counter[all.length];
-            for (Observation.Outcome o : all) {
-                outcomes[o.ordinal()] =
+            for (Observation.Outcome o : Observation.Outcome.values()) {
+                outcomes.put(
+                        o,
                         register(
                                 Counter.builder(DELIVERIES)
                                         .description(
                                                 "Claimed messages by what became of them in their batch")
                                         .tags(t)
                                         .tag("outcome", o.name().toLowerCase(Locale.ROOT))
-                                        .register(registry));
+                                        .register(registry)));
             }
             publishedTimer = publishTimer(t, "published");
             failedTimer = publishTimer(t, "failed");
@@ -650,6 +655,11 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
                                     .serviceLevelObjectives(
                                             LATENCY_BUCKETS.toArray(new Duration[0]))
                                     .register(registry));
+        }
+
+        /** The counter of an outcome (every outcome has one: see the constructor). */
+        Counter outcome(Observation.Outcome o) {
+            return Objects.requireNonNull(outcomes.get(o));
         }
 
         private Timer publishTimer(Tags t, String result) {

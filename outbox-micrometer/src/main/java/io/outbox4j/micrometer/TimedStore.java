@@ -14,7 +14,10 @@ import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.OutboxWakeUps;
 import io.outbox4j.api.Release;
 import java.time.Duration;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -32,7 +35,7 @@ class TimedStore implements OutboxStore {
      * pass through, untimed, so a relay built on it still joins its outbox as a member and still
      * hears commits of other processes.
      */
-    static TimedStore over(OutboxStore store, Meters[] meters) {
+    static TimedStore over(OutboxStore store, Map<Operation, Meters> meters) {
         boolean member = store instanceof OutboxMembership;
         boolean wakes = store instanceof OutboxWakeUps;
         if (member && wakes) {
@@ -75,20 +78,20 @@ class TimedStore implements OutboxStore {
     }
 
     private static final class Member extends TimedStore implements PassesMembership {
-        Member(OutboxStore store, Meters[] meters) {
+        Member(OutboxStore store, Map<Operation, Meters> meters) {
             super(store, meters);
         }
     }
 
     private static final class Hearing extends TimedStore implements PassesWakeUps {
-        Hearing(OutboxStore store, Meters[] meters) {
+        Hearing(OutboxStore store, Map<Operation, Meters> meters) {
             super(store, meters);
         }
     }
 
     private static final class MemberHearing extends TimedStore
             implements PassesMembership, PassesWakeUps {
-        MemberHearing(OutboxStore store, Meters[] meters) {
+        MemberHearing(OutboxStore store, Map<Operation, Meters> meters) {
             super(store, meters);
         }
     }
@@ -113,11 +116,16 @@ class TimedStore implements OutboxStore {
     record Meters(Timer ok, Timer error, DistributionSummary messages) {}
 
     private final OutboxStore store;
-    private final Meters[] meters;
 
-    TimedStore(OutboxStore store, Meters[] meters) {
+    /** The meters of every operation. */
+    private final EnumMap<Operation, Meters> meters;
+
+    TimedStore(OutboxStore store, Map<Operation, Meters> meters) {
         this.store = store;
-        this.meters = meters.clone();
+        this.meters = new EnumMap<>(meters);
+        if (this.meters.size() != Operation.values().length) {
+            throw new IllegalArgumentException("every operation needs its meters");
+        }
     }
 
     /** The store this one times. */
@@ -169,7 +177,7 @@ class TimedStore implements OutboxStore {
     }
 
     private <T> T time(Operation operation, Supplier<T> call, ToIntFunction<T> messages) {
-        Meters m = meters[operation.ordinal()];
+        Meters m = Objects.requireNonNull(meters.get(operation)); // all there: see the constructor
         long start = System.nanoTime();
         T result;
         try {

@@ -76,51 +76,45 @@ final class Publishers {
 
     static Opened open(String uri, Settings settings, Map<String, String> env) {
         switch (kind(uri)) {
-            case "kafka":
-                {
-                    KafkaPublisher.Builder b =
-                            KafkaPublisher.builder().bootstrapServers(bootstrap(uri));
-                    Map<String, String> props = settings.passthrough(RelayConfig.PUBLISHER_KAFKA);
-                    props.forEach(b::producerProperty);
-                    KafkaPublisher p = b.build();
-                    return new Opened(p, "Kafka " + bootstrap(uri), () -> {});
-                }
-            case "amqp":
-                {
-                    RabbitMqPublisher.Builder b =
-                            RabbitMqPublisher.builder().uri(uri).connectionName("outbox4j-relay");
-                    settings.text(RelayConfig.PUBLISHER_AMQP_EXCHANGE).ifPresent(b::exchange);
-                    return new Opened(b.build(), "RabbitMQ " + StoreConnection.mask(uri), () -> {});
-                }
-            default:
-                {
-                    Optional<URI> endpoint = sqsEndpoint(uri);
-                    SqsClientBuilder b = SqsClient.builder();
-                    Optional<String> region = settings.text(RelayConfig.PUBLISHER_SQS_REGION);
-                    if (endpoint.isPresent()) {
-                        b.endpointOverride(endpoint.get());
-                        b.region(
-                                Region.of(
-                                        region.orElse(
-                                                env.getOrDefault("AWS_REGION", "us-east-1"))));
-                        if (env.get("AWS_ACCESS_KEY_ID") == null) {
-                            b.credentialsProvider(
-                                    StaticCredentialsProvider.create(
-                                            AwsBasicCredentials.create("outbox4j", "outbox4j")));
-                        }
-                    } else {
-                        region.ifPresent(r -> b.region(Region.of(r)));
+            case "kafka" -> {
+                KafkaPublisher.Builder b =
+                        KafkaPublisher.builder().bootstrapServers(bootstrap(uri));
+                Map<String, String> props = settings.passthrough(RelayConfig.PUBLISHER_KAFKA);
+                props.forEach(b::producerProperty);
+                KafkaPublisher p = b.build();
+                return new Opened(p, "Kafka " + bootstrap(uri), () -> {});
+            }
+            case "amqp" -> {
+                RabbitMqPublisher.Builder b =
+                        RabbitMqPublisher.builder().uri(uri).connectionName("outbox4j-relay");
+                settings.text(RelayConfig.PUBLISHER_AMQP_EXCHANGE).ifPresent(b::exchange);
+                return new Opened(b.build(), "RabbitMQ " + StoreConnection.mask(uri), () -> {});
+            }
+            default -> {
+                Optional<URI> endpoint = sqsEndpoint(uri);
+                SqsClientBuilder b = SqsClient.builder();
+                Optional<String> region = settings.text(RelayConfig.PUBLISHER_SQS_REGION);
+                if (endpoint.isPresent()) {
+                    b.endpointOverride(endpoint.get());
+                    b.region(Region.of(region.orElse(env.getOrDefault("AWS_REGION", "us-east-1"))));
+                    if (env.get("AWS_ACCESS_KEY_ID") == null) {
+                        b.credentialsProvider(
+                                StaticCredentialsProvider.create(
+                                        AwsBasicCredentials.create("outbox4j", "outbox4j")));
                     }
-                    SqsClient client = b.build();
-                    try {
-                        SqsPublisher p = SqsPublisher.builder().client(client).build();
-                        return new Opened(
-                                p, "SQS " + endpoint.map(URI::toString).orElse("(AWS)"), client);
-                    } catch (RuntimeException e) {
-                        client.close();
-                        throw e;
-                    }
+                } else {
+                    region.ifPresent(r -> b.region(Region.of(r)));
                 }
+                SqsClient client = b.build();
+                try {
+                    SqsPublisher p = SqsPublisher.builder().client(client).build();
+                    return new Opened(
+                            p, "SQS " + endpoint.map(URI::toString).orElse("(AWS)"), client);
+                } catch (RuntimeException e) {
+                    client.close();
+                    throw e;
+                }
+            }
         }
     }
 
@@ -155,7 +149,7 @@ final class Publishers {
             }
         }
         String servers = rest.substring(0, end).strip();
-        for (String server : servers.split(",")) {
+        for (String server : servers.split(",", -1)) {
             if (!server.strip().matches("[A-Za-z0-9._\\-\\[\\]:]+:\\d{1,5}")) {
                 throw new SettingsException(
                         RelayConfig.PUBLISHER_URI

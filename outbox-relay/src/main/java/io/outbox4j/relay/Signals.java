@@ -24,17 +24,15 @@ final class Signals {
             Object signal = signalClass.getConstructor(String.class).newInstance(name);
             InvocationHandler h =
                     (proxy, method, args) -> {
-                        switch (method.getName()) {
-                            case "handle":
+                        return switch (method.getName()) {
+                            case "handle" -> {
                                 action.run();
-                                return null;
-                            case "hashCode":
-                                return System.identityHashCode(proxy);
-                            case "equals":
-                                return args != null && proxy == args[0];
-                            default:
-                                return "outbox4j relay " + name + " handler";
-                        }
+                                yield null;
+                            }
+                            case "hashCode" -> System.identityHashCode(proxy);
+                            case "equals" -> args != null && proxy == args[0];
+                            default -> "outbox4j relay " + name + " handler";
+                        };
                     };
             Object handler =
                     Proxy.newProxyInstance(

@@ -263,7 +263,8 @@ public class InMemoryOutboxStore extends InMemoryAdmin
         if (wakeUp == null) {
             throw new IllegalArgumentException("wakeUp must not be null");
         }
-        Runnable listener = wakeUp::run; // a distinct instance, so that only this one is removed
+        Runnable listener =
+                () -> wakeUp.run(); // a distinct instance, so that only this one is removed
         storage.listeners.add(listener);
         return () -> storage.listeners.remove(listener);
     }

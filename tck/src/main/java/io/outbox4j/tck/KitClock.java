@@ -114,7 +114,7 @@ final class KitClock {
 
     /** A fresh ordering key of this rule. */
     String nextKey() {
-        return idPrefix + "key-" + (++keyCounter);
+        return idPrefix + "key-" + ++keyCounter;
     }
 
     /**

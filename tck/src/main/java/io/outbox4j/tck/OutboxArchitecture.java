@@ -477,7 +477,7 @@ public final class OutboxArchitecture {
         if (!pkg.startsWith(ROOT + ".")) {
             return Optional.empty();
         }
-        String[] parts = pkg.substring(ROOT.length() + 1).split("\\.");
+        String[] parts = pkg.substring(ROOT.length() + 1).split("\\.", -1);
         boolean twoLevels =
                 parts.length > 1
                         && (parts[0].equals("store")

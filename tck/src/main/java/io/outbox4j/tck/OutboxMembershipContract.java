@@ -151,7 +151,7 @@ public abstract class OutboxMembershipContract {
     private Message message(String key) {
         Message.Builder b =
                 Message.builder()
-                        .id(prefix + (counter++))
+                        .id(prefix + counter++)
                         .topic("tck.membership")
                         .module("tck")
                         .notBefore(Instant.now().minus(DUE_BEFORE))

@@ -1,5 +1,7 @@
 package io.outbox4j.tck;
 
+import com.google.errorprone.annotations.FormatMethod;
+import com.google.errorprone.annotations.FormatString;
 import io.outbox4j.api.Abandonment;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Completion;
@@ -22,6 +24,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Applies one sequence of {@link StoreStep}s to a store and to a model of the {@link OutboxStore}
@@ -177,7 +180,7 @@ final class StoreModelRun {
         List<Message> messages = new ArrayList<>();
         Instant notBefore = e.delaySeconds() > 0 ? now.plusSeconds(e.delaySeconds()) : null;
         for (int k : e.keys()) {
-            String id = prefix + (++ids);
+            String id = prefix + ++ids;
             Message.Builder b =
                     Message.builder()
                             .id(id)
@@ -510,13 +513,15 @@ final class StoreModelRun {
         }
     }
 
-    private void check(boolean ok, String format, Object... args) {
+    @FormatMethod
+    private void check(boolean ok, @FormatString String format, @Nullable Object... args) {
         if (!ok) {
             throw failure(format, args);
         }
     }
 
-    private AssertionError failure(String format, Object... args) {
+    @FormatMethod
+    private AssertionError failure(@FormatString String format, @Nullable Object... args) {
         return new AssertionError(
                 "step "
                         + log.size()

@@ -108,9 +108,9 @@ public final class MariaDbServer extends DatabaseServer {
     private static Optional<Path> executable(String name, String... fallbacks) {
         String path = System.getenv("PATH");
         if (path != null) {
-            for (String dir : path.split(java.io.File.pathSeparator)) {
+            for (String dir : path.split(java.io.File.pathSeparator, -1)) {
                 Path p = Paths.get(dir, name);
-                if (Files.isExecutable(p)) {
+                if (!dir.isEmpty() && Files.isExecutable(p)) {
                     return Optional.of(p);
                 }
             }

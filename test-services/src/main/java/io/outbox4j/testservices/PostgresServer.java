@@ -114,9 +114,11 @@ public final class PostgresServer extends DatabaseServer {
     private static Optional<Path> binDir() {
         String path = System.getenv("PATH");
         if (path != null) {
-            for (String dir : path.split(File.pathSeparator)) {
+            for (String dir : path.split(File.pathSeparator, -1)) {
                 Path initdb = Paths.get(dir, "initdb");
-                if (Files.isExecutable(initdb) && Files.isExecutable(Paths.get(dir, "pg_ctl"))) {
+                if (!dir.isEmpty()
+                        && Files.isExecutable(initdb)
+                        && Files.isExecutable(Paths.get(dir, "pg_ctl"))) {
                     try {
                         return Optional.of(initdb.toRealPath().getParent());
                     } catch (IOException e) {

@@ -62,10 +62,12 @@ public final class RabbitMqServer {
     private static final Logger LOG = LoggerFactory.getLogger(RabbitMqServer.class);
 
     /** About 6 s on an idle 2-core machine; far more when many builds share it. */
-    private static final Duration START_TIMEOUT = Duration.ofSeconds(180);
+    private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
 
     private static final Duration CTL_TIMEOUT = Duration.ofSeconds(60);
     private static RabbitMqServer shared;
+
+    /** Why the first start failed: the cause of every later call's failure, without a retry. */
     private static RuntimeException failure;
 
     private final String host;
@@ -98,10 +100,12 @@ public final class RabbitMqServer {
      *
      * @return the shared broker; never stopped before the JVM exits
      */
+    @SuppressWarnings("StaticAssignmentOfThrowable") // failure: only the cause of fresh exceptions
     public static synchronized RabbitMqServer shared() {
         if (failure != null) {
-            throw failure; // tried once in this JVM already: do not pay the start-up time again per
-            // test
+            // tried once in this JVM already: do not pay the start-up time again per test
+            throw new IllegalStateException(
+                    "RabbitMQ could not be started earlier in this JVM (not tried again)", failure);
         }
         if (shared == null) {
             try {

@@ -244,14 +244,11 @@ public final class Settings {
         if (v.isEmpty()) {
             return defaultValue;
         }
-        switch (v.get().value().toLowerCase(Locale.ROOT)) {
-            case "true":
-                return true;
-            case "false":
-                return false;
-            default:
-                throw bad(key, v.get(), "true or false");
-        }
+        return switch (v.get().value().toLowerCase(Locale.ROOT)) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw bad(key, v.get(), "true or false");
+        };
     }
 
     /**
@@ -384,18 +381,13 @@ public final class Settings {
         Matcher m = SIMPLE_DURATION.matcher(t);
         if (m.matches()) {
             long n = Long.parseLong(m.group(1));
-            switch (m.group(2).toLowerCase(Locale.ROOT)) {
-                case "ms":
-                    return Duration.ofMillis(n);
-                case "s":
-                    return Duration.ofSeconds(n);
-                case "m":
-                    return Duration.ofMinutes(n);
-                case "h":
-                    return Duration.ofHours(n);
-                default:
-                    return Duration.ofDays(n);
-            }
+            return switch (m.group(2).toLowerCase(Locale.ROOT)) {
+                case "ms" -> Duration.ofMillis(n);
+                case "s" -> Duration.ofSeconds(n);
+                case "m" -> Duration.ofMinutes(n);
+                case "h" -> Duration.ofHours(n);
+                default -> Duration.ofDays(n);
+            };
         }
         try {
             return Duration.parse(t);

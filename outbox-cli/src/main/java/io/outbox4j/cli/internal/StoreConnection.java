@@ -141,20 +141,14 @@ public final class StoreConnection implements AutoCloseable {
         JdbiOutboxStore.Dialect dialect;
         String jdbcUrl = url;
         switch (kind) {
-            case "postgresql":
-                dialect = JdbiOutboxStore.Dialect.POSTGRESQL;
-                break;
-            case "mariadb":
-                dialect = JdbiOutboxStore.Dialect.MARIADB;
-                break;
-            case "mysql":
+            case "postgresql" -> dialect = JdbiOutboxStore.Dialect.POSTGRESQL;
+            case "mariadb" -> dialect = JdbiOutboxStore.Dialect.MARIADB;
+            case "mysql" -> {
                 // MariaDB Connector/J speaks to MySQL too; it takes the jdbc:mariadb: scheme.
                 dialect = JdbiOutboxStore.Dialect.MYSQL;
                 jdbcUrl = "jdbc:mariadb:" + url.substring("jdbc:mysql:".length());
-                break;
-            default:
-                dialect = JdbiOutboxStore.Dialect.H2;
-                break;
+            }
+            default -> dialect = JdbiOutboxStore.Dialect.H2;
         }
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(jdbcUrl);
@@ -229,7 +223,7 @@ public final class StoreConnection implements AutoCloseable {
             b.applyToClusterSettings(c -> c.serverSelectionTimeout(ms, TimeUnit.MILLISECONDS));
         }
         if (cs.getConnectTimeout() == null) {
-            b.applyToSocketSettings(s -> s.connectTimeout((int) ms, TimeUnit.MILLISECONDS));
+            b.applyToSocketSettings(s -> s.connectTimeout(ms, TimeUnit.MILLISECONDS));
         }
         MongoClient client = MongoClients.create(b.build());
         try {
@@ -264,8 +258,8 @@ public final class StoreConnection implements AutoCloseable {
      * @throws IllegalStateException if this store has none
      */
     public OutboxAdmin admin() {
-        if (store instanceof OutboxAdmin) {
-            return (OutboxAdmin) store;
+        if (store instanceof OutboxAdmin a) {
+            return a;
         }
         throw new IllegalStateException(
                 store.getClass().getSimpleName() + " does not implement OutboxAdmin");

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -24,7 +23,7 @@ import org.apache.kafka.connect.source.SourceRecord;
 final class InFlight {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition acknowledgement = lock.newCondition();
-    private final Map<SourceRecord, String> unacknowledged = new IdentityHashMap<>();
+    private final IdentityHashMap<SourceRecord, String> unacknowledged = new IdentityHashMap<>();
     private final Set<String> renewable = new LinkedHashSet<>();
     private List<String> acknowledged = new ArrayList<>();
 

@@ -10,7 +10,6 @@ import java.util.stream.Collectors;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
 import org.apache.kafka.common.config.ConfigDef.Range;
-import org.apache.kafka.common.config.ConfigDef.Type;
 import org.apache.kafka.common.config.ConfigDef.Width;
 import org.apache.kafka.common.config.ConfigException;
 import org.jdbi.v3.core.Jdbi;
@@ -124,7 +123,7 @@ public final class OutboxSourceConnectorConfig {
         ConfigDef def = new ConfigDef();
         def.define(
                 JDBC_URL,
-                Type.STRING,
+                ConfigDef.Type.STRING,
                 ConfigDef.NO_DEFAULT_VALUE,
                 new JdbcUrl(),
                 Importance.HIGH,
@@ -137,7 +136,7 @@ public final class OutboxSourceConnectorConfig {
                 "JDBC URL");
         def.define(
                 JDBC_USER,
-                Type.STRING,
+                ConfigDef.Type.STRING,
                 "",
                 Importance.HIGH,
                 "Database user.",
@@ -147,7 +146,7 @@ public final class OutboxSourceConnectorConfig {
                 "User");
         def.define(
                 JDBC_PASSWORD,
-                Type.PASSWORD,
+                ConfigDef.Type.PASSWORD,
                 "",
                 Importance.HIGH,
                 "Database password.",
@@ -157,7 +156,7 @@ public final class OutboxSourceConnectorConfig {
                 "Password");
         def.define(
                 TABLE,
-                Type.STRING,
+                ConfigDef.Type.STRING,
                 DEFAULT_TABLE,
                 new TableName(),
                 Importance.MEDIUM,
@@ -170,7 +169,7 @@ public final class OutboxSourceConnectorConfig {
                 "Table");
         def.define(
                 DIALECT,
-                Type.STRING,
+                ConfigDef.Type.STRING,
                 DEFAULT_DIALECT,
                 new DialectName(),
                 Importance.LOW,
@@ -182,7 +181,7 @@ public final class OutboxSourceConnectorConfig {
         order = 0;
         def.define(
                 TOPIC_FIXED,
-                Type.STRING,
+                ConfigDef.Type.STRING,
                 null,
                 new TopicName(),
                 Importance.MEDIUM,
@@ -198,7 +197,7 @@ public final class OutboxSourceConnectorConfig {
                 "Fixed topic");
         def.define(
                 TOPIC_REGEX,
-                Type.STRING,
+                ConfigDef.Type.STRING,
                 null,
                 new RegexValidator(),
                 Importance.LOW,
@@ -212,7 +211,7 @@ public final class OutboxSourceConnectorConfig {
                 "Topic regex");
         def.define(
                 TOPIC_REPLACEMENT,
-                Type.STRING,
+                ConfigDef.Type.STRING,
                 null,
                 Importance.LOW,
                 "The replacement for " + TOPIC_REGEX + "; required with it.",
@@ -222,7 +221,7 @@ public final class OutboxSourceConnectorConfig {
                 "Topic replacement");
         def.define(
                 TOPIC_PREFIX,
-                Type.STRING,
+                ConfigDef.Type.STRING,
                 "",
                 Importance.LOW,
                 "A prefix put before the message topic.",
@@ -233,7 +232,7 @@ public final class OutboxSourceConnectorConfig {
         order = 0;
         def.define(
                 BATCH_SIZE,
-                Type.INT,
+                ConfigDef.Type.INT,
                 DEFAULT_BATCH_SIZE,
                 Range.between(1, ClaimRequest.MAX_LIMIT),
                 Importance.MEDIUM,
@@ -244,7 +243,7 @@ public final class OutboxSourceConnectorConfig {
                 "Batch size");
         def.define(
                 MAX_IN_FLIGHT,
-                Type.INT,
+                ConfigDef.Type.INT,
                 DEFAULT_MAX_IN_FLIGHT,
                 Range.between(1, 1_000_000),
                 Importance.LOW,
@@ -256,7 +255,7 @@ public final class OutboxSourceConnectorConfig {
                 "Max in-flight messages");
         def.define(
                 POLL_INTERVAL_MS,
-                Type.LONG,
+                ConfigDef.Type.LONG,
                 DEFAULT_POLL_INTERVAL_MS,
                 Range.between(1, 3_600_000),
                 Importance.MEDIUM,
@@ -268,7 +267,7 @@ public final class OutboxSourceConnectorConfig {
                 "Poll interval (ms)");
         def.define(
                 LEASE_MS,
-                Type.LONG,
+                ConfigDef.Type.LONG,
                 DEFAULT_LEASE_MS,
                 Range.between(1_000, MAX_LEASE_MS),
                 Importance.MEDIUM,
@@ -281,7 +280,7 @@ public final class OutboxSourceConnectorConfig {
                 "Lease (ms)");
         def.define(
                 COMPLETION_INTERVAL_MS,
-                Type.LONG,
+                ConfigDef.Type.LONG,
                 DEFAULT_COMPLETION_INTERVAL_MS,
                 Range.between(1, 60_000),
                 Importance.LOW,
@@ -293,7 +292,7 @@ public final class OutboxSourceConnectorConfig {
                 "Completion interval (ms)");
         def.define(
                 MAX_ATTEMPTS,
-                Type.INT,
+                ConfigDef.Type.INT,
                 DEFAULT_MAX_ATTEMPTS,
                 Range.atLeast(0),
                 Importance.LOW,
@@ -341,9 +340,9 @@ public final class OutboxSourceConnectorConfig {
         for (int i = 0; i < topic.length(); i++) {
             char c = topic.charAt(i);
             boolean legal =
-                    c >= 'a' && c <= 'z'
-                            || c >= 'A' && c <= 'Z'
-                            || c >= '0' && c <= '9'
+                    (c >= 'a' && c <= 'z')
+                            || (c >= 'A' && c <= 'Z')
+                            || (c >= '0' && c <= '9')
                             || c == '.'
                             || c == '_'
                             || c == '-';

@@ -121,12 +121,9 @@ public class OutboxSourceTask extends SourceTask {
                         });
         long completeEvery = s.completionInterval().toMillis();
         long renewEvery = Math.max(1, s.lease().toMillis() / 3);
-        k.scheduleWithFixedDelay(
-                this::completeAcknowledged, completeEvery, completeEvery, TimeUnit.MILLISECONDS);
-        k.scheduleWithFixedDelay(this::renew, renewEvery, renewEvery, TimeUnit.MILLISECONDS);
-        long memberEvery = MEMBER_LEASE.toMillis() / 3;
-        k.scheduleWithFixedDelay(
-                this::renewMembership, memberEvery, memberEvery, TimeUnit.MILLISECONDS);
+        every(k, completeEvery, this::completeAcknowledged);
+        every(k, renewEvery, this::renew);
+        every(k, MEMBER_LEASE.toMillis() / 3, this::renewMembership);
         keeper = k;
         LOG.info("outbox task {} started: {}", id, s);
     }
@@ -520,12 +517,18 @@ public class OutboxSourceTask extends SourceTask {
         }
     }
 
+    /**
+     * Runs {@code task} every {@code millis} on the keeper. The tasks catch and log their store
+     * failures, so that none ends its schedule; stop() shuts the keeper down.
+     */
+    @SuppressWarnings("FutureReturnValueIgnored") // see above: nothing waits for these runs
+    private static void every(ScheduledExecutorService keeper, long millis, Runnable task) {
+        keeper.scheduleWithFixedDelay(task, millis, millis, TimeUnit.MILLISECONDS);
+    }
+
+    /** Waits {@code d}, less when a completion is written or the task stops. */
     private void pause(Duration d) throws InterruptedException {
-        synchronized (completions) {
-            if (!stopping) {
-                completions.wait(Math.max(1, d.toMillis()));
-            }
-        }
+        awaitCompletion(completionRound(), d);
     }
 
     /** Logs store trouble at most every 10 s with its stack trace, otherwise at debug level. */

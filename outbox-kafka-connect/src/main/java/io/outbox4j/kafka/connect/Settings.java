@@ -79,7 +79,7 @@ record Settings(
         String regex = props.get(TOPIC_REGEX);
         String replacement = props.get(TOPIC_REPLACEMENT);
         String prefix = props.get(TOPIC_PREFIX);
-        if (fixed != null && (regex != null || prefix != null && !prefix.isEmpty())) {
+        if (fixed != null && (regex != null || (prefix != null && !prefix.isEmpty()))) {
             problems.put(
                     TOPIC_FIXED,
                     "cannot be combined with "

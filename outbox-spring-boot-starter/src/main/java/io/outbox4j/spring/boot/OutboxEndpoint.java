@@ -175,7 +175,7 @@ public class OutboxEndpoint {
         boolean every = Boolean.TRUE.equals(all);
         List<String> given = new ArrayList<>();
         if (ids != null) {
-            for (String id : ids.split(",")) {
+            for (String id : ids.split(",", -1)) {
                 if (!id.isBlank()) {
                     given.add(id.strip());
                 }

@@ -152,7 +152,7 @@ public class OutboxRelayAutoConfiguration {
                 () -> {
                     Relay.Builder b = relayBuilder(prefix, store, publisher, relay, observer);
                     if (outbox != null && Checks.text(relay.getOwner()) == null) {
-                        b.owner(outbox + "-" + DEFAULT_OWNER_SUFFIX.get());
+                        b.owner(outbox + "-" + defaultOwnerSuffix());
                     }
                     return buildChecked(prefix, b);
                 };
@@ -161,28 +161,26 @@ public class OutboxRelayAutoConfiguration {
     }
 
     /** The engine's default owner without the outbox: host, process id and a random part. */
-    private static final Supplier<String> DEFAULT_OWNER_SUFFIX =
-            () -> {
-                String host = System.getenv("HOSTNAME");
-                if (host == null || host.isBlank()) {
-                    try {
-                        host = java.net.InetAddress.getLocalHost().getHostName();
-                    } catch (java.io.IOException | RuntimeException e) {
-                        host = "localhost";
-                    }
-                }
-                String clean = host.replaceAll("[^A-Za-z0-9._-]", "-");
-                if (clean.length() > 160) {
-                    clean = clean.substring(0, 160);
-                }
-                return clean
-                        + "-"
-                        + ProcessHandle.current().pid()
-                        + "-"
-                        + Integer.toHexString(
-                                java.util.concurrent.ThreadLocalRandom.current().nextInt()
-                                        | 0x10000000);
-            };
+    private static String defaultOwnerSuffix() {
+        String host = System.getenv("HOSTNAME");
+        if (host == null || host.isBlank()) {
+            try {
+                host = java.net.InetAddress.getLocalHost().getHostName();
+            } catch (java.io.IOException | RuntimeException e) {
+                host = "localhost";
+            }
+        }
+        String clean = host.replaceAll("[^A-Za-z0-9._-]", "-");
+        if (clean.length() > 160) {
+            clean = clean.substring(0, 160);
+        }
+        return clean
+                + "-"
+                + ProcessHandle.current().pid()
+                + "-"
+                + Integer.toHexString(
+                        java.util.concurrent.ThreadLocalRandom.current().nextInt() | 0x10000000);
+    }
 
     /** The relay builder with every property that is set; unset ones keep the engine's default. */
     static Relay.Builder relayBuilder(

@@ -78,28 +78,30 @@ final class Publishers {
     /** Builds the publisher of a resolved type, checking its settings. */
     static Publisher create(
             String prefix, PublisherType type, PublisherProperties p, String connectionName) {
-        switch (type) {
-            case KAFKA:
+        return switch (type) {
+            case KAFKA -> {
                 requireJar(
                         "io.outbox4j.publisher.kafka.KafkaPublisher",
                         "outbox-publisher-kafka",
                         prefix + ".kafka.bootstrap-servers");
-                return Kafka.create(prefix, p.getKafka());
-            case RABBITMQ:
+                yield Kafka.create(prefix, p.getKafka());
+            }
+            case RABBITMQ -> {
                 requireJar(
                         "io.outbox4j.publisher.rabbitmq.RabbitMqPublisher",
                         "outbox-publisher-rabbitmq",
                         prefix + ".rabbitmq.uri");
-                return Rabbit.create(prefix, p.getRabbitmq(), connectionName);
-            case SQS:
+                yield Rabbit.create(prefix, p.getRabbitmq(), connectionName);
+            }
+            case SQS -> {
                 requireJar(
                         "io.outbox4j.publisher.sqs.SqsPublisher",
                         "outbox-publisher-sqs",
                         prefix + ".sqs.endpoint");
-                return Sqs.create(prefix, p.getSqs());
-            default:
-                throw new IllegalStateException("no publisher type resolved");
-        }
+                yield Sqs.create(prefix, p.getSqs());
+            }
+            default -> throw new IllegalStateException("no publisher type resolved");
+        };
     }
 
     private static void requireJar(String className, String artifact, String property) {

@@ -47,7 +47,7 @@ final class BrokerProbe {
                 bootstrapServers instanceof Collection<?> c
                         ? String.join(",", c.stream().map(String::valueOf).toList())
                         : bootstrapServers.toString();
-        for (String a : text.split(",")) {
+        for (String a : text.split(",", -1)) {
             String address = a.strip();
             if (!address.isEmpty() && list.size() < MAX_ADDRESSES) {
                 list.add(address);

@@ -72,15 +72,17 @@ final class PublishCall {
                     continue;
                 }
                 try {
-                    producer.send(
-                            records.get(i),
-                            (metadata, error) -> {
-                                if (error == null) {
-                                    ack.complete(metadata);
-                                } else {
-                                    ack.completeExceptionally(error);
-                                }
-                            });
+                    // the callback completes the ack, with the error if the send failed
+                    var unused =
+                            producer.send(
+                                    records.get(i),
+                                    (metadata, error) -> {
+                                        if (error == null) {
+                                            ack.complete(metadata);
+                                        } else {
+                                            ack.completeExceptionally(error);
+                                        }
+                                    });
                     sent++;
                 } catch (InterruptException e) {
                     // blocked for metadata or buffer space until the deadline or an interrupt
@@ -102,8 +104,8 @@ final class PublishCall {
             // the flush was cut short: await() reports what was not acknowledged
         } catch (RuntimeException | Error e) {
             acks.forEach(a -> a.completeExceptionally(e));
-            if (e instanceof Error) {
-                throw (Error) e;
+            if (e instanceof Error error) {
+                throw error;
             }
         }
     }

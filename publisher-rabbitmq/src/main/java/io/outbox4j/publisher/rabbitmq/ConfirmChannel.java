@@ -241,12 +241,10 @@ final class ConfirmChannel implements ConfirmListener, ReturnListener, ShutdownL
         String who = cause.isHardError() ? "connection" : "channel";
         String by =
                 cause.isInitiatedByApplication() ? "closed by the client" : "closed by the broker";
-        if (reason instanceof AMQP.Channel.Close) {
-            AMQP.Channel.Close c = (AMQP.Channel.Close) reason;
+        if (reason instanceof AMQP.Channel.Close c) {
             return who + " " + by + " with " + c.getReplyCode() + " " + c.getReplyText();
         }
-        if (reason instanceof AMQP.Connection.Close) {
-            AMQP.Connection.Close c = (AMQP.Connection.Close) reason;
+        if (reason instanceof AMQP.Connection.Close c) {
             return who + " " + by + " with " + c.getReplyCode() + " " + c.getReplyText();
         }
         return who + " " + by + (cause.getCause() == null ? "" : " (" + cause.getCause() + ")");

@@ -11,6 +11,7 @@ import com.rabbitmq.client.AMQP;
  * @param properties the AMQP properties, headers included
  * @param body the payload
  */
+@SuppressWarnings("ArrayRecordComponent") // never compared nor hashed: it only carries the body
 record Prepared(
         String messageId,
         RabbitMqPublisher.Destination destination,

@@ -61,8 +61,7 @@ final class Failures {
                 || error instanceof InvalidAttributeValueException) {
             return true;
         }
-        if (error instanceof AwsServiceException) {
-            AwsServiceException e = (AwsServiceException) error;
+        if (error instanceof AwsServiceException e) {
             return e.statusCode() >= 400
                     && e.statusCode() < 500
                     && e.awsErrorDetails() != null

@@ -12,11 +12,13 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import software.amazon.awssdk.services.sqs.model.BatchResultErrorEntry;
@@ -165,6 +167,14 @@ final class PublishCall {
         }
     }
 
+    /** Composes a future with one handler of both its outcomes (Java 17 has no handleCompose). */
+    @SuppressWarnings("FutureReturnValueIgnored") // the nested future is flattened at once
+    private static <T, U> CompletableFuture<U> handleCompose(
+            CompletableFuture<T> f,
+            BiFunction<? super T, Throwable, ? extends CompletionStage<U>> handler) {
+        return f.handle(handler).thenCompose(Function.identity());
+    }
+
     private void failUnanswered(RuntimeException cause) {
         for (int i = 0; i < outcomes.length(); i++) {
             outcomes.compareAndSet(i, null, PublishOutcome.failed(cause));
@@ -255,12 +265,12 @@ final class PublishCall {
                                     .overrideConfiguration(timeouts.get())
                                     .build());
             inFlight.add(call);
-            return call.handle(
+            return handleCompose(
+                            call,
                             (response, error) ->
                                     error == null
                                             ? answered(live, response)
                                             : failed(live, Failures.unwrap(error)))
-                    .thenCompose(Function.identity())
                     .exceptionally(
                             t -> { // a bug of ours must still leave every message with an outcome
                                 live.forEach(

@@ -271,7 +271,7 @@ final class Admin {
             try {
                 String[] parts =
                         new String(Base64.getUrlDecoder().decode(cursor), StandardCharsets.UTF_8)
-                                .split(":");
+                                .split(":", -1);
                 if (parts.length != 4 || !parts[0].equals(CURSOR_VERSION)) {
                     throw new IllegalArgumentException("unknown cursor format");
                 }

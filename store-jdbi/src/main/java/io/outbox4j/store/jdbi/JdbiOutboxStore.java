@@ -1,5 +1,6 @@
 package io.outbox4j.store.jdbi;
 
+import com.google.errorprone.annotations.Immutable;
 import io.outbox4j.api.Abandonment;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Completion;
@@ -135,6 +136,7 @@ public final class JdbiOutboxStore
 
     /** Makes the dialect object of a {@link Dialect}. */
     @FunctionalInterface
+    @Immutable // an enum constant holds one: constructor references, no state
     interface Factory {
         SqlDialect create(String tableName, boolean deadLettersBlock);
     }
@@ -634,7 +636,8 @@ public final class JdbiOutboxStore
             if (name.contains("postgresql")) {
                 return Dialect.POSTGRESQL;
             }
-            if (name.contains("mariadb") || name.contains("mysql") && version.contains("mariadb")) {
+            if (name.contains("mariadb")
+                    || (name.contains("mysql") && version.contains("mariadb"))) {
                 return Dialect.MARIADB;
             }
             if (name.contains("mysql")) {

@@ -44,7 +44,7 @@ final class Schema {
         m.appendTail(renamed);
         List<String> statements = new ArrayList<>();
         StringBuilder current = new StringBuilder();
-        for (String line : renamed.toString().split("\n")) {
+        for (String line : renamed.toString().split("\n", -1)) {
             String trimmed = line.strip();
             if (trimmed.isEmpty() || trimmed.startsWith("--")) {
                 continue;

@@ -76,7 +76,7 @@ final class Signal {
     void now() {
         if (!pending.get() && pending.compareAndSet(false, true)) {
             long wait = lastSend + MIN_SPACING_NANOS - System.nanoTime();
-            thread.schedule(this::sendPending, Math.max(0, wait), TimeUnit.NANOSECONDS);
+            later(this::sendPending, Math.max(0, wait), TimeUnit.NANOSECONDS);
         }
     }
 
@@ -87,7 +87,7 @@ final class Signal {
             lastUnsure = t; // within a millisecond is close enough: spares a shared write
         }
         if (!followingUp.get() && followingUp.compareAndSet(false, true)) {
-            thread.schedule(this::followUp, FIRST_FOLLOW_UP_MS, TimeUnit.MILLISECONDS);
+            later(this::followUp, FIRST_FOLLOW_UP_MS, TimeUnit.MILLISECONDS);
         }
     }
 
@@ -100,15 +100,21 @@ final class Signal {
         now();
         long age = System.nanoTime() - lastUnsure;
         if (age < TimeUnit.MILLISECONDS.toNanos(FOLLOW_UP_FOR_MS)) {
-            thread.schedule(this::followUp, Math.max(MIN_SPACING_NANOS, age), TimeUnit.NANOSECONDS);
+            later(this::followUp, Math.max(MIN_SPACING_NANOS, age), TimeUnit.NANOSECONDS);
             return;
         }
         followingUp.set(false);
         // An enqueue that came after the age was read but saw the chain still running.
         if (System.nanoTime() - lastUnsure < TimeUnit.MILLISECONDS.toNanos(FOLLOW_UP_FOR_MS)
                 && followingUp.compareAndSet(false, true)) {
-            thread.schedule(this::followUp, FIRST_FOLLOW_UP_MS, TimeUnit.MILLISECONDS);
+            later(this::followUp, FIRST_FOLLOW_UP_MS, TimeUnit.MILLISECONDS);
         }
+    }
+
+    // nothing waits for these tasks: a send logs its own failure, a follow-up only asks for sends
+    @SuppressWarnings("FutureReturnValueIgnored")
+    private void later(Runnable task, long delay, TimeUnit unit) {
+        thread.schedule(task, delay, unit);
     }
 
     private void sendPending() {

@@ -2,9 +2,10 @@ package io.outbox4j.store.jdbi;
 
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
+import java.util.Set;
 
 /**
  * Classifies the errors of the supported databases by SQLState and vendor code, never by message
@@ -18,18 +19,14 @@ final class SqlErrors {
      */
     static List<SQLException> chain(Throwable t) {
         List<SQLException> found = new ArrayList<>();
-        Map<Throwable, Boolean> seen = new IdentityHashMap<>();
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         collect(t, found, seen);
         return found;
     }
 
-    private static void collect(
-            Throwable t, List<SQLException> found, Map<Throwable, Boolean> seen) {
-        for (Throwable c = t;
-                c != null && seen.size() < 64 && seen.put(c, Boolean.TRUE) == null;
-                c = c.getCause()) {
-            if (c instanceof SQLException) {
-                SQLException s = (SQLException) c;
+    private static void collect(Throwable t, List<SQLException> found, Set<Throwable> seen) {
+        for (Throwable c = t; c != null && seen.size() < 64 && seen.add(c); c = c.getCause()) {
+            if (c instanceof SQLException s) {
                 found.add(s);
                 SQLException next = s.getNextException();
                 if (next != null && next != s.getCause()) {
@@ -43,7 +40,7 @@ final class SqlErrors {
     static boolean duplicateKey(Throwable t) {
         for (SQLException s : chain(t)) {
             if ("23505".equals(s.getSQLState())
-                    || s.getErrorCode() == 1062 && "23000".equals(s.getSQLState())) {
+                    || (s.getErrorCode() == 1062 && "23000".equals(s.getSQLState()))) {
                 return true;
             }
         }

@@ -192,8 +192,8 @@ final class Writer {
         if (best != null) {
             return best;
         }
-        if (e instanceof BatchUpdateException) {
-            int[] counts = ((BatchUpdateException) e).getUpdateCounts();
+        if (e instanceof BatchUpdateException batch) {
+            int[] counts = batch.getUpdateCounts();
             for (int i = 0; i < counts.length && i < messages.size(); i++) {
                 if (counts[i] == Statement.EXECUTE_FAILED) {
                     return messages.get(i).id();

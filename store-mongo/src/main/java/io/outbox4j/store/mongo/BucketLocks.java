@@ -14,6 +14,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -183,7 +184,7 @@ final class BucketLocks {
      *
      * @return the lowest bucket not had, or -1 when all were had
      */
-    private int grab(Held held, TreeSet<Integer> pending, @Nullable Map<Integer, Seen> seen) {
+    private int grab(Held held, SortedSet<Integer> pending, @Nullable Map<Integer, Seen> seen) {
         BsonArray ids = new BsonArray();
         pending.forEach(b -> ids.add(idOf(b)));
         BsonDocument in = new BsonDocument(ID, new BsonDocument("$in", ids));

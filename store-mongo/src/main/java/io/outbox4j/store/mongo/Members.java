@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -106,7 +107,7 @@ final class Members {
         dropLapsed(now);
         for (int round = 0; round < MAX_ROUNDS; round++) {
             Owners before = owners();
-            TreeSet<String> live = live(now);
+            SortedSet<String> live = live(now);
             if (!live.contains(member)) {
                 // Left between the upsert and this read: the renewal comes after the leave.
                 members.updateOne(mine, setLease, new UpdateOptions().upsert(true));
@@ -139,7 +140,7 @@ final class Members {
         dropLapsed(now);
         for (int round = 0; round < MAX_ROUNDS; round++) {
             Owners before = owners();
-            TreeSet<String> live = live(now);
+            SortedSet<String> live = live(now);
             live.remove(member); // a renewal racing the leave does not bring it back here
             String[] next = live.isEmpty() ? new String[Buckets.COUNT] : assignment(live);
             if (before.differences(next) == 0 || before.replaceWith(next)) {
@@ -223,7 +224,7 @@ final class Members {
     }
 
     /** The ids of the members live at {@code now}, in id order. */
-    private TreeSet<String> live(Instant now) {
+    private SortedSet<String> live(Instant now) {
         TreeSet<String> live = new TreeSet<>();
         for (BsonDocument d :
                 members.find(

@@ -96,19 +96,11 @@ final class Options {
                 value = args[++i];
             }
             switch (name) {
-                case "--messages":
-                    o.messages = positive(name, value, 10_000_000);
-                    break;
-                case "--writers":
-                    o.writers = positive(name, value, 256);
-                    break;
-                case "--relays":
-                    o.relays = positive(name, value, 64);
-                    break;
-                case "--keys":
-                    o.keys = positive(name, value, 1_000_000);
-                    break;
-                case "--rate":
+                case "--messages" -> o.messages = positive(name, value, 10_000_000);
+                case "--writers" -> o.writers = positive(name, value, 256);
+                case "--relays" -> o.relays = positive(name, value, 64);
+                case "--keys" -> o.keys = positive(name, value, 1_000_000);
+                case "--rate" -> {
                     if (value.strip().equalsIgnoreCase("max")) {
                         o.rate = 0;
                     } else {
@@ -118,21 +110,13 @@ final class Options {
                             throw new BadOption(e.getMessage() + " (or max)");
                         }
                     }
-                    break;
-                case "--warmup":
-                    o.warmup = value.strip().equals("0") ? 0 : positive(name, value, 1_000_000);
-                    break;
-                case "--timeout":
-                    o.timeoutSeconds = positive(name, value, 86_400);
-                    break;
-                case "--store":
-                    o.store = store(value);
-                    break;
-                case "--publisher":
-                    o.publisher = publisher(value);
-                    break;
-                default:
-                    throw new BadOption("unknown option '" + name + "'");
+                }
+                case "--warmup" ->
+                        o.warmup = value.strip().equals("0") ? 0 : positive(name, value, 1_000_000);
+                case "--timeout" -> o.timeoutSeconds = positive(name, value, 86_400);
+                case "--store" -> o.store = store(value);
+                case "--publisher" -> o.publisher = publisher(value);
+                default -> throw new BadOption("unknown option '" + name + "'");
             }
         }
         return o;

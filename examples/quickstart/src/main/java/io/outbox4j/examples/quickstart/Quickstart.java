@@ -129,7 +129,7 @@ public final class Quickstart {
             Progress progress =
                     new Progress(
                             err,
-                            System.console() != null,
+                            onTerminal(),
                             options.messages,
                             written::get,
                             publisher.published::get,
@@ -143,13 +143,14 @@ public final class Quickstart {
                                 t.setDaemon(true);
                                 return t;
                             });
-            sampler.scheduleAtFixedRate(
-                    () ->
-                            maxBacklog.accumulateAndGet(
-                                    written.get() - publisher.published.get(), Math::max),
-                    50,
-                    50,
-                    TimeUnit.MILLISECONDS);
+            var unused = // the sampler cannot fail; it stops with the example
+                    sampler.scheduleAtFixedRate(
+                            () ->
+                                    maxBacklog.accumulateAndGet(
+                                            written.get() - publisher.published.get(), Math::max),
+                            50,
+                            50,
+                            TimeUnit.MILLISECONDS);
             try {
                 writeOrders(
                         backend,
@@ -434,5 +435,13 @@ public final class Quickstart {
         }
         int index = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
         return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
+    }
+
+    /** Whether the example runs in a terminal, where progress redraws its line. */
+    // Built for Java 17, which has no Console.isTerminal(); on Java 22 and newer a redirected run
+    // also gets a console, and its progress lines end in carriage returns.
+    @SuppressWarnings("SystemConsoleNull")
+    private static boolean onTerminal() {
+        return System.console() != null;
     }
 }
