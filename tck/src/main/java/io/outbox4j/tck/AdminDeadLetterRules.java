@@ -15,6 +15,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -38,7 +39,7 @@ abstract class AdminDeadLetterRules extends AdminRules {
         Message alive = message();
         committed(x, y, z, alive);
         Map<String, Delivery> first = claimEach(x, y, z, alive);
-        store().release(new Release(OWNER, first.get(y.id()).receipt(), now(), "tck: retry"));
+        store().release(new Release(OWNER, claimed(first, y).receipt(), now(), "tck: retry"));
         Instant t = now();
         Map<Message, Instant> deadAt = new LinkedHashMap<>();
         deadAt.put(y, t.plus(Duration.ofMinutes(3)));
@@ -46,7 +47,7 @@ abstract class AdminDeadLetterRules extends AdminRules {
                         store().deadLetter(
                                         new DeadLetter(
                                                 OWNER,
-                                                first.get(x.id()).receipt(),
+                                                claimed(first, x).receipt(),
                                                 reasonOf(x),
                                                 t.plus(Duration.ofMinutes(1)))))
                 .isTrue();
@@ -54,7 +55,7 @@ abstract class AdminDeadLetterRules extends AdminRules {
                         store().deadLetter(
                                         new DeadLetter(
                                                 OWNER,
-                                                first.get(z.id()).receipt(),
+                                                claimed(first, z).receipt(),
                                                 reasonOf(z),
                                                 t.plus(Duration.ofMinutes(2)))))
                 .isTrue();
@@ -72,7 +73,8 @@ abstract class AdminDeadLetterRules extends AdminRules {
         expected.put(z.id(), new Object[] {z, 1, t.plus(Duration.ofMinutes(2))});
         expected.put(y.id(), new Object[] {y, 2, t.plus(Duration.ofMinutes(3))});
         for (DeadMessage dead : listed) {
-            Object[] e = expected.get(dead.message().id());
+            Object[] e =
+                    Objects.requireNonNull(expected.get(dead.message().id())); // listed: see above
             Message m = (Message) e[0];
             List<String> diffs = Describe.differences(m, dead.message());
             assertThat(diffs)

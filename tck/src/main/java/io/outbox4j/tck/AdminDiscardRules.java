@@ -88,7 +88,7 @@ abstract class AdminDiscardRules extends AdminRules {
         assertThat(ids(claimAll(OTHER)))
                 .as("'%s' must still be claimable after the discard", ready.id())
                 .containsExactly(ready.id());
-        assertThat(store().complete(new Completion(OWNER, List.of(d.get(leased.id()).receipt()))))
+        assertThat(store().complete(new Completion(OWNER, List.of(claimed(d, leased).receipt()))))
                 .as("the lease on '%s' must still be live after the discard", leased.id())
                 .isEmpty();
     }

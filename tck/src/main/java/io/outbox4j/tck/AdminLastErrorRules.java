@@ -24,12 +24,12 @@ abstract class AdminLastErrorRules extends AdminRules {
     void required_lastErrorIsTheErrorOfTheLastRelease() {
         Message m = message();
         committed(m);
-        Delivery first = claimEach(m).get(m.id());
+        Delivery first = claimed(claimEach(m), m);
         store().release(new Release(OWNER, first.receipt(), now(), "tck: broker down (1)"));
         assertThat(admin().lastError(m.id()))
                 .as("lastError of '%s' after a release must be that release's error", m.id())
                 .contains("tck: broker down (1)");
-        Delivery second = claimEach(m).get(m.id());
+        Delivery second = claimed(claimEach(m), m);
         String long2 = "tck: timeout (2) " + "x".repeat(Release.MAX_ERROR_LENGTH - 17);
         store().release(new Release(OWNER, second.receipt(), now(), long2));
         Optional<String> last = admin().lastError(m.id());
@@ -53,7 +53,7 @@ abstract class AdminLastErrorRules extends AdminRules {
     void required_lastErrorOfADeadLetterIsItsReason() {
         Message m = message();
         committed(m);
-        Delivery first = claimEach(m).get(m.id());
+        Delivery first = claimed(claimEach(m), m);
         store().release(new Release(OWNER, first.receipt(), now(), "tck: broker down"));
         deadLetterNow(m);
         Optional<String> last = admin().lastError(m.id());

@@ -33,7 +33,7 @@ abstract class AdminReplayRules extends AdminRules {
         Message m = message();
         committed(m);
         Map<String, Delivery> first = claimEach(m);
-        store().release(new Release(OWNER, first.get(m.id()).receipt(), now(), "tck: retry"));
+        store().release(new Release(OWNER, claimed(first, m).receipt(), now(), "tck: retry"));
         deadLetterNow(m);
         Instant replayAt = now().plus(Duration.ofMinutes(1));
         int replayed = admin().replay(List.of(m.id()), replayAt);
@@ -116,7 +116,7 @@ abstract class AdminReplayRules extends AdminRules {
         committed(leased, waiting);
         Map<String, Delivery> d = claimEach(leased, waiting);
         Instant retryAt = now().plus(Duration.ofMinutes(10));
-        store().release(new Release(OWNER, d.get(waiting.id()).receipt(), retryAt, "tck"));
+        store().release(new Release(OWNER, claimed(d, waiting).receipt(), retryAt, "tck"));
         Message ready = message();
         committed(ready);
         int replayed =
@@ -135,7 +135,7 @@ abstract class AdminReplayRules extends AdminRules {
                         ready.id(), leased.id(), waiting.id(), retryAt, deliveries(got))
                 .containsExactly(ready.id());
         assertThat(got.get(0).attempt()).as("'%s' was never tried", ready.id()).isEqualTo(1);
-        assertThat(store().complete(new Completion(OWNER, List.of(d.get(leased.id()).receipt()))))
+        assertThat(store().complete(new Completion(OWNER, List.of(claimed(d, leased).receipt()))))
                 .as("the lease on '%s' must still be live after the replay", leased.id())
                 .isEmpty();
     }

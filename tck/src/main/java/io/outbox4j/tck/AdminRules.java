@@ -20,6 +20,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 
@@ -109,6 +110,13 @@ abstract class AdminRules extends KitRules {
         return byId;
     }
 
+    /**
+     * The delivery of {@code m} in what {@link #claimEach} returned (which checked it is there).
+     */
+    static Delivery claimed(Map<String, Delivery> claimed, Message m) {
+        return Objects.requireNonNull(claimed.get(m.id()), m.id());
+    }
+
     /** Claims the messages and dead-letters each at the given instant with a reason naming it. */
     void deadLetter(Map<Message, Instant> deadAt) {
         Map<String, Delivery> leases = claimEach(deadAt.keySet().toArray(new Message[0]));
@@ -118,7 +126,7 @@ abstract class AdminRules extends KitRules {
                                         store().deadLetter(
                                                         new DeadLetter(
                                                                 OWNER,
-                                                                leases.get(m.id()).receipt(),
+                                                                claimed(leases, m).receipt(),
                                                                 reasonOf(m),
                                                                 at)))
                                 .as("setting up: deadLetter of '%s' with its live receipt", m.id())
@@ -196,7 +204,7 @@ abstract class AdminRules extends KitRules {
                                 + " only %s",
                         topic, stats.byTopic().keySet())
                 .isNotNull();
-        return t;
+        return Objects.requireNonNull(t);
     }
 
     /**

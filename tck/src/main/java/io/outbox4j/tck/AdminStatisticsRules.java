@@ -38,10 +38,10 @@ abstract class AdminStatisticsRules extends AdminRules {
         committed(leased, waiting, deadA, completed, deadB);
         Map<String, Delivery> d = claimEach(leased, waiting, deadA, completed, deadB);
         Instant later = now().plus(Duration.ofMinutes(10));
-        store().release(new Release(OWNER, d.get(waiting.id()).receipt(), later, "tck"));
-        store().deadLetter(new DeadLetter(OWNER, d.get(deadA.id()).receipt(), "tck", now()));
-        store().deadLetter(new DeadLetter(OWNER, d.get(deadB.id()).receipt(), "tck", now()));
-        store().complete(new Completion(OWNER, List.of(d.get(completed.id()).receipt())));
+        store().release(new Release(OWNER, claimed(d, waiting).receipt(), later, "tck"));
+        store().deadLetter(new DeadLetter(OWNER, claimed(d, deadA).receipt(), "tck", now()));
+        store().deadLetter(new DeadLetter(OWNER, claimed(d, deadB).receipt(), "tck", now()));
+        store().complete(new Completion(OWNER, List.of(claimed(d, completed).receipt())));
         Message ready1 = message();
         Message ready2 = message();
         Message delayed = message(TOPIC_A).notBefore(later).build();
@@ -84,7 +84,7 @@ abstract class AdminStatisticsRules extends AdminRules {
         Instant start = now();
         Map<String, Delivery> d = claimEach(leased, retried);
         Instant retryAt = start.plus(Duration.ofMinutes(10));
-        store().release(new Release(OWNER, d.get(retried.id()).receipt(), retryAt, "tck"));
+        store().release(new Release(OWNER, claimed(d, retried).receipt(), retryAt, "tck"));
         Message delayed = message(TOPIC_A).notBefore(retryAt).build();
         committed(delayed);
         Instant beforeLeaseEnd = start.plus(LEASE).minusMillis(1);

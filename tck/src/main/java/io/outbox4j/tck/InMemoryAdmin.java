@@ -23,6 +23,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@link OutboxAdmin} side of the reference store over its {@link InMemoryStorage}: statistics
@@ -193,7 +194,12 @@ abstract class InMemoryAdmin implements OutboxAdmin {
     }
 
     private static DeadMessage deadMessage(Row r) {
-        return new DeadMessage(r.message, r.deadReason, r.attempts, r.enqueuedAt, r.deadAt);
+        return new DeadMessage( // a dead row has both: see deadLetter
+                r.message,
+                Objects.requireNonNull(r.deadReason),
+                r.attempts,
+                r.enqueuedAt,
+                Objects.requireNonNull(r.deadAt));
     }
 
     /** Counts of one topic (or all) while the statistics are computed. */
@@ -202,7 +208,7 @@ abstract class InMemoryAdmin implements OutboxAdmin {
         long delayed;
         long leased;
         long dead;
-        Instant oldestReady;
+        @Nullable Instant oldestReady;
 
         void add(Row r, Instant now) {
             if (r.deadAt != null) {
@@ -228,12 +234,13 @@ abstract class InMemoryAdmin implements OutboxAdmin {
     /** Where a page of dead letters ended: the dead-letter time and enqueue order of its last. */
     private record Cursor(Instant deadAt, long seq) {
         static String of(Row r) {
+            Instant deadAt = Objects.requireNonNull(r.deadAt); // only dead rows are listed
             String text =
                     CURSOR_VERSION
                             + ":"
-                            + r.deadAt.getEpochSecond()
+                            + deadAt.getEpochSecond()
                             + ":"
-                            + r.deadAt.getNano()
+                            + deadAt.getNano()
                             + ":"
                             + r.seq;
             return Base64.getUrlEncoder()

@@ -30,8 +30,10 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The reference store: an in-memory implementation that honours the {@link OutboxStore} and {@link
@@ -322,11 +324,12 @@ public class InMemoryOutboxStore extends InMemoryAdmin
      * The latest message of {@code r}'s key enqueued before it that still counts (dead letters
      * count unless this store lets them not block), or null.
      */
-    private Row earlierOfItsKey(Row r) {
+    private @Nullable Row earlierOfItsKey(Row r) {
         if (r.key == null) {
             return null;
         }
-        for (Row e : storage.keys.get(r.key).headMap(r.seq, false).descendingMap().values()) {
+        TreeMap<Long, Row> ofKey = Objects.requireNonNull(storage.keys.get(r.key)); // indexed
+        for (Row e : ofKey.headMap(r.seq, false).descendingMap().values()) {
             if (e.deadAt == null || deadLettersBlockTheirKey) {
                 return e;
             }
@@ -425,7 +428,9 @@ public class InMemoryOutboxStore extends InMemoryAdmin
     public Optional<String> deadLetterReason(String messageId) {
         synchronized (storage) {
             Row r = storage.rows.get(messageId);
-            return r == null || r.deadAt == null ? Optional.empty() : Optional.of(r.deadReason);
+            return r == null || r.deadAt == null
+                    ? Optional.empty()
+                    : Optional.of(Objects.requireNonNull(r.deadReason)); // set with deadAt
         }
     }
 

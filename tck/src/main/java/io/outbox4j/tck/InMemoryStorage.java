@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The messages of the reference store, shared by every {@link InMemoryOutboxStore} built over them
@@ -69,7 +70,8 @@ final class InMemoryStorage {
             byReceipt.remove(r.receipt);
         }
         if (r.key != null) {
-            TreeMap<Long, Row> ofKey = keys.get(r.key);
+            TreeMap<Long, Row> ofKey =
+                    Objects.requireNonNull(keys.get(r.key)); // indexed on enqueue
             ofKey.remove(r.seq);
             if (ofKey.isEmpty()) {
                 keys.remove(r.key);
@@ -80,7 +82,7 @@ final class InMemoryStorage {
     /**
      * Returns the row leased by this owner under this receipt, or null when the receipt is stale.
      */
-    Row leased(String owner, String receipt) {
+    @Nullable Row leased(String owner, String receipt) {
         Row r = byReceipt.get(receipt);
         return r != null && owner.equals(r.owner) && r.deadAt == null ? r : null;
     }
@@ -93,17 +95,17 @@ final class InMemoryStorage {
 
     static final class Row {
         final Message message;
-        final String key;
+        final @Nullable String key;
         final int bucket;
         final long seq;
         final Instant enqueuedAt;
         Instant availableAt;
         int attempts;
-        String owner;
-        String receipt;
-        String lastError;
-        Instant deadAt;
-        String deadReason;
+        @Nullable String owner;
+        @Nullable String receipt;
+        @Nullable String lastError;
+        @Nullable Instant deadAt;
+        @Nullable String deadReason;
 
         Row(Message message, long seq, Instant enqueuedAt) {
             this.message = message;

@@ -18,6 +18,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
@@ -27,6 +28,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
@@ -148,7 +150,7 @@ public abstract class OutboxMembershipContract {
         return claimAsMember(on, member, claimTime(), ClaimRequest.MAX_LIMIT);
     }
 
-    private Message message(String key) {
+    private Message message(@Nullable String key) {
         Message.Builder b =
                 Message.builder()
                         .id(prefix + counter++)
@@ -548,7 +550,9 @@ public abstract class OutboxMembershipContract {
                                                                                     new ArrayList<>()));
                                             synchronized (seen) {
                                                 int expectedIndex = seen.size();
-                                                List<String> ofKey = order.get(key);
+                                                List<String> ofKey =
+                                                        Objects.requireNonNull(
+                                                                order.get(key), key); // enqueued
                                                 if (!ofKey.get(expectedIndex)
                                                         .equals(d.message().id())) {
                                                     inversion.set(true);

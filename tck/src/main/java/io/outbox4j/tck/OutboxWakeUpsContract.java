@@ -153,6 +153,7 @@ public abstract class OutboxWakeUpsContract {
     class Calls {
         @Test
         @DisplayName("listen(null) is refused with an IllegalArgumentException naming wakeUp")
+        @SuppressWarnings("NullAway") // passes null on purpose: the rule is that it is refused
         void required_listenRefusesNull() {
             Throwable thrown = catchThrowable(() -> listenings.add(wakeUps().listen(null)));
             String what = thrown == null ? "it returned a listening" : "it threw " + thrown;

@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -43,7 +44,7 @@ import org.junit.jupiter.api.Test;
  * support is skipped with the reason its knob gives.
  */
 public abstract class PublisherContract {
-    private String idPrefix;
+    private String idPrefix = ""; // set before each rule
     private int idCounter;
 
     /** Creates the kit; subclasses supply the factories. */
@@ -247,7 +248,7 @@ public abstract class PublisherContract {
                         unknown)
                 .isEmpty();
         for (Received r : got) {
-            Message m = byId.get(r.id());
+            Message m = Objects.requireNonNull(byId.get(r.id())); // no unknown ids: see above
             List<String> diffs = new ArrayList<>();
             Describe.payload(diffs, "payload", m.payload(), r.payload());
             assertThat(diffs)

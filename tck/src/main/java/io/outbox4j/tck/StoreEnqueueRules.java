@@ -16,6 +16,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -165,7 +166,7 @@ abstract class StoreEnqueueRules extends StoreRules {
         Message before = message().build();
         Message duplicate = existing.toBuilder().payload("duplicate").build();
         Message after = message().build();
-        Throwable thrown;
+        @Nullable Throwable thrown;
         try {
             enqueueCommittingDespiteFailure(List.of(before, duplicate, after));
             thrown = null;
@@ -291,7 +292,7 @@ abstract class StoreEnqueueRules extends StoreRules {
      * @return the exception
      */
     private static DuplicateMessageException assertDuplicate(
-            Throwable thrown, String mustBeRejected, Message m) {
+            @Nullable Throwable thrown, String mustBeRejected, Message m) {
         Optional<DuplicateMessageException> duplicate = duplicateIn(thrown);
         assertThat(duplicate)
                 .as(

@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -61,20 +62,20 @@ final class StoreModelRun {
     private final Set<String> rolledBack = new HashSet<>();
     private final Set<String> finished = new HashSet<>();
     private final List<String> deadIds = new ArrayList<>();
-    private Instant now;
+    private Instant now = Instant.EPOCH; // each run starts from the wall clock
     private int ids;
 
     /** One committed message as the model sees it. */
     private static final class Row {
         final String id;
-        final String key;
+        final @Nullable String key;
         Instant availableAt;
-        String owner;
-        String receipt;
+        @Nullable String owner;
+        @Nullable String receipt;
         boolean dead;
         int attempts;
 
-        Row(String id, String key, Instant availableAt) {
+        Row(String id, @Nullable String key, Instant availableAt) {
             this.id = id;
             this.key = key;
             this.availableAt = availableAt;
@@ -126,7 +127,7 @@ final class StoreModelRun {
                 checkStale("complete", picked, expected, stale);
                 for (String r : picked) {
                     if (!expected.contains(r)) {
-                        Row row = byReceipt(r);
+                        Row row = leasedRow(r);
                         rows.remove(row.id);
                         finished.add(row.id);
                     }
@@ -146,7 +147,7 @@ final class StoreModelRun {
                 checkStale("extend", picked, expected, stale);
                 picked.stream()
                         .filter(r -> !expected.contains(r))
-                        .forEach(r -> byReceipt(r).availableAt = until);
+                        .forEach(r -> leasedRow(r).availableAt = until);
             }
         } else if (step instanceof StoreStep.Abandon a) {
             List<String> picked = pick(a.owner(), a.picks());
@@ -157,7 +158,7 @@ final class StoreModelRun {
                 checkStale("abandon", picked, expected, stale);
                 for (String r : picked) {
                     if (!expected.contains(r)) {
-                        Row row = byReceipt(r);
+                        Row row = leasedRow(r);
                         clearLease(row);
                         row.availableAt = now;
                         row.attempts = Math.max(0, row.attempts - 1);
@@ -279,7 +280,7 @@ final class StoreModelRun {
                 heads,
                 limit);
         for (Delivery d : claimed) {
-            Row row = rows.get(d.message().id());
+            Row row = Objects.requireNonNull(rows.get(d.message().id())); // checked above
             row.owner = owner(owner);
             row.receipt = d.receipt();
             row.availableAt = now.plus(lease);
@@ -304,7 +305,7 @@ final class StoreModelRun {
                 released,
                 expected.isEmpty());
         if (released) {
-            Row row = byReceipt(receipt);
+            Row row = leasedRow(receipt);
             clearLease(row);
             row.availableAt = at;
         }
@@ -322,7 +323,7 @@ final class StoreModelRun {
                 dead,
                 expected.isEmpty());
         if (dead) {
-            Row row = byReceipt(receipt);
+            Row row = leasedRow(receipt);
             clearLease(row);
             row.dead = true;
             deadIds.add(row.id);
@@ -347,7 +348,7 @@ final class StoreModelRun {
                 id,
                 changed,
                 isDead ? 1 : 0);
-        if (isDead) {
+        if (isDead && row != null) {
             deadIds.remove(id);
             if (a.discard()) {
                 rows.remove(id);
@@ -465,13 +466,18 @@ final class StoreModelRun {
                 .collect(Collectors.toList());
     }
 
-    private Row byReceipt(String receipt) {
+    private @Nullable Row byReceipt(String receipt) {
         for (Row r : rows.values()) {
             if (receipt.equals(r.receipt)) {
                 return r;
             }
         }
         return null;
+    }
+
+    /** The row of a receipt the model holds as live (it only picks receipts it handed out). */
+    private Row leasedRow(String receipt) {
+        return Objects.requireNonNull(byReceipt(receipt), receipt);
     }
 
     private static void clearLease(Row row) {

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -130,7 +131,7 @@ abstract class StoreRules extends KitRules {
      * Three messages whose id order (a, m, z), occurrence order (a, z, m) and enqueue order (z, a,
      * m) all disagree, in enqueue order, with the given key (or none).
      */
-    List<Message> disagreeing(String key) {
+    List<Message> disagreeing(@Nullable String key) {
         Instant base =
                 clock.wallAtStart().truncatedTo(ChronoUnit.SECONDS).minus(Duration.ofHours(2));
         String tag = clock.idPrefix() + clock.skipIds(3);
@@ -333,7 +334,7 @@ abstract class StoreRules extends KitRules {
         return admin.orElseThrow();
     }
 
-    static Optional<DuplicateMessageException> duplicateIn(Throwable thrown) {
+    static Optional<DuplicateMessageException> duplicateIn(@Nullable Throwable thrown) {
         int depth = 0;
         for (Throwable t = thrown; t != null && depth < 32; t = t.getCause(), depth++) {
             if (t instanceof DuplicateMessageException) {
