@@ -12,9 +12,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
+import org.awaitility.Awaitility;
 
 /** Small helpers shared by the engine tests. */
 final class Fixtures {
@@ -50,13 +50,12 @@ final class Fixtures {
      * within {@code within}.
      */
     static void await(String what, Duration within, BooleanSupplier condition) {
-        long deadline = System.nanoTime() + within.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("timed out after " + within + " waiting until " + what);
-            }
-            LockSupport.parkNanos(2_000_000);
-        }
+        Awaitility.await(what)
+                .dontCatchUncaughtExceptions() // tests make relay threads die on purpose
+                .atMost(within)
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(2))
+                .until(condition::getAsBoolean);
     }
 
     /** The loop thread of the relay with this owner, once it exists. */

@@ -352,7 +352,11 @@ class PipelineTest {
                         .build()) {
             relay.start();
             store.awaitClaims(1, Duration.ofSeconds(5));
-            TimeUnit.MILLISECONDS.sleep(1_100);
+            long firstClaim = store.claimReturnedNanos.get(0);
+            Fixtures.await( // the scenario: the relay idle for over a window since that claim
+                    "over a window since the first claim",
+                    Duration.ofSeconds(5),
+                    () -> System.nanoTime() - firstClaim > TimeUnit.MILLISECONDS.toNanos(1_100));
             memory.enqueueCommitted(List.of(Fixtures.message("m1")));
             long woken = System.nanoTime();
             relay.wakeUp();

@@ -33,6 +33,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -186,11 +187,10 @@ class OutboxMetricsTest {
                         .clock(clock)
                         .statisticsInterval(Duration.ofSeconds(1))
                         .build();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (registry.find(OutboxMetrics.MESSAGES).gauges().isEmpty()
-                && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        Awaitility.await("the statistics gauges, after the second scheduled read")
+                .atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> !registry.find(OutboxMetrics.MESSAGES).gauges().isEmpty());
         assertThat(registry.get(OutboxMetrics.STATISTICS_ERRORS).counter().count()).isEqualTo(1);
         assertThat(messages("orders", "ready"))
                 .as("the second scheduled read, 1 s after the failed first")

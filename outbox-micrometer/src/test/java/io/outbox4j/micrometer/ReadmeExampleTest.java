@@ -13,7 +13,7 @@ import io.outbox4j.store.jdbi.JdbiOutboxStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
 
@@ -55,10 +55,10 @@ class ReadmeExampleTest {
                                                 .notBefore(Instant.now().plus(Duration.ofHours(1)))
                                                 .build())));
         relay.wakeUp();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (completed(meterRegistry) < 1 && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+        Awaitility.await("order-1 completed")
+                .atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(10))
+                .until(() -> completed(meterRegistry) >= 1);
         metrics.refresh(); // what the schedule does every 30 s
 
         assertThat(completed(meterRegistry)).isEqualTo(1);

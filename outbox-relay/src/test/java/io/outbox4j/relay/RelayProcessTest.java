@@ -37,6 +37,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.awaitility.Awaitility;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -406,20 +407,12 @@ class RelayProcessTest {
                         .build();
         jdbi.useTransaction(h -> store.enqueue(h, m));
         long committed = System.nanoTime();
-        long deadline = committed + timeout.toNanos();
-        while (consumer.distinct() < n) {
-            if (!relay.isAlive() || System.nanoTime() > deadline) {
-                throw new AssertionError(
-                        "message "
-                                + n
-                                + " not consumed within "
-                                + timeout
-                                + " (relay alive: "
-                                + relay.isAlive()
-                                + "); see target/relay-process-logs");
-            }
-            Thread.sleep(0, 200_000); // waiting for a positive outcome, bounded by the deadline
-        }
+        Awaitility.await("message " + n + " consumed (see target/relay-process-logs)")
+                .atMost(timeout)
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofNanos(200_000)) // a latency in microseconds is measured
+                .failFast("the relay exited before message " + n, () -> !relay.isAlive())
+                .until(() -> consumer.distinct() >= n);
         return (System.nanoTime() - committed) / 1000;
     }
 
@@ -526,22 +519,21 @@ class RelayProcessTest {
 
     private static void await(Process p, BooleanSupplier done, Duration timeout, String what)
             throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!done.getAsBoolean()) {
-            if (!p.isAlive()) {
-                throw new AssertionError(
-                        "the relay exited ("
-                                + p.exitValue()
-                                + ") before "
-                                + what
-                                + "; see target/relay-process-logs");
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(
-                        "no " + what + " within " + timeout + "; see target/relay-process-logs");
-            }
-            Thread.sleep(100);
-        }
+        Awaitility.await(what + " (see target/relay-process-logs)")
+                .atMost(timeout)
+                .pollInterval(Duration.ofMillis(100))
+                .failFast(
+                        () -> {
+                            if (!p.isAlive()) {
+                                throw new AssertionError(
+                                        "the relay exited ("
+                                                + p.exitValue()
+                                                + ") before "
+                                                + what
+                                                + "; see target/relay-process-logs");
+                            }
+                        })
+                .until(done::getAsBoolean);
     }
 
     /** Reads the topic back, remembering each key's sequence numbers in arrival order. */

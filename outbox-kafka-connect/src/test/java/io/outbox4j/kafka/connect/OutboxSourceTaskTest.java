@@ -19,6 +19,7 @@ import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.source.SourceRecord;
+import org.awaitility.Awaitility;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -130,22 +131,44 @@ class OutboxSourceTaskTest {
                 new ClaimRequest("someone-else", Instant.now(), Duration.ofSeconds(30), 100));
     }
 
-    /** Checks {@code condition} every 20 ms for {@code during}: it must hold every time. */
-    private static void stays(String what, BooleanSupplier condition, Duration during)
-            throws InterruptedException {
-        long end = System.nanoTime() + during.toNanos();
-        do {
-            assertThat(condition.getAsBoolean()).as(what).isTrue();
-            Thread.sleep(20);
-        } while (System.nanoTime() < end);
+    private static void await(String what, BooleanSupplier condition) {
+        Awaitility.await(what)
+                .atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(20))
+                .until(condition::getAsBoolean);
     }
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("waiting for " + what).isLessThan(deadline);
-            Thread.sleep(20);
-        }
+    /** Whether message {@code id} is still in the outbox (not completed). */
+    private static boolean present(String id) {
+        return jdbi.withHandle(
+                h ->
+                        h.createQuery("SELECT count(*) FROM outbox_message WHERE id = :id")
+                                        .bind("id", id)
+                                        .mapTo(Integer.class)
+                                        .one()
+                                == 1);
+    }
+
+    /** The end of the lease of message {@code id}, by the database's clock. */
+    private static Instant leaseEnd(String id) {
+        return jdbi.withHandle(
+                h ->
+                        h.createQuery("SELECT available_at FROM outbox_message WHERE id = :id")
+                                .bind("id", id)
+                                .mapTo(Instant.class)
+                                .one());
+    }
+
+    /** Whether the lease of message {@code id} has ended by the database's clock. */
+    private static boolean leaseEnded(String id) {
+        return jdbi.withHandle(
+                h ->
+                        h.createQuery(
+                                        "SELECT available_at <= now() FROM outbox_message WHERE id"
+                                                + " = :id")
+                                .bind("id", id)
+                                .mapTo(Boolean.class)
+                                .one());
     }
 
     @Test
@@ -156,15 +179,15 @@ class OutboxSourceTaskTest {
 
         List<SourceRecord> records = pollUntilSome(task);
         assertThat(ids(records)).containsExactly("m-1", "m-2");
-        stays(
-                "messages whose records are not acknowledged stay, over several completion"
-                        + " intervals",
-                () -> rows() == 2,
-                Duration.ofMillis(300));
-        assertThat(claimAsSomeoneElse()).as("and stay leased to the task").isEmpty();
+        assertThat(rows()).as("nothing is completed before Kafka acknowledged it").isEqualTo(2);
 
         acknowledge(task, records.subList(0, 1));
-        await("m-1 completed", () -> rows() == 1);
+        // the completion that took m-1 had m-2's record in flight too: it must have left it
+        await("m-1 completed", () -> !present("m-1"));
+        assertThat(present("m-2"))
+                .as("a message whose record is not acknowledged stays after a completion")
+                .isTrue();
+        assertThat(claimAsSomeoneElse()).as("and stays leased to the task").isEmpty();
         acknowledge(task, records.subList(1, 2));
         await("m-2 completed", () -> rows() == 0);
     }
@@ -232,11 +255,18 @@ class OutboxSourceTaskTest {
         enqueue("m-1", "orders", "k-1");
         OutboxSourceTask task = start(Map.of(OutboxSourceConnectorConfig.LEASE_MS, "1000"));
         pollUntilSome(task);
+        Instant firstEnd = leaseEnd("m-1");
 
-        stays(
-                "a renewed lease is still live, over 2.5 leases",
-                () -> claimAsSomeoneElse().isEmpty(),
-                Duration.ofMillis(2_500));
+        // the witness: renewals carried the lease two leases past its first end (so the first
+        // end has passed by a lease); no one else may claim the message meanwhile
+        Awaitility.await("the task renewed the lease past its first end")
+                .atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(20))
+                .failFast(
+                        "a renewed lease is still live: someone else claimed the message",
+                        () -> !claimAsSomeoneElse().isEmpty())
+                .until(() -> !leaseEnd("m-1").isBefore(firstEnd.plusSeconds(2)));
+        assertThat(claimAsSomeoneElse()).as("a renewed lease is still live").isEmpty();
 
         task.stop();
         tasks.remove(task);
@@ -340,7 +370,7 @@ class OutboxSourceTaskTest {
         pollUntilSome(failing);
         failing.stop(); // as a failed task: the record was never acknowledged
         tasks.remove(failing);
-        Thread.sleep(1_200);
+        await("the stopped task's lease ended", () -> leaseEnded("m-1"));
 
         OutboxSourceTask next = start(settings);
         assertThat(next.poll()).isNull();

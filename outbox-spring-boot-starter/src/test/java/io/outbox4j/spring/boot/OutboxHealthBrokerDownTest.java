@@ -11,7 +11,10 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -175,28 +178,38 @@ class OutboxHealthBrokerDownTest {
             String what,
             Duration within,
             Predicate<Health> condition) {
-        long deadline = System.nanoTime() + within.toNanos();
-        String lastChange = "";
-        while (true) {
-            Health h = indicator.health();
-            String line = h.getStatus() + " " + h.getDetails();
-            String change = h.getStatus() + " " + counts(h);
-            if (!change.equals(lastChange)) {
-                transcript.add(Instant.now() + " " + line);
-                lastChange = change;
-            }
-            if (condition.test(h)) {
-                return h;
-            }
-            if (System.nanoTime() > deadline) {
-                fail("health not " + what + " within " + within + "; last: " + line);
-            }
-            try {
-                Thread.sleep(250);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                fail("interrupted");
-            }
+        AtomicReference<Health> last = new AtomicReference<>();
+        AtomicReference<String> lastChange = new AtomicReference<>("");
+        try {
+            Awaitility.await(what)
+                    .atMost(within)
+                    .pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(250))
+                    .until(
+                            () -> {
+                                Health h = indicator.health();
+                                last.set(h);
+                                String change = h.getStatus() + " " + counts(h);
+                                if (!change.equals(lastChange.getAndSet(change))) {
+                                    transcript.add(
+                                            Instant.now()
+                                                    + " "
+                                                    + h.getStatus()
+                                                    + " "
+                                                    + h.getDetails());
+                                }
+                                return condition.test(h);
+                            });
+        } catch (ConditionTimeoutException e) {
+            Health h = last.get();
+            fail(
+                    "health not "
+                            + what
+                            + " within "
+                            + within
+                            + "; last: "
+                            + (h == null ? "none" : h.getStatus() + " " + h.getDetails()));
         }
+        return last.get();
     }
 }

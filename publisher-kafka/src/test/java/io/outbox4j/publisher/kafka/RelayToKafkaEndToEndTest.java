@@ -34,6 +34,7 @@ import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.awaitility.Awaitility;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -132,13 +133,10 @@ class RelayToKafkaEndToEndTest {
 
     private static void await(String what, Duration timeout, BooleanSupplier condition)
             throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out after " + timeout + " waiting for " + what);
-            }
-            Thread.sleep(20);
-        }
+        Awaitility.await(what)
+                .atMost(timeout)
+                .pollInterval(Duration.ofMillis(20))
+                .until(condition::getAsBoolean);
     }
 
     /** Counts the relay's outcomes. */

@@ -15,6 +15,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 
 /** Test-side access to the real broker: declare queues and exchanges, read back what arrived. */
 final class Rabbit {
@@ -109,21 +112,30 @@ final class Rabbit {
         return withChannel(
                 ch -> {
                     List<GetResponse> got = new ArrayList<>();
-                    long deadline = System.nanoTime() + timeout.toNanos();
-                    while (got.size() < expected) {
-                        GetResponse r = ch.basicGet(queue, true);
-                        if (r != null) {
-                            got.add(r);
-                        } else if (System.nanoTime() > deadline) {
-                            break;
-                        } else {
-                            try {
-                                Thread.sleep(5);
-                            } catch (InterruptedException e) {
-                                Thread.currentThread().interrupt();
-                                break;
-                            }
-                        }
+                    BooleanSupplier takeWhatIsThere =
+                            () -> {
+                                try {
+                                    GetResponse r;
+                                    while (got.size() < expected
+                                            && (r = ch.basicGet(queue, true)) != null) {
+                                        got.add(r);
+                                    }
+                                } catch (IOException e) {
+                                    throw new UncheckedIOException(e);
+                                }
+                                return got.size() >= expected;
+                            };
+                    if (takeWhatIsThere.getAsBoolean() || timeout.isZero()) {
+                        return got;
+                    }
+                    try {
+                        Awaitility.await()
+                                .atMost(timeout)
+                                .pollInterval(Duration.ofMillis(5))
+                                .pollInSameThread() // the channel is this thread's
+                                .until(takeWhatIsThere::getAsBoolean);
+                    } catch (ConditionTimeoutException e) {
+                        // fewer than expected within the timeout: the caller asserts on what came
                     }
                     return got;
                 });

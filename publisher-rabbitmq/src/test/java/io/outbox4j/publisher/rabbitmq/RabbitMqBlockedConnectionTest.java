@@ -9,6 +9,7 @@ import io.outbox4j.api.PublishOutcome;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -38,30 +39,28 @@ class RabbitMqBlockedConnectionTest {
 
     private static void raiseMemoryAlarm() throws InterruptedException {
         Rabbit.server().rabbitmqctl("set_vm_memory_high_watermark", "0");
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (!Rabbit.server()
-                .rabbitmqctl("eval", "rabbit_alarm:get_alarms().")
-                .contains("memory")) {
-            assertThat(System.nanoTime())
-                    .as("memory alarm raised within 10 s")
-                    .isLessThan(deadline);
-            Thread.sleep(50);
-        }
+        Awaitility.await("memory alarm raised")
+                .atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(50))
+                .until(
+                        () ->
+                                Rabbit.server()
+                                        .rabbitmqctl("eval", "rabbit_alarm:get_alarms().")
+                                        .contains("memory"));
     }
 
     /** Publishes one message until it is confirmed, for at most 30 s. */
     private static void publishUntilConfirmed(RabbitMqPublisher p, String queue, String id)
             throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (System.nanoTime() < deadline) {
-            if (p.publish(List.of(message(queue, id)), Duration.ofSeconds(5))
-                    .get(0)
-                    .isPublished()) {
-                return;
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("not published within 30 s after the alarm cleared");
+        Awaitility.await("published after the alarm cleared")
+                .atMost(Duration.ofSeconds(30))
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(100))
+                .until(
+                        () ->
+                                p.publish(List.of(message(queue, id)), Duration.ofSeconds(5))
+                                        .get(0)
+                                        .isPublished());
     }
 
     @Test

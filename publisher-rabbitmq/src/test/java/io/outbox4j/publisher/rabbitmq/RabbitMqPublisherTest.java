@@ -21,7 +21,9 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -258,30 +260,33 @@ class RabbitMqPublisherTest {
         Rabbit.server().rabbitmqctl("close_all_connections", "--vhost", "/", "closed by a test");
 
         Set<String> published = new HashSet<>(Set.of("warm-up"));
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        int attempt = 0;
-        boolean reconnected = false;
-        while (!reconnected && System.nanoTime() < deadline) {
-            String id = "after-close-" + attempt++;
-            PublishOutcome o = p.publish(List.of(message(queue, id)), TIMEOUT).get(0);
-            if (o.isPublished()) {
-                published.add(id);
-                reconnected = true;
-            } else {
-                assertThat(o.isPermanent()).as("a lost connection is retryable: %s", o).isFalse();
-                Thread.sleep(50);
-            }
-        }
-        assertThat(reconnected)
-                .as("published again after the broker closed the connection")
-                .isTrue();
+        AtomicInteger attempt = new AtomicInteger();
+        Awaitility.await("published again after the broker closed the connection")
+                .atMost(TIMEOUT)
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(50))
+                .pollInSameThread()
+                .until(
+                        () -> {
+                            String id = "after-close-" + attempt.getAndIncrement();
+                            PublishOutcome o =
+                                    p.publish(List.of(message(queue, id)), TIMEOUT).get(0);
+                            if (o.isPublished()) {
+                                published.add(id);
+                                return true;
+                            }
+                            assertThat(o.isPermanent())
+                                    .as("a lost connection is retryable: %s", o)
+                                    .isFalse();
+                            return false;
+                        });
         // A message failed while the connection went down may still have reached the queue (at
         // least once);
         // one reported published must be there. A last message confirmed after all of them marks
         // the end of what the queue can hold of them (no waiting out a timeout).
         assertThat(p.publish(List.of(message(queue, "last")), TIMEOUT).get(0).isPublished())
                 .isTrue();
-        assertThat(takeThrough(queue, "last", attempt + 2)).containsAll(published);
+        assertThat(takeThrough(queue, "last", attempt.get() + 2)).containsAll(published);
     }
 
     @Test

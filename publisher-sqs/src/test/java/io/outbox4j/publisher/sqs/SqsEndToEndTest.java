@@ -20,6 +20,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import org.awaitility.Awaitility;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -150,22 +152,29 @@ class SqsEndToEndTest {
                         .build();
         relay.start();
         relay.wakeUp();
-        long left = sent.size();
+        AtomicLong left = new AtomicLong(sent.size());
         try {
-            Instant giveUp = Instant.now().plus(Duration.ofSeconds(180));
-            while (left > 0 && Instant.now().isBefore(giveUp)) {
-                Thread.sleep(50); // polling the outbox table, not waiting for a lease
-                left =
-                        jdbi.withHandle(
-                                h ->
-                                        h.createQuery("SELECT count(*) FROM outbox_" + table)
-                                                .mapTo(Long.class)
-                                                .one());
-            }
+            Awaitility.await("the relay emptied outbox_" + table)
+                    .atMost(Duration.ofSeconds(180))
+                    .pollInterval(Duration.ofMillis(50)) // polling the outbox table
+                    .until(
+                            () -> {
+                                left.set(
+                                        jdbi.withHandle(
+                                                h ->
+                                                        h.createQuery(
+                                                                        "SELECT count(*) FROM outbox_"
+                                                                                + table)
+                                                                .mapTo(Long.class)
+                                                                .one()));
+                                return left.get() == 0;
+                            });
         } finally {
             relay.close();
         }
-        assertThat(left).as("messages still in outbox_%s after the relay ran", table).isZero();
+        assertThat(left.get())
+                .as("messages still in outbox_%s after the relay ran", table)
+                .isZero();
     }
 
     /**

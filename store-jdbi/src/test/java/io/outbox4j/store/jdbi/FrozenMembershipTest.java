@@ -11,6 +11,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -57,7 +58,8 @@ class FrozenMembershipTest {
         try (Handle frozen = jdbi.open()) {
             frozen.begin();
             assertThat(store.sql().lockMembership(frozen, true)).isTrue(); // and goes silent
-            Thread.sleep(1200);
+            // renew late in the first lease, so that the renewed one outlasts it by over a second
+            awaitClock(before.leaseUntil().minusMillis(800));
             long started = System.nanoTime();
             Membership renewed = store.renew("live", Duration.ofSeconds(2));
             long millis = (System.nanoTime() - started) / 1_000_000;
@@ -68,7 +70,7 @@ class FrozenMembershipTest {
                     .as("%s: and extends its own lease", name)
                     .isAfter(before.leaseUntil());
             assertThat(renewed.buckets()).as("its buckets as they are").isEqualTo(before.buckets());
-            Thread.sleep(1100); // past the end of the lease of the renewal before the freeze
+            awaitClock(before.leaseUntil().plusMillis(100)); // past the first lease's end
             assertThat(store.members())
                     .filteredOn(Member::live)
                     .extracting(Member::id)
@@ -100,5 +102,13 @@ class FrozenMembershipTest {
                 return key;
             }
         }
+    }
+
+    /** Waits until this JVM's clock (the databases run on the same machine) reaches {@code at}. */
+    private static void awaitClock(Instant at) {
+        Awaitility.await("the clock reaches " + at)
+                .atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(10))
+                .until(() -> !Instant.now().isBefore(at));
     }
 }

@@ -13,6 +13,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
+import org.awaitility.Awaitility;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -143,24 +144,23 @@ class PostgresWakeUpsTest {
     }
 
     private void awaitListening() throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (System.nanoTime() < deadline) {
-            int n =
-                    writerJdbi.withHandle(
-                            h ->
-                                    h.createQuery(
-                                                    "SELECT count(*) FROM pg_stat_activity WHERE"
-                                                            + " query LIKE 'LISTEN %"
-                                                            + TABLE
-                                                            + "%'")
-                                            .mapTo(Integer.class)
-                                            .one());
-            if (n == 1) {
-                return;
-            }
-            Thread.sleep(20); // polling for a positive condition, bounded by the deadline
-        }
-        throw new AssertionError("the listener did not listen again within 10 s");
+        Awaitility.await("the listener listens again")
+                .atMost(Duration.ofSeconds(10))
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(20))
+                .until(
+                        () ->
+                                writerJdbi.withHandle(
+                                                h ->
+                                                        h.createQuery(
+                                                                        "SELECT count(*) FROM"
+                                                                                + " pg_stat_activity WHERE"
+                                                                                + " query LIKE 'LISTEN %"
+                                                                                + TABLE
+                                                                                + "%'")
+                                                                .mapTo(Integer.class)
+                                                                .one())
+                                        == 1);
     }
 
     private void assertWokenWithin(Duration bound) throws InterruptedException {

@@ -2,12 +2,14 @@ package io.outbox4j.store.jdbi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /** The writing side's coalescing of wake-up signals, on its own (no database needed). */
@@ -54,11 +56,10 @@ class SignalTest {
             signal.unsure(); // a burst of enqueues through plain JDBC connections
         }
         assertThat(signal.followingUp()).isTrue();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (signal.followingUp()) { // waits for a positive outcome, bounded by the deadline
-            assertThat(System.nanoTime()).as("the chain ends").isLessThan(deadline);
-            Thread.sleep(10);
-        }
+        Awaitility.await("the chain ends")
+                .atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(10))
+                .until(() -> !signal.followingUp());
         long first = TimeUnit.NANOSECONDS.toMillis(sends.get(0) - start);
         long last = TimeUnit.NANOSECONDS.toMillis(sends.get(sends.size() - 1) - start);
         assertThat(first).as("first send, ms after the burst").isBetween(4L, 200L);

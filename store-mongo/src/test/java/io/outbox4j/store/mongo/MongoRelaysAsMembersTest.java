@@ -16,8 +16,9 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -104,9 +105,13 @@ class MongoRelaysAsMembersTest {
      * Waits until the condition holds or the time is up (the assertions then say what is missing).
      */
     private static void waitFor(Duration atMost, BooleanSupplier condition) {
-        long deadline = System.nanoTime() + atMost.toNanos();
-        while (!condition.getAsBoolean() && System.nanoTime() - deadline < 0) {
-            LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
+        try {
+            Awaitility.await()
+                    .atMost(atMost)
+                    .pollInterval(Duration.ofMillis(10))
+                    .until(condition::getAsBoolean);
+        } catch (ConditionTimeoutException e) {
+            // the caller's assertions say what is missing
         }
     }
 
