@@ -57,7 +57,7 @@ class BrokerOutageTest {
             f.put("brokerStartMillis", backAt - startAt);
             f.put("releasedWhileDown", releasedWhileDown);
 
-            boolean drained = d.awaitDrained(Duration.ofSeconds(180));
+            boolean drained = d.awaitDrained(Duration.ofMinutes(3));
             relay.close();
 
             Map<String, Object> extra = new LinkedHashMap<>();

@@ -46,7 +46,7 @@ class GracefulCloseTest {
             }
             Drill.LocalRelay last = d.localRelay("relay-" + (CLOSES + 1));
             last.relay().start();
-            boolean drained = d.awaitDrained(Duration.ofSeconds(180));
+            boolean drained = d.awaitDrained(Duration.ofMinutes(3));
             last.close();
 
             Map<String, Object> extra = new LinkedHashMap<>();

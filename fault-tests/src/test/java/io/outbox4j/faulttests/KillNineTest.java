@@ -41,7 +41,7 @@ class KillNineTest {
                 f.put("aliveMillis", killAt - child.startedAtMillis());
             }
             ChildRelay last = d.childRelay("relay-last");
-            boolean drained = d.awaitDrained(Duration.ofSeconds(180));
+            boolean drained = d.awaitDrained(Duration.ofMinutes(3));
             int exit = last.stop(Duration.ofSeconds(20));
 
             Map<String, Object> extra = new LinkedHashMap<>();

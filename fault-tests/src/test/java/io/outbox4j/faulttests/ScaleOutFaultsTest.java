@@ -163,7 +163,7 @@ class ScaleOutFaultsTest {
                         awaitOwnsBuckets(d, replacement, JOIN_TIMEOUT));
             }
             writer.finish();
-            boolean drained = d.awaitDrained(Duration.ofSeconds(120));
+            boolean drained = d.awaitDrained(Duration.ofMinutes(2));
             List<Integer> exits = new ArrayList<>();
             for (ChildRelay r : live) {
                 exits.add(r.stop(Duration.ofSeconds(20)));
@@ -392,7 +392,7 @@ class ScaleOutFaultsTest {
             Thread.sleep(1000);
             timeline.close();
             writer.finish();
-            boolean drained = d.awaitDrained(Duration.ofSeconds(120));
+            boolean drained = d.awaitDrained(Duration.ofMinutes(2));
             List<Integer> exits = new ArrayList<>();
             for (ChildRelay r : relays) {
                 exits.add(r.stop(Duration.ofSeconds(20)));
@@ -781,7 +781,7 @@ class ScaleOutFaultsTest {
                 Thread.sleep(Math.max(0, t0 + 2000 - System.currentTimeMillis()));
             }
             writer.finish();
-            boolean drained = d.awaitDrained(Duration.ofSeconds(120));
+            boolean drained = d.awaitDrained(Duration.ofMinutes(2));
             ChildRelay last = relays.get(3);
             boolean lastGraceful = last.terminate(Duration.ofSeconds(30));
             if (!lastGraceful || !leftTheOutbox(last)) {
@@ -868,7 +868,7 @@ class ScaleOutFaultsTest {
             }
             Thread.sleep(Duration.ofSeconds(seconds).toMillis());
             writer.finish();
-            boolean drained = d.awaitDrained(Duration.ofSeconds(120));
+            boolean drained = d.awaitDrained(Duration.ofMinutes(2));
             List<Integer> all = new ArrayList<>();
             for (int seq = 0; seq < d.ledger.expected(); seq++) {
                 all.add(seq);
@@ -979,9 +979,7 @@ class ScaleOutFaultsTest {
         final String kind;
         final String relay;
         final long atMillis;
-        final Set<Integer> buckets;
         final Set<String> keys;
-        final Set<String> waiting;
         final Set<String> leased;
         final Map<String, Object> figures;
 
@@ -1003,9 +1001,7 @@ class ScaleOutFaultsTest {
             this.relay = relay;
             this.atMillis = atMillis;
             this.eligibleFrom = atMillis;
-            this.buckets = buckets;
             this.keys = keysIn(d.load, buckets);
-            this.waiting = waiting;
             this.leased = leased;
             this.figures = d.fault(kind, relay, atMillis, leased, by -> !by.equals(relay));
             figures.put("bucketsOwned", buckets.size());

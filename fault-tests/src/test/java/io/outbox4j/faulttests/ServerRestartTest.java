@@ -118,7 +118,7 @@ class ServerRestartTest {
             // not read yet. The outbox's part is that every other message reached the new queue.
             // The cut is the restart, not the end of stop(): a call in flight when the server
             // stopped can see its acceptance after stop() returned (CI saw a batch of 30 so).
-            awaitSettled(d, Duration.ofSeconds(120));
+            awaitSettled(d, Duration.ofMinutes(2));
             List<Integer> lostWithTheQueue = sink.unreadAcceptedBy(startedAgainAt[0]);
             f.put("lostWithElasticMqsMemory", lostWithTheQueue.size());
             f.put(
@@ -172,7 +172,7 @@ class ServerRestartTest {
     /** The drill: one relay, the outage mid-run, then the figures and the verdict. */
     private static void drill(Drill d, String kind, Outage outage) throws Exception {
         run(d, kind, outage);
-        boolean drained = d.awaitDrained(Duration.ofSeconds(180));
+        boolean drained = d.awaitDrained(Duration.ofMinutes(3));
         Map<String, Object> extra = new LinkedHashMap<>();
         extra.put("drainedInTime", drained);
         d.report(extra);

@@ -90,7 +90,7 @@ class SoakTest {
                 t.join();
             }
             kafka.start();
-            boolean drained = d.awaitDrained(Duration.ofSeconds(180));
+            boolean drained = d.awaitDrained(Duration.ofMinutes(3));
             a.close();
             b.close();
 

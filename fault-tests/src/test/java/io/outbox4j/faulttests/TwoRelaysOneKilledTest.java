@@ -48,7 +48,7 @@ class TwoRelaysOneKilledTest {
             f.put("survivorClaimedBeforeKill", b.journal().claimed());
             writer.finish();
 
-            boolean drained = d.awaitDrained(Duration.ofSeconds(180));
+            boolean drained = d.awaitDrained(Duration.ofMinutes(3));
             int exit = b.stop(Duration.ofSeconds(20));
 
             Map<String, Object> extra = new LinkedHashMap<>();

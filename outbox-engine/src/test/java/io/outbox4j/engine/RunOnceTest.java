@@ -305,7 +305,7 @@ class RunOnceTest {
                 new RecordingStore(memory) {
                     @Override
                     public Set<String> complete(Completion completion) {
-                        Set<String> stale = super.complete(completion);
+                        super.complete(completion);
                         throw new IllegalStateException("store hiccup after the write");
                     }
                 };

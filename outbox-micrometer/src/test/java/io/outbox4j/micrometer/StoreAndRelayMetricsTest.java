@@ -36,6 +36,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -245,7 +246,7 @@ class StoreAndRelayMetricsTest {
         assertThat(joined)
                 .as("its first renewal gave it every bucket")
                 .isEqualTo(256)
-                .isEqualTo(relay.handovers());
+                .isEqualTo((double) relay.handovers());
 
         // another member joins (its own renewal moves its share) and lapses: the relay's next
         // renewal drops it and takes its buckets back
@@ -260,7 +261,7 @@ class StoreAndRelayMetricsTest {
                                                 .count()
                                         >= joined + share);
         assertThat(registry.get(OutboxMetrics.RELAY_HANDOVERS).functionCounter().count())
-                .isEqualTo(relay.handovers())
+                .isEqualTo((double) relay.handovers())
                 .isEqualTo(joined + share);
         relay.close();
         metrics.close();
@@ -310,7 +311,10 @@ class StoreAndRelayMetricsTest {
                                         "| `"
                                                 + m.getId().getName()
                                                 + "` | "
-                                                + m.getId().getType().name().toLowerCase()
+                                                + m.getId()
+                                                        .getType()
+                                                        .name()
+                                                        .toLowerCase(Locale.ROOT)
                                                 + " | "
                                                 + m.getId().getTags().stream()
                                                         .map(Tag::toString)
@@ -336,7 +340,7 @@ class StoreAndRelayMetricsTest {
         for (Measurement x : m.measure()) {
             double v = x.getValue();
             parts.add(
-                    x.getStatistic().name().toLowerCase()
+                    x.getStatistic().name().toLowerCase(Locale.ROOT)
                             + "="
                             + (v == Math.rint(v)
                                     ? String.valueOf((long) v)

@@ -134,8 +134,10 @@ class RelayConfigTest {
         assertThatThrownBy(
                         () ->
                                 config(
-                                        "store.url=jdbc:postgresql://db/app?password=hunter2\n"
-                                                + "publisher.uri=nats://n:4222\n",
+                                        """
+                                        store.url=jdbc:postgresql://db/app?password=hunter2
+                                        publisher.uri=nats://n:4222
+                                        """,
                                         Map.of()))
                 .hasMessageContaining("publisher.uri must start with kafka://")
                 .hasMessageNotContaining("hunter2");
@@ -148,8 +150,11 @@ class RelayConfigTest {
         assertThatThrownBy(
                         () ->
                                 config(
-                                        "store.url=jdbc:postgresql://db/app\npublisher.uri=amqp://r:5672\n"
-                                                + "publisher.kafka.acks=1\n",
+                                        """
+                                        store.url=jdbc:postgresql://db/app
+                                        publisher.uri=amqp://r:5672
+                                        publisher.kafka.acks=1
+                                        """,
                                         Map.of()))
                 .hasMessageContaining("apply to a kafka:// publisher only");
     }
@@ -184,9 +189,11 @@ class RelayConfigTest {
     void check_printsTheSettingsWithoutSecrets_andExits0() throws IOException {
         Path f =
                 file(
-                        "store.url=jdbc:postgresql://db:5432/app?password=hunter2\n"
-                                + "publisher.uri=amqp://relay:s3cret@rabbit:5672/\n"
-                                + "relay.batch-size=64\n");
+                        """
+                        store.url=jdbc:postgresql://db:5432/app?password=hunter2
+                        publisher.uri=amqp://relay:s3cret@rabbit:5672/
+                        relay.batch-size=64
+                        """);
         Run r = run(Map.of(), "--config", f.toString(), "--check");
         assertThat(r.exit()).isZero();
         assertThat(r.out())

@@ -152,7 +152,7 @@ class RelayProcessTest {
             await(
                     b,
                     () -> consumer.distinct() == MESSAGES,
-                    Duration.ofSeconds(120),
+                    Duration.ofMinutes(2),
                     "every message published");
             b.destroy();
             assertThat(b.waitFor(25, TimeUnit.SECONDS)).as(log("relay-b")).isTrue();

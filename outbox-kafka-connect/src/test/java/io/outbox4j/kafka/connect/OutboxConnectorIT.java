@@ -26,6 +26,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -76,7 +77,6 @@ class OutboxConnectorIT {
     private static JdbiOutboxStore store;
     private static Path pluginPath;
     private static final List<Connect<DistributedHerder>> workers = new ArrayList<>();
-    private static Connect<DistributedHerder> workerA;
     private static String restA;
 
     @BeforeAll
@@ -93,7 +93,7 @@ class OutboxConnectorIT {
         store = JdbiOutboxStore.builder(jdbi).build();
         store.createSchemaIfAbsent();
         restA = "http://127.0.0.1:" + freePort();
-        workerA = startWorker("a", restA);
+        startWorker("a", restA);
     }
 
     @AfterAll
@@ -373,7 +373,7 @@ class OutboxConnectorIT {
         private final AtomicInteger distinct = new AtomicInteger();
         private final AtomicInteger violations = new AtomicInteger();
         private final AtomicInteger foreign = new AtomicInteger();
-        private volatile long duplicates;
+        private final AtomicLong duplicates = new AtomicLong();
         private volatile String firstViolation = "none";
         private final Thread thread;
         private volatile boolean closed;
@@ -428,7 +428,7 @@ class OutboxConnectorIT {
                 return;
             }
             if (seen[i]++ > 0) {
-                duplicates++;
+                duplicates.incrementAndGet();
                 return;
             }
             if (seq < lastFirstSeenSeq[key]) {
@@ -450,7 +450,7 @@ class OutboxConnectorIT {
         }
 
         long duplicates() {
-            return duplicates;
+            return duplicates.get();
         }
 
         int orderViolations() {

@@ -251,7 +251,7 @@ class RelayToKafkaEndToEndTest {
                                 .build());
 
         relay.start();
-        await("the outbox to drain", Duration.ofSeconds(120), () -> db.pending() == 0);
+        await("the outbox to drain", Duration.ofMinutes(2), () -> db.pending() == 0);
         relay.close();
 
         assertThat(db.deadLetters()).isEmpty();

@@ -80,8 +80,7 @@ class SqsEndToEndTest {
         // Four consumers for the standard queue; one for the FIFO queue, whose delivery order is
         // checked.
         var received =
-                SqsTestSupport.receiveDistinct(
-                        url, MESSAGES, Duration.ofSeconds(120), fifo ? 1 : 4);
+                SqsTestSupport.receiveDistinct(url, MESSAGES, Duration.ofMinutes(2), fifo ? 1 : 4);
         Map<String, software.amazon.awssdk.services.sqs.model.Message> firstById =
                 new LinkedHashMap<>();
         received.forEach(r -> firstById.putIfAbsent(SqsTestSupport.id(r), r));
@@ -155,7 +154,7 @@ class SqsEndToEndTest {
         AtomicLong left = new AtomicLong(sent.size());
         try {
             Awaitility.await("the relay emptied outbox_" + table)
-                    .atMost(Duration.ofSeconds(180))
+                    .atMost(Duration.ofMinutes(3))
                     .pollInterval(Duration.ofMillis(50)) // polling the outbox table
                     .until(
                             () -> {

@@ -549,6 +549,7 @@ class SqsPublisherTest {
 
         @Test
         @DisplayName("interrupting a call stops it: the FIFO queue's next request is never sent")
+        @SuppressWarnings("ThreadJoinLoop") // it joins in a loop, swallowing only its own interrupt
         void interruptedFifoCall_sendsNoMoreRequests() throws Exception {
             try (SilentServer silent = new SilentServer();
                     SqsAsyncClient client =

@@ -55,8 +55,8 @@ final class SqsTestSupport {
         public void beforeTransmission(
                 Context.BeforeTransmission context, ExecutionAttributes attributes) {
             SdkRequest request = context.request();
-            if (request instanceof SendMessageBatchRequest) {
-                SendMessageBatchRequest r = (SendMessageBatchRequest) request;
+            if (request instanceof SendMessageBatchRequest r) {
+
                 SENT.add(new SentRequest(r.queueUrl(), r.entries().size()));
             }
         }
@@ -226,14 +226,11 @@ final class SqsTestSupport {
         if (encoding == null) {
             return m.body().getBytes(StandardCharsets.UTF_8);
         }
-        switch (encoding) {
-            case SqsPublisher.ENCODING_BASE64:
-                return Base64.getDecoder().decode(m.body());
-            case SqsPublisher.ENCODING_EMPTY:
-                return new byte[0];
-            default:
-                throw new AssertionError("unknown body encoding " + encoding);
-        }
+        return switch (encoding) {
+            case SqsPublisher.ENCODING_BASE64 -> Base64.getDecoder().decode(m.body());
+            case SqsPublisher.ENCODING_EMPTY -> new byte[0];
+            default -> throw new AssertionError("unknown body encoding " + encoding);
+        };
     }
 
     /** The user headers, parsed from the JSON object of {@link OutboxHeaders#HEADERS}. */
@@ -287,21 +284,14 @@ final class SqsTestSupport {
                 }
                 char e = s.charAt(i++);
                 switch (e) {
-                    case 'u':
+                    case 'u' -> {
                         b.append((char) Integer.parseInt(s.substring(i, i + 4), 16));
                         i += 4;
-                        break;
-                    case 'n':
-                        b.append('\n');
-                        break;
-                    case 't':
-                        b.append('\t');
-                        break;
-                    case 'r':
-                        b.append('\r');
-                        break;
-                    default:
-                        b.append(e);
+                    }
+                    case 'n' -> b.append('\n');
+                    case 't' -> b.append('\t');
+                    case 'r' -> b.append('\r');
+                    default -> b.append(e);
                 }
             }
             return b.toString();

@@ -53,7 +53,7 @@ class BucketColumnTest {
         Map<String, Integer> expected = new HashMap<>();
         int i = 0;
         for (String key : keys()) {
-            String id = "b" + (i++);
+            String id = "b" + i++;
             messages.add(
                     Message.builder().id(id).topic("t").module("m").key(key).payload("p").build());
             expected.put(id, Buckets.of(key));

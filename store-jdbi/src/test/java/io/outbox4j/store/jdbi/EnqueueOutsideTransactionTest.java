@@ -20,6 +20,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class EnqueueOutsideTransactionTest {
     /** The databases, with the dialect each store is built with. */
+    @SuppressWarnings("ImmutableEnumChecker") // method references to the shared test databases
     enum Database {
         H2(() -> Databases.h2("no_tx"), Dialect.H2),
         POSTGRESQL(Databases::postgres, Dialect.POSTGRESQL),

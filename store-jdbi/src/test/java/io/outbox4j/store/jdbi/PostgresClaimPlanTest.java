@@ -117,7 +117,7 @@ class PostgresClaimPlanTest {
 
     /** The actual rows a plan node named by {@code what} returned per loop, times its loops. */
     private static long rowsRead(String plan, String what) {
-        for (String line : plan.split("\n")) {
+        for (String line : plan.split("\n", -1)) {
             if (line.contains(what)) {
                 Matcher m = ACTUAL_ROWS.matcher(line);
                 if (m.find()) {

@@ -12,6 +12,7 @@ import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -49,6 +50,9 @@ class MongoBucketLocksTest {
     private final AtomicBoolean renewing = new AtomicBoolean(true);
     private final ExecutorService background = Executors.newCachedThreadPool();
 
+    /** The renewers' runs: a renewer that failed fails the test. */
+    private final List<Future<?>> renewers = new ArrayList<>();
+
     @BeforeEach
     void freshCollection() {
         collection = Mongo.freshCollection("lock");
@@ -71,10 +75,13 @@ class MongoBucketLocksTest {
     }
 
     @AfterEach
-    void stopHolders() throws InterruptedException {
+    void stopHolders() throws Exception {
         renewing.set(false);
         background.shutdown();
         assertThat(background.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+        for (Future<?> renewer : renewers) {
+            renewer.get(0, TimeUnit.SECONDS); // done: rethrows what a renewer threw
+        }
     }
 
     private static Message message(String id, String key) {
@@ -125,16 +132,17 @@ class MongoBucketLocksTest {
     /** A holder that keeps renewing the lock of a bucket until the test ends. */
     private void heldAndRenewedBy(String holder, int bucket) {
         heldBy(holder, bucket);
-        background.submit(
-                () -> {
-                    while (renewing.get()) {
-                        locks.updateOne(
-                                new BsonDocument("_id", BucketLocks.idOf(bucket)),
-                                BsonDocument.parse("{$inc: {version: NumberLong(1)}}"));
-                        TimeUnit.MILLISECONDS.sleep(LEASE.toMillis() / 4);
-                    }
-                    return null;
-                });
+        renewers.add(
+                background.submit(
+                        () -> {
+                            while (renewing.get()) {
+                                locks.updateOne(
+                                        new BsonDocument("_id", BucketLocks.idOf(bucket)),
+                                        BsonDocument.parse("{$inc: {version: NumberLong(1)}}"));
+                                TimeUnit.MILLISECONDS.sleep(LEASE.toMillis() / 4);
+                            }
+                            return null;
+                        }));
     }
 
     private static Duration since(long started) {

@@ -54,7 +54,7 @@ class MongoOutboxStoreTest {
 
     private Message.Builder message() {
         return Message.builder()
-                .id("m-" + (++ids))
+                .id("m-" + ++ids)
                 .topic("orders.created")
                 .module("orders")
                 .payload("p" + ids);
@@ -70,10 +70,6 @@ class MongoOutboxStoreTest {
 
     private List<Delivery> claim(String owner, Instant at, int limit) {
         return store.claim(new ClaimRequest(owner, at, LEASE, limit));
-    }
-
-    private static Instant at(long epochMicros) {
-        return Micros.toInstant(epochMicros);
     }
 
     @Test

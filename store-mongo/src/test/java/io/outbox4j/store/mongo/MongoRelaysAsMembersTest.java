@@ -82,7 +82,7 @@ class MongoRelaysAsMembersTest {
             joiner.start();
 
             waitFor(
-                    Duration.ofSeconds(120),
+                    Duration.ofMinutes(2),
                     () -> published.size() == messages.size() || !violations.isEmpty());
         } finally {
             relays.forEach(Relay::close);
