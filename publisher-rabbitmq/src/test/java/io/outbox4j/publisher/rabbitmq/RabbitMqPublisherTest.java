@@ -142,9 +142,12 @@ class RabbitMqPublisherTest {
         List<PublishOutcome> retry = p.publish(List.of(unroutable), TIMEOUT);
 
         assertThat(retry.get(0).isPublished()).isTrue();
-        assertThat(ids(Rabbit.take(cancelled, 2, Duration.ofMillis(300))))
+        // the witness: a message confirmed after the retry reached the queue behind it
+        assertThat(p.publish(List.of(message("order.cancelled", "cancel-2")), TIMEOUT).get(0))
+                .matches(PublishOutcome::isPublished, "published");
+        assertThat(takeThrough(cancelled, "cancel-2", 3))
                 .as("delivered once: the returned copy never reached a queue")
-                .containsExactly("cancel-1");
+                .containsExactly("cancel-1", "cancel-2");
     }
 
     @Test
@@ -218,7 +221,11 @@ class RabbitMqPublisherTest {
                 reportedPublished.add(batch.get(i).id());
             }
         }
-        List<String> inQueue = ids(Rabbit.take(queue, 22, Duration.ofMillis(500)));
+        // the witness: a message confirmed after the batch (on a new channel) reached the queue
+        assertThat(p.publish(List.of(message(queue, "marker")), TIMEOUT).get(0))
+                .matches(PublishOutcome::isPublished, "published");
+        List<String> inQueue = takeThrough(queue, "marker", 23);
+        assertThat(inQueue).as("the marker arrived").contains("marker");
         assertThat(inQueue)
                 .as("nothing after the error reached the queue")
                 .doesNotContain("after-0", "after-19");
