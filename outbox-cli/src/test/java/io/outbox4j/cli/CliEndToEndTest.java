@@ -148,6 +148,7 @@ abstract class CliEndToEndTest {
 
     private static void await(java.util.function.BooleanSupplier condition) {
         Awaitility.await()
+                .dontCatchUncaughtExceptions()
                 .atMost(java.time.Duration.ofSeconds(10))
                 .pollInterval(java.time.Duration.ofMillis(20))
                 .until(condition::getAsBoolean);

@@ -188,6 +188,7 @@ class OutboxMetricsTest {
                         .statisticsInterval(Duration.ofSeconds(1))
                         .build();
         Awaitility.await("the statistics gauges, after the second scheduled read")
+                .dontCatchUncaughtExceptions()
                 .atMost(Duration.ofSeconds(10))
                 .pollInterval(Duration.ofMillis(20))
                 .until(() -> !registry.find(OutboxMetrics.MESSAGES).gauges().isEmpty());

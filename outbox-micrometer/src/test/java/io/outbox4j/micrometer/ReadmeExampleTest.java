@@ -56,6 +56,7 @@ class ReadmeExampleTest {
                                                 .build())));
         relay.wakeUp();
         Awaitility.await("order-1 completed")
+                .dontCatchUncaughtExceptions()
                 .atMost(Duration.ofSeconds(30))
                 .pollInterval(Duration.ofMillis(10))
                 .until(() -> completed(meterRegistry) >= 1);

@@ -289,6 +289,7 @@ class StoreAndRelayMetricsTest {
 
     private static void await(String what, BooleanSupplier condition) {
         Awaitility.await(what)
+                .dontCatchUncaughtExceptions()
                 .atMost(Duration.ofSeconds(20))
                 .pollInterval(Duration.ofMillis(10))
                 .until(condition::getAsBoolean);

@@ -408,6 +408,7 @@ class RelayProcessTest {
         jdbi.useTransaction(h -> store.enqueue(h, m));
         long committed = System.nanoTime();
         Awaitility.await("message " + n + " consumed (see target/relay-process-logs)")
+                .dontCatchUncaughtExceptions()
                 .atMost(timeout)
                 .pollDelay(Duration.ZERO)
                 .pollInterval(Duration.ofNanos(200_000)) // a latency in microseconds is measured
@@ -520,6 +521,7 @@ class RelayProcessTest {
     private static void await(Process p, BooleanSupplier done, Duration timeout, String what)
             throws InterruptedException {
         Awaitility.await(what + " (see target/relay-process-logs)")
+                .dontCatchUncaughtExceptions()
                 .atMost(timeout)
                 .pollInterval(Duration.ofMillis(100))
                 .failFast(

@@ -41,6 +41,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.connect.cli.ConnectDistributed;
 import org.apache.kafka.connect.runtime.Connect;
 import org.apache.kafka.connect.runtime.distributed.DistributedHerder;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -315,20 +317,31 @@ class OutboxConnectorIT {
 
     /** Waits for a condition, failing early with the connector's status when a task failed. */
     private static void await(String what, BooleanSupplier condition) throws Exception {
-        long deadline = System.nanoTime() + RUN_TIMEOUT.toNanos();
-        long nextStatus = 0;
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                fail("timed out after " + RUN_TIMEOUT + " waiting for " + what + "; " + status());
-            }
-            if (System.nanoTime() > nextStatus) {
-                String s = status();
-                if (s.contains("\"FAILED\"")) {
-                    fail("the connector failed while waiting for " + what + ": " + s);
-                }
-                nextStatus = System.nanoTime() + Duration.ofSeconds(2).toNanos();
-            }
-            Thread.sleep(100);
+        AtomicLong nextStatus = new AtomicLong(System.nanoTime());
+        try {
+            Awaitility.await(what)
+                    .dontCatchUncaughtExceptions()
+                    .atMost(RUN_TIMEOUT)
+                    .pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(100))
+                    .failFast(
+                            () -> { // the connector's status, every 2 s
+                                if (System.nanoTime() - nextStatus.get() < 0) {
+                                    return;
+                                }
+                                String s = status();
+                                if (s.contains("\"FAILED\"")) {
+                                    fail(
+                                            "the connector failed while waiting for "
+                                                    + what
+                                                    + ": "
+                                                    + s);
+                                }
+                                nextStatus.set(System.nanoTime() + Duration.ofSeconds(2).toNanos());
+                            })
+                    .until(condition::getAsBoolean);
+        } catch (ConditionTimeoutException e) {
+            fail("timed out after " + RUN_TIMEOUT + " waiting for " + what + "; " + status());
         }
     }
 

@@ -133,6 +133,7 @@ class OutboxSourceTaskTest {
 
     private static void await(String what, BooleanSupplier condition) {
         Awaitility.await(what)
+                .dontCatchUncaughtExceptions()
                 .atMost(Duration.ofSeconds(10))
                 .pollInterval(Duration.ofMillis(20))
                 .until(condition::getAsBoolean);
@@ -260,6 +261,7 @@ class OutboxSourceTaskTest {
         // the witness: renewals carried the lease two leases past its first end (so the first
         // end has passed by a lease); no one else may claim the message meanwhile
         Awaitility.await("the task renewed the lease past its first end")
+                .dontCatchUncaughtExceptions()
                 .atMost(Duration.ofSeconds(10))
                 .pollInterval(Duration.ofMillis(20))
                 .failFast(

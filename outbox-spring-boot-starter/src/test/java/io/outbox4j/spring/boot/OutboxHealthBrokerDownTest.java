@@ -182,6 +182,7 @@ class OutboxHealthBrokerDownTest {
         AtomicReference<String> lastChange = new AtomicReference<>("");
         try {
             Awaitility.await(what)
+                    .dontCatchUncaughtExceptions()
                     .atMost(within)
                     .pollDelay(Duration.ZERO)
                     .pollInterval(Duration.ofMillis(250))

@@ -134,6 +134,7 @@ class RelayToKafkaEndToEndTest {
     private static void await(String what, Duration timeout, BooleanSupplier condition)
             throws InterruptedException {
         Awaitility.await(what)
+                .dontCatchUncaughtExceptions()
                 .atMost(timeout)
                 .pollInterval(Duration.ofMillis(20))
                 .until(condition::getAsBoolean);

@@ -130,6 +130,7 @@ final class Rabbit {
                     }
                     try {
                         Awaitility.await()
+                                .dontCatchUncaughtExceptions()
                                 .atMost(timeout)
                                 .pollInterval(Duration.ofMillis(5))
                                 .pollInSameThread() // the channel is this thread's

@@ -40,6 +40,7 @@ class RabbitMqBlockedConnectionTest {
     private static void raiseMemoryAlarm() throws InterruptedException {
         Rabbit.server().rabbitmqctl("set_vm_memory_high_watermark", "0");
         Awaitility.await("memory alarm raised")
+                .dontCatchUncaughtExceptions()
                 .atMost(Duration.ofSeconds(10))
                 .pollInterval(Duration.ofMillis(50))
                 .until(
@@ -53,6 +54,7 @@ class RabbitMqBlockedConnectionTest {
     private static void publishUntilConfirmed(RabbitMqPublisher p, String queue, String id)
             throws InterruptedException {
         Awaitility.await("published after the alarm cleared")
+                .dontCatchUncaughtExceptions()
                 .atMost(Duration.ofSeconds(30))
                 .pollDelay(Duration.ZERO)
                 .pollInterval(Duration.ofMillis(100))

@@ -269,6 +269,7 @@ class RabbitMqPublisherTest {
         Set<String> published = new HashSet<>(Set.of("warm-up"));
         AtomicInteger attempt = new AtomicInteger();
         Awaitility.await("published again after the broker closed the connection")
+                .dontCatchUncaughtExceptions()
                 .atMost(TIMEOUT)
                 .pollDelay(Duration.ZERO)
                 .pollInterval(Duration.ofMillis(50))

@@ -154,6 +154,7 @@ class SqsEndToEndTest {
         AtomicLong left = new AtomicLong(sent.size());
         try {
             Awaitility.await("the relay emptied outbox_" + table)
+                    .dontCatchUncaughtExceptions()
                     .atMost(Duration.ofMinutes(3))
                     .pollInterval(Duration.ofMillis(50)) // polling the outbox table
                     .until(

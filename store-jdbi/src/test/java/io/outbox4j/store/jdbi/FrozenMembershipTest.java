@@ -107,6 +107,7 @@ class FrozenMembershipTest {
     /** Waits until this JVM's clock (the databases run on the same machine) reaches {@code at}. */
     private static void awaitClock(Instant at) {
         Awaitility.await("the clock reaches " + at)
+                .dontCatchUncaughtExceptions()
                 .atMost(Duration.ofSeconds(10))
                 .pollInterval(Duration.ofMillis(10))
                 .until(() -> !Instant.now().isBefore(at));

@@ -145,6 +145,7 @@ class PostgresWakeUpsTest {
 
     private void awaitListening() throws InterruptedException {
         Awaitility.await("the listener listens again")
+                .dontCatchUncaughtExceptions()
                 .atMost(Duration.ofSeconds(10))
                 .pollDelay(Duration.ZERO)
                 .pollInterval(Duration.ofMillis(20))

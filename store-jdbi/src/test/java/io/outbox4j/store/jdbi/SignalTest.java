@@ -57,6 +57,7 @@ class SignalTest {
         }
         assertThat(signal.followingUp()).isTrue();
         Awaitility.await("the chain ends")
+                .dontCatchUncaughtExceptions()
                 .atMost(Duration.ofSeconds(10))
                 .pollInterval(Duration.ofMillis(10))
                 .until(() -> !signal.followingUp());

@@ -107,6 +107,7 @@ class MongoRelaysAsMembersTest {
     private static void waitFor(Duration atMost, BooleanSupplier condition) {
         try {
             Awaitility.await()
+                    .dontCatchUncaughtExceptions()
                     .atMost(atMost)
                     .pollInterval(Duration.ofMillis(10))
                     .until(condition::getAsBoolean);
