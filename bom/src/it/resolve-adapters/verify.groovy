@@ -5,7 +5,7 @@ def expected = [
     'outbox-store-jdbi': 'compile', 'outbox-store-mongo': 'compile',
     'outbox-publisher-kafka': 'compile', 'outbox-publisher-rabbitmq': 'compile', 'outbox-publisher-sqs': 'compile',
     'outbox-micrometer': 'compile', 'outbox-opentelemetry': 'compile', 'outbox-kafka-connect': 'compile',
-    'outbox-cli': 'compile', 'outbox-relay': 'compile', 'outbox-spring-boot-starter': 'compile',
+    'outbox-cli': 'compile', 'outbox-console': 'compile', 'outbox-relay': 'compile', 'outbox-spring-boot-starter': 'compile',
     'outbox-tck': 'test']
 def versions = [] as Set
 expected.each { artifact, scope ->
