@@ -42,7 +42,10 @@ final class Guard {
         this.key = new SecretKeySpec(secret.clone(), "HmacSHA256");
     }
 
-    /** A 401 asking for Basic credentials, when they are configured and the request lacks them. */
+    /**
+     * A 401 asking for Basic credentials when they are configured and a page request lacks them; a
+     * 403 for any other method without them.
+     */
     Optional<Response> challenge(Request r) {
         byte[] expected = expectedBasic;
         if (expected == null) {
@@ -53,6 +56,16 @@ final class Guard {
             return Optional.empty();
         }
         Map<String, String> headers = Pages.headers("text/plain; charset=utf-8");
+        if (!r.method().equals("GET") && !r.method().equals("HEAD")) {
+            // No challenge for a write: a browser must not ask for a password and then send the
+            // write again with it. Writes come from pages loaded with the credentials.
+            return Optional.of(
+                    new Response(
+                            403,
+                            headers,
+                            "Write actions need the console's user and password.\n"
+                                    .getBytes(StandardCharsets.UTF_8)));
+        }
         headers.put(
                 "WWW-Authenticate",
                 "Basic realm=\"" + OutboxConsole.REALM + "\", charset=\"UTF-8\"");

@@ -18,7 +18,8 @@ import java.util.function.Supplier;
  *   <li>{@code GET /health/live}: 200 while the process works (its relay did not fail), else 503;
  *   <li>{@code GET /health/ready}: 200 while the relay runs and the store answers, else 503 with
  *       the reason;
- *   <li>{@code GET /metrics}: the Prometheus text exposition.
+ *   <li>{@code GET /metrics}: the Prometheus text exposition;
+ *   <li>{@code /console/}: the web console, when enabled (docs/console.md).
  * </ul>
  */
 final class HealthServer implements AutoCloseable {
@@ -28,7 +29,13 @@ final class HealthServer implements AutoCloseable {
     private final HttpServer server;
     private final ExecutorService threads;
 
-    HealthServer(String host, int port, Check live, Check ready, Supplier<String> metrics)
+    HealthServer(
+            String host,
+            int port,
+            Check live,
+            Check ready,
+            Supplier<String> metrics,
+            Optional<ConsoleHandler> console)
             throws IOException {
         server = HttpServer.create(new InetSocketAddress(host, port), 16);
         threads =
@@ -49,6 +56,11 @@ final class HealthServer implements AutoCloseable {
                         respond(ex, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.get());
                     }
                 });
+        console.ifPresent(c -> server.createContext(ConsoleHandler.BASE, c));
+        String pages =
+                console.isPresent()
+                        ? "/health/live, /health/ready, /metrics or /console/"
+                        : "/health/live, /health/ready or /metrics";
         server.createContext(
                 "/",
                 ex ->
@@ -56,7 +68,7 @@ final class HealthServer implements AutoCloseable {
                                 ex,
                                 404,
                                 "text/plain; charset=utf-8",
-                                "not found; try /health/live, /health/ready or /metrics\n"));
+                                "not found; try " + pages + "\n"));
         server.start();
     }
 

@@ -4,6 +4,7 @@ import io.outbox4j.api.Observation.Outcome;
 import io.outbox4j.cli.internal.Settings;
 import io.outbox4j.cli.internal.SettingsException;
 import io.outbox4j.cli.internal.StoreConnection;
+import io.outbox4j.console.OutboxConsole;
 import io.outbox4j.engine.Relay;
 import io.outbox4j.micrometer.OutboxMetrics;
 import java.io.IOException;
@@ -13,6 +14,8 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -92,6 +95,14 @@ public final class OutboxRelay {
                             + Settings.format(RelayConfig.DEFAULT_STATISTICS_INTERVAL)
                             + "]",
                     "  log.level                   error, warn, info, debug or trace [info]",
+                    "  console.enabled             serve the web console under /console/ on the HTTP port [false]",
+                    "  console.write-enabled       offer replay and discard (needs console.user) [false]",
+                    "  console.payloads-enabled    show one message's payload on request (needs console.user) [false]",
+                    "  console.user, console.password",
+                    "                              HTTP Basic credentials guarding every console page",
+                    "  console.page-size           dead letters per console page ["
+                            + RelayConfig.DEFAULT_CONSOLE_PAGE_SIZE
+                            + "]",
                     "",
                     "Exit codes: 0 stopped by a signal after draining; 1 could not start or failed; 2 bad settings.",
                     "");
@@ -177,6 +188,7 @@ public final class OutboxRelay {
             out.println("publisher: " + StoreConnection.mask(config.publisherUri));
             out.println("relay:     " + config.describe());
             out.println("http:      " + config.httpHost + ":" + config.httpPort);
+            out.println("console:   " + config.console.describe());
             return OK;
         }
         return new OutboxRelay(config, env).runUntilStopped();
@@ -246,7 +258,8 @@ public final class OutboxRelay {
                                             ? Optional.of(String.valueOf(stopReason.get()))
                                             : Optional.empty(),
                             () -> running.get() ? ready(probe, r) : Optional.of(notRunning()),
-                            meters::render);
+                            meters::render,
+                            console(store, r));
             installSignalHandlers();
             log.info(
                     "outbox4j relay starting: store {}, publisher {}, {}, http {}:{}",
@@ -315,6 +328,51 @@ public final class OutboxRelay {
             log.info("outbox4j relay stopped");
             stopped.countDown();
         }
+    }
+
+    /** The web console over the store's admin port, when enabled; its relays row is this relay. */
+    private Optional<ConsoleHandler> console(StoreConnection store, Relay r) {
+        RelayConfig.Console c = config.console;
+        if (!c.enabled()) {
+            return Optional.empty();
+        }
+        OutboxConsole.Builder b =
+                OutboxConsole.builder(store.admin())
+                        .title("outbox4j relay")
+                        .pageSize(c.pageSize())
+                        .writeEnabled(c.writeEnabled())
+                        .payloadsEnabled(c.payloadsEnabled())
+                        .relays(() -> List.of(status(r, config.owner.orElse("this relay"))));
+        if (c.user().isPresent() && c.password().isPresent()) {
+            b.basicAuthentication(c.user().get(), c.password().get());
+        }
+        return Optional.of(new ConsoleHandler(b.build()));
+    }
+
+    /** This relay as the console's relays section shows it. */
+    static OutboxConsole.RelayStatus status(Relay r, String owner) {
+        Instant now = Instant.now();
+        Map<String, String> details = new LinkedHashMap<>();
+        details.put(
+                "last claim",
+                r.lastClaim()
+                        .map(t -> Settings.format(Duration.between(t, now)) + " ago")
+                        .orElse("none yet"));
+        Relay.Publishing p = r.publishing();
+        details.put(
+                "publishing",
+                p.stalledFor(now).map(d -> "stalled for " + Settings.format(d)).orElse("ok")
+                        + (p.failedCallsInARow() > 0
+                                ? ", " + p.failedCallsInARow() + " failed call(s) in a row"
+                                : ""));
+        r.membership()
+                .ifPresent(
+                        m -> {
+                            details.put("buckets", Integer.toString(m.buckets().size()));
+                            details.put("members", String.join(", ", m.members()));
+                        });
+        String name = r.membership().map(m -> m.member()).orElse(owner);
+        return new OutboxConsole.RelayStatus(name, r.state().name(), details);
     }
 
     /**

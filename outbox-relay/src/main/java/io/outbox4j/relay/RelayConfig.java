@@ -35,9 +35,18 @@ final class RelayConfig {
     static final String METRICS_STORE_STATISTICS = "metrics.store-statistics";
     static final String METRICS_STATISTICS_INTERVAL = "metrics.statistics-interval";
     static final String LOG_LEVEL = "log.level";
+    static final String CONSOLE_ENABLED = "console.enabled";
+    static final String CONSOLE_WRITE_ENABLED = "console.write-enabled";
+    static final String CONSOLE_PAYLOADS_ENABLED = "console.payloads-enabled";
+    static final String CONSOLE_USER = "console.user";
+    static final String CONSOLE_PASSWORD = "console.password";
+    static final String CONSOLE_PAGE_SIZE = "console.page-size";
 
     /** The HTTP port when none is set. */
     static final int DEFAULT_HTTP_PORT = 8080;
+
+    /** Dead letters per console page when none is set. */
+    static final int DEFAULT_CONSOLE_PAGE_SIZE = 50;
 
     /** How long store statistics are reused before /metrics reads them again. */
     static final Duration DEFAULT_STATISTICS_INTERVAL = Duration.ofSeconds(15);
@@ -64,7 +73,13 @@ final class RelayConfig {
                         HTTP_HOST,
                         METRICS_STORE_STATISTICS,
                         METRICS_STATISTICS_INTERVAL,
-                        LOG_LEVEL));
+                        LOG_LEVEL,
+                        CONSOLE_ENABLED,
+                        CONSOLE_WRITE_ENABLED,
+                        CONSOLE_PAYLOADS_ENABLED,
+                        CONSOLE_USER,
+                        CONSOLE_PASSWORD,
+                        CONSOLE_PAGE_SIZE));
         for (RelaySetting<?> setting : RelaySetting.all()) {
             keys.add(key(setting)); // every relay.* setting
         }
@@ -72,7 +87,7 @@ final class RelayConfig {
     }
 
     static final List<String> SECTIONS =
-            List.of("store.", "publisher.", "relay.", "http.", "metrics.", "log.");
+            List.of("store.", "publisher.", "relay.", "http.", "metrics.", "log.", "console.");
 
     final Settings settings;
     final boolean createSchema;
@@ -97,6 +112,31 @@ final class RelayConfig {
     final String httpHost;
     final boolean storeStatistics;
     final Duration statisticsInterval;
+    final Console console;
+
+    /**
+     * The web console's settings (docs/console.md): off unless enabled, read-only unless write
+     * actions are enabled, and those (and payloads) only with a user and password.
+     */
+    record Console(
+            boolean enabled,
+            boolean writeEnabled,
+            boolean payloadsEnabled,
+            Optional<String> user,
+            Optional<String> password,
+            int pageSize) {
+        String describe() {
+            if (!enabled) {
+                return "off";
+            }
+            return "/console/ "
+                    + (writeEnabled ? "replay and discard enabled" : "read-only")
+                    + (payloadsEnabled ? ", payloads on request" : "")
+                    + (user.isPresent()
+                            ? ", basic authentication as " + user.get()
+                            : ", no authentication");
+        }
+    }
 
     private RelayConfig(Settings s) {
         s.rejectUnknown(KEYS, List.of(PUBLISHER_KAFKA), SECTIONS, true);
@@ -144,6 +184,49 @@ final class RelayConfig {
         this.statisticsInterval =
                 s.duration(METRICS_STATISTICS_INTERVAL, Duration.ofSeconds(1), Duration.ofHours(1))
                         .orElse(DEFAULT_STATISTICS_INTERVAL);
+        this.console = console(s);
+    }
+
+    private static Console console(Settings s) {
+        boolean enabled = s.flag(CONSOLE_ENABLED, false);
+        boolean write = s.flag(CONSOLE_WRITE_ENABLED, false);
+        boolean payloads = s.flag(CONSOLE_PAYLOADS_ENABLED, false);
+        Optional<String> user = s.text(CONSOLE_USER);
+        Optional<String> password = s.text(CONSOLE_PASSWORD);
+        int pageSize = s.integer(CONSOLE_PAGE_SIZE, DEFAULT_CONSOLE_PAGE_SIZE, 1, 500);
+        if (user.isPresent() != password.isPresent()) {
+            throw new SettingsException(
+                    CONSOLE_USER
+                            + " and "
+                            + CONSOLE_PASSWORD
+                            + " go together: set both or neither");
+        }
+        if (user.isPresent() && (user.get().contains(":") || user.get().isBlank())) {
+            throw new SettingsException(CONSOLE_USER + " must not be blank nor contain ':'");
+        }
+        if (password.isPresent() && password.get().length() < 8) {
+            throw new SettingsException(
+                    CONSOLE_PASSWORD
+                            + " must have at least 8 characters ("
+                            + s.source(CONSOLE_PASSWORD)
+                            + ")");
+        }
+        if ((write || payloads) && user.isEmpty()) {
+            throw new SettingsException(
+                    (write ? CONSOLE_WRITE_ENABLED : CONSOLE_PAYLOADS_ENABLED)
+                            + "=true needs "
+                            + CONSOLE_USER
+                            + " and "
+                            + CONSOLE_PASSWORD
+                            + ": the console never writes nor shows payloads without authentication");
+        }
+        if ((write || payloads || user.isPresent()) && !enabled) {
+            throw new SettingsException(
+                    "console.* settings are given but "
+                            + CONSOLE_ENABLED
+                            + " is not true: set it to serve the console on the HTTP port");
+        }
+        return new Console(enabled, write, payloads, user, password, pageSize);
     }
 
     /** The file key of a relay setting: {@code relay.<key>}. */

@@ -186,6 +186,67 @@ class RelayConfigTest {
     }
 
     @Test
+    void theConsoleIsOffAndReadOnlyUnlessEnabled_andWritesNeedCredentials() throws IOException {
+        RelayConfig.Console off = config(MINIMAL, Map.of()).console;
+        assertThat(off.enabled()).isFalse();
+        assertThat(off.writeEnabled()).isFalse();
+        assertThat(off.pageSize()).isEqualTo(RelayConfig.DEFAULT_CONSOLE_PAGE_SIZE);
+
+        RelayConfig.Console on =
+                config(
+                                MINIMAL
+                                        + "console.enabled=true\nconsole.write-enabled=true\n"
+                                        + "console.user=ops\n",
+                                Map.of("OUTBOX4J_CONSOLE_PASSWORD", "long-enough"))
+                        .console;
+        assertThat(on.writeEnabled()).isTrue();
+        assertThat(on.describe())
+                .contains("replay and discard enabled")
+                .doesNotContain("long-enough");
+
+        assertThatThrownBy(
+                        () ->
+                                config(
+                                        MINIMAL
+                                                + "console.enabled=true\nconsole.write-enabled=true\n",
+                                        Map.of()))
+                .isInstanceOf(SettingsException.class)
+                .hasMessageContaining(
+                        "console.write-enabled=true needs console.user and console.password");
+        assertThatThrownBy(
+                        () ->
+                                config(
+                                        MINIMAL
+                                                + "console.enabled=true\nconsole.payloads-enabled=true\n",
+                                        Map.of()))
+                .isInstanceOf(SettingsException.class)
+                .hasMessageContaining("console.payloads-enabled=true needs");
+        assertThatThrownBy(
+                        () ->
+                                config(
+                                        MINIMAL
+                                                + "console.user=ops\nconsole.password=long-enough\n",
+                                        Map.of()))
+                .isInstanceOf(SettingsException.class)
+                .hasMessageContaining("console.enabled is not true");
+        assertThatThrownBy(
+                        () ->
+                                config(
+                                        MINIMAL
+                                                + "console.enabled=true\nconsole.user=ops\nconsole.password=short\n",
+                                        Map.of()))
+                .isInstanceOf(SettingsException.class)
+                .hasMessageContaining("at least 8 characters");
+        assertThatThrownBy(
+                        () ->
+                                config(
+                                        MINIMAL + "console.enabled=true\nconsole.user=ops\n",
+                                        Map.of()))
+                .isInstanceOf(SettingsException.class)
+                .hasMessageContaining("go together");
+    }
+
+    @Test
     void check_printsTheSettingsWithoutSecrets_andExits0() throws IOException {
         Path f =
                 file(
@@ -193,6 +254,9 @@ class RelayConfigTest {
                         store.url=jdbc:postgresql://db:5432/app?password=hunter2
                         publisher.uri=amqp://relay:s3cret@rabbit:5672/
                         relay.batch-size=64
+                        console.enabled=true
+                        console.user=ops
+                        console.password=pa55word-x
                         """);
         Run r = run(Map.of(), "--config", f.toString(), "--check");
         assertThat(r.exit()).isZero();
@@ -202,7 +266,9 @@ class RelayConfigTest {
                 .contains("amqp://relay:***@rabbit:5672/")
                 .contains("batch-size=64")
                 .doesNotContain("hunter2")
-                .doesNotContain("s3cret");
+                .doesNotContain("s3cret")
+                .contains("console:   /console/ read-only, basic authentication as ops")
+                .doesNotContain("pa55word-x");
     }
 
     @Test

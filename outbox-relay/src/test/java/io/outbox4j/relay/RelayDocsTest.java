@@ -50,6 +50,7 @@ class RelayDocsTest {
             }
         }
         expected.put("http.port", String.valueOf(RelayConfig.DEFAULT_HTTP_PORT));
+        expected.put("console.page-size", String.valueOf(RelayConfig.DEFAULT_CONSOLE_PAGE_SIZE));
         expected.put(
                 "metrics.statistics-interval",
                 Settings.format(RelayConfig.DEFAULT_STATISTICS_INTERVAL));
