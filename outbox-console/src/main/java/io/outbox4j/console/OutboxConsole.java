@@ -141,6 +141,8 @@ public final class OutboxConsole {
      * @param headers the request headers, one value each; names are matched case-insensitively
      * @param user the operator the host authenticated, for {@link Builder#hostAuthentication()};
      *     empty when anonymous
+     * @param formFields hidden fields every form of the page must carry besides the console's own,
+     *     for the host's filters (e.g. Spring Security's CSRF token)
      */
     public record Request(
             String method,
@@ -149,7 +151,30 @@ public final class OutboxConsole {
             Map<String, List<String>> query,
             Map<String, List<String>> form,
             Map<String, String> headers,
-            Optional<String> user) {
+            Optional<String> user,
+            Map<String, String> formFields) {
+        /**
+         * A request whose forms need no hidden field of the host's.
+         *
+         * @param method the method
+         * @param basePath the base path
+         * @param path the path
+         * @param query the query
+         * @param form the form
+         * @param headers the headers
+         * @param user the user
+         */
+        public Request(
+                String method,
+                String basePath,
+                String path,
+                Map<String, List<String>> query,
+                Map<String, List<String>> form,
+                Map<String, String> headers,
+                Optional<String> user) {
+            this(method, basePath, path, query, form, headers, user, Map.of());
+        }
+
         /**
          * Validates and copies; header names become lower case.
          *
@@ -160,6 +185,7 @@ public final class OutboxConsole {
          * @param form the form
          * @param headers the headers
          * @param user the user
+         * @param formFields the host's hidden form fields
          */
         public Request {
             if (method == null || basePath == null || path == null || user == null) {
@@ -179,6 +205,10 @@ public final class OutboxConsole {
                         });
             }
             headers = Collections.unmodifiableMap(h);
+            formFields =
+                    formFields == null
+                            ? Map.of()
+                            : Collections.unmodifiableMap(new LinkedHashMap<>(formFields));
         }
 
         /**

@@ -393,6 +393,7 @@ final class Pages {
             h.attr("action", r.basePath() + "/confirm");
             h.raw(">");
             h.hidden("csrf", guard.token(caller.user().orElseThrow()));
+            r.formFields().forEach(h::hidden);
             filter.params().forEach(h::hidden);
         }
         h.raw("<table id=\"dead-letters\"><thead><tr>");
@@ -575,6 +576,7 @@ final class Pages {
             h.attr("action", r.basePath() + "/confirm");
             h.raw(">");
             h.hidden("csrf", guard.token(caller.user().orElseThrow()));
+            r.formFields().forEach(h::hidden);
             h.hidden("id", m.id());
             h.raw("<button type=\"submit\" name=\"op\" value=\"replay-selected\">Replay…</button>")
                     .raw(
@@ -718,6 +720,7 @@ final class Pages {
         h.attr("action", r.basePath() + "/apply");
         h.raw(">");
         h.hidden("csrf", first(r.form(), "csrf"));
+        r.formFields().forEach(h::hidden);
         h.hidden("op", a.op());
         h.hidden("confirmed", "yes");
         for (String id : a.ids()) {

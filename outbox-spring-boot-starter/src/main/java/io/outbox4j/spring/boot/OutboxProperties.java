@@ -24,6 +24,7 @@ public class OutboxProperties {
     @NestedConfigurationProperty private final RelayProperties relay = new RelayProperties();
     private final PublisherProperties publisher = new PublisherProperties();
     @NestedConfigurationProperty private final HealthProperties health = new HealthProperties();
+    @NestedConfigurationProperty private final ConsoleProperties console = new ConsoleProperties();
     private final Modulith modulith = new Modulith();
     private final Metrics metrics = new Metrics();
 
@@ -89,6 +90,15 @@ public class OutboxProperties {
      */
     public HealthProperties getHealth() {
         return health;
+    }
+
+    /**
+     * The web console settings.
+     *
+     * @return the console settings
+     */
+    public ConsoleProperties getConsole() {
+        return console;
     }
 
     /**

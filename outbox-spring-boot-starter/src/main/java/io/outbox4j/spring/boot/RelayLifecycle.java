@@ -92,6 +92,11 @@ final class RelayLifecycle implements SmartLifecycle {
         return r == null ? Optional.empty() : r.lastClaim();
     }
 
+    /** The running relay, or null when it is not running. */
+    @Nullable Relay relay() {
+        return relay;
+    }
+
     /** When the relay last started, in epoch milliseconds (0 if never). */
     long startedAtMillis() {
         return startedAtMillis;
