@@ -277,6 +277,7 @@ class ConsoleBrowserTest {
                 .contains("Attempts")
                 .contains("record too large")
                 .doesNotContain("4111-secret");
+        screenshot(browser, "message");
         browser.findElement(By.linkText("Show payload and header values")).click();
         assertThat(browser.findElement(By.id("payload")).getText()).contains("4111-secret");
         assertThat(browser.findElement(By.id("headers")).getText()).contains("acme-secret");

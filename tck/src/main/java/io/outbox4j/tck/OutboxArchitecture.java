@@ -107,6 +107,10 @@ public final class OutboxArchitecture {
 
     private static final String API = "io.outbox4j.api..";
     private static final String ENGINE = "io.outbox4j.engine..";
+
+    /** The web console: pages over the admin port, served by the relay and the starter. */
+    private static final String CONSOLE = "io.outbox4j.console..";
+
     private static final String[] ADAPTERS = {"io.outbox4j.store..", "io.outbox4j.publisher.."};
 
     /** Integrations on engines users already run (the Kafka Connect connector): may use a store. */
@@ -132,6 +136,7 @@ public final class OutboxArchitecture {
         "io.outbox4j.publisher..",
         INTEGRATIONS,
         SPRING,
+        CONSOLE,
         "io.outbox4j.micrometer..",
         "io.outbox4j.opentelemetry.."
     };
@@ -270,6 +275,26 @@ public final class OutboxArchitecture {
                 .because(
                         "the ports must not drag a third-party jar into an application (docs/architecture.md §2);"
                                 + " the nullness annotations are not needed at run time");
+    }
+
+    /**
+     * {@code io.outbox4j.console} depends on the JDK and the api only (and the JSpecify nullness
+     * annotations): no HTTP server, no template engine, no store; its hosts (the standalone relay,
+     * the Spring Boot starter) adapt it to their own HTTP servers.
+     *
+     * @return the rule
+     */
+    public static ArchRule consoleDependsOnTheApiOnly() {
+        return classes()
+                .that()
+                .resideInAPackage(CONSOLE)
+                .should()
+                .onlyDependOnClassesThat()
+                .resideInAnyPackage(
+                        "java..", "javax.crypto..", API, CONSOLE, "org.jspecify.annotations..")
+                .because(
+                        "the console is served by every host through one transport-neutral request"
+                                + " (docs/console.md) and must not drag a web framework along");
     }
 
     /**
@@ -433,6 +458,7 @@ public final class OutboxArchitecture {
         return List.of(
                 apiDependsOnTheJdkOnly(),
                 engineDependsOnTheApiOnly(),
+                consoleDependsOnTheApiOnly(),
                 adaptersDoNotDependOnEachOther(),
                 adaptersDoNotDependOnTheEngine(),
                 noCyclesBetweenModules(),

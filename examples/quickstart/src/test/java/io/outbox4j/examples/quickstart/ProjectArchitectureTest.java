@@ -41,6 +41,7 @@ class ProjectArchitectureTest {
                     Map.entry("kafka", 5),
                     Map.entry("cli", 5),
                     Map.entry("relay", 5),
+                    Map.entry("console", 4),
                     Map.entry("micrometer", 2),
                     Map.entry("opentelemetry", 3),
                     Map.entry("spring", 10),
