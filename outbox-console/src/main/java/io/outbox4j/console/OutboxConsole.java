@@ -107,7 +107,14 @@ public final class OutboxConsole {
         if (encoded == null || encoded.isEmpty()) {
             return out;
         }
-        for (String pair : encoded.split("&")) {
+        int start = 0;
+        while (start <= encoded.length()) {
+            int end = encoded.indexOf('&', start);
+            if (end < 0) {
+                end = encoded.length();
+            }
+            String pair = encoded.substring(start, end);
+            start = end + 1;
             if (pair.isEmpty()) {
                 continue;
             }

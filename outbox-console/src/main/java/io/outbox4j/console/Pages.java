@@ -20,7 +20,6 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
@@ -844,15 +843,5 @@ final class Pages {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-    }
-
-    /** The number of dead letters a page shows at most; for tests. */
-    int pageSize() {
-        return pageSize;
-    }
-
-    /** How long ago, for display. */
-    static String ago(Instant t, Instant now) {
-        return Html.age(Duration.between(t, now)) + " ago";
     }
 }

@@ -361,4 +361,15 @@ class OutboxConsoleTest {
         assertThat(Html.escape("<a href=\"x\" onclick='y'>&`\u0001"))
                 .isEqualTo("&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&#96;\uFFFD");
     }
+
+    @Test
+    void formAndQueryParametersAreDecodedKeepingRepeats() {
+        assertThat(OutboxConsole.parameters("id=a&id=b%26c&topic=%3Cx%3E+y&&flag&bad=%zz"))
+                .containsEntry("id", List.of("a", "b&c"))
+                .containsEntry("topic", List.of("<x> y"))
+                .containsEntry("flag", List.of(""))
+                .containsEntry("bad", List.of("%zz"));
+        assertThat(OutboxConsole.parameters(null)).isEmpty();
+        assertThat(OutboxConsole.parameters("")).isEmpty();
+    }
 }
