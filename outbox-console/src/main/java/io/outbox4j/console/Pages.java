@@ -189,6 +189,9 @@ final class Pages {
         topicRow(h, r, "All topics", stats.total(), true);
         h.raw("</tfoot></table></section>");
 
+        if (stats.blockedKeys() > 0) {
+            blockedKeys(h, r);
+        }
         h.raw("<section><h2>Relays</h2>");
         List<RelayStatus> local = relays.get();
         if (!local.isEmpty()) {
@@ -264,6 +267,64 @@ final class Pages {
                                 : "Payloads and header values are never shown.")
                 .raw("</p></section>");
         return h.toString();
+    }
+
+    /** How many dead letters the blocked-keys table reads at most. */
+    static final int BLOCKED_SCAN = DeadLetterQuery.MAX_LIMIT;
+
+    /** How many blocked keys the overview lists at most. */
+    static final int BLOCKED_SHOWN = 20;
+
+    /**
+     * The keys blocked by a dead letter, oldest first: the keys of the oldest dead letters (a dead
+     * letter blocks its key), each with its topic and oldest dead letter.
+     */
+    private void blockedKeys(Html h, Request r) {
+        DeadLetterPage page = admin.deadLetters(DeadLetterQuery.all().limit(BLOCKED_SCAN));
+        Map<String, DeadMessage> oldest = new LinkedHashMap<>();
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        for (DeadMessage d : page.items()) {
+            Optional<String> key = d.message().key();
+            if (key.isEmpty()) {
+                continue;
+            }
+            String id = d.message().topic() + "\u0000" + key.get();
+            oldest.putIfAbsent(id, d);
+            counts.merge(id, 1, Integer::sum);
+        }
+        h.raw("<section><h2>Blocked keys</h2><table id=\"blocked\"><thead><tr><th>Key</th>")
+                .raw("<th>Topic</th><th>Dead since</th><th class=\"n\">Dead letters</th>")
+                .raw("<th>Oldest dead letter</th></tr></thead><tbody>");
+        int shown = 0;
+        for (Map.Entry<String, DeadMessage> e : oldest.entrySet()) {
+            if (shown++ == BLOCKED_SHOWN) {
+                break;
+            }
+            DeadMessage d = e.getValue();
+            h.raw("<tr><td class=\"key\">")
+                    .text(d.message().key().orElse(""))
+                    .raw("</td><td class=\"topic\">")
+                    .text(d.message().topic())
+                    .raw("</td><td class=\"time\">")
+                    .text(Html.time(d.deadAt()))
+                    .raw("</td><td class=\"n\">")
+                    .text(Integer.toString(counts.getOrDefault(e.getKey(), 0)))
+                    .raw("</td><td class=\"id\">");
+            h.link(detailUrl(r, d), d.message().id());
+            h.raw("</td></tr>");
+        }
+        if (oldest.isEmpty()) {
+            h.raw("<tr><td colspan=\"5\" class=\"empty\">No keyed dead letter among the oldest ")
+                    .text(Integer.toString(BLOCKED_SCAN))
+                    .raw(".</td></tr>");
+        }
+        h.raw("</tbody></table>");
+        if (oldest.size() > BLOCKED_SHOWN || page.next().isPresent()) {
+            h.raw("<p class=\"summary\">The keys of the oldest dead letters; ");
+            h.link(r.basePath() + "/dead-letters", "all dead letters");
+            h.raw(".</p>");
+        }
+        h.raw("</section>");
     }
 
     private static void topicRow(

@@ -105,7 +105,9 @@ class OutboxConsoleTest {
                 .contains("&lt;script&gt;alert(1)&lt;/script&gt;")
                 .doesNotContain(EVIL)
                 .contains("orders")
-                .contains("id=\"blocked-keys\">1<");
+                .contains("id=\"blocked-keys\">1<")
+                .contains("id=\"blocked\"")
+                .contains(">k1<");
     }
 
     @Test

@@ -252,6 +252,10 @@ class ConsoleBrowserTest {
         String topics = browser.findElement(By.id("topics")).getText();
         assertThat(topics).contains("orders").contains(EVIL); // payments: published, gone
         assertThat(browser.findElement(By.id("blocked-keys")).getText()).isEqualTo("2");
+        assertThat(browser.findElement(By.id("blocked")).getText())
+                .contains("order-1")
+                .contains("k-evil")
+                .contains("m-order-1-a");
         assertThat(browser.findElement(By.id("relays")).getText())
                 .contains("relay-console-test")
                 .contains("RUNNING");
