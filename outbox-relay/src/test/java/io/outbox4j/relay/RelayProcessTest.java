@@ -104,7 +104,9 @@ class RelayProcessTest {
             int portA = ServerSupport.freePort();
             settings.put("relay.owner", "relay-a");
             settings.put("http.port", String.valueOf(portA));
-            Process a = start("relay-a", settings, env);
+            Map<String, String> withConsole = new HashMap<>(settings);
+            withConsole.put("console.enabled", "true"); // read-only, no credentials
+            Process a = start("relay-a", withConsole, env);
 
             awaitStatus(a, portA, "/health/ready", 200, Duration.ofSeconds(60));
             assertThat(get(portA, "/health/live").statusCode()).isEqualTo(200);
@@ -128,6 +130,14 @@ class RelayProcessTest {
                     .containsPattern("outbox_publish_seconds_count\\{[^}]*} [1-9]")
                     .containsPattern("outbox_messages\\{state=\"dead\",topic=\"" + topic + "\"} 0")
                     .doesNotContain("outbox4j_relay_");
+            HttpResponse<String> console = get(portA, "/console/");
+            assertThat(console.statusCode()).isEqualTo(200);
+            assertThat(console.headers().firstValue("Content-Security-Policy")).isPresent();
+            assertThat(console.body())
+                    .as("the relay's own console: its state and its topic")
+                    .contains("relay-a")
+                    .contains(topic)
+                    .contains("Read-only");
 
             long sigterm = System.nanoTime();
             a.destroy(); // SIGTERM
