@@ -242,24 +242,41 @@ public final class OutboxConsole {
         }
     }
 
-    /**
-     * The answer to one request.
-     *
-     * @param status the HTTP status
-     * @param headers the response headers (content type, security headers, location…)
-     * @param body the body, UTF-8
-     */
-    public record Response(int status, Map<String, String> headers, byte[] body) {
+    /** The answer to one request: status, headers and a UTF-8 body. Immutable. */
+    public static final class Response {
+        private final int status;
+        private final Map<String, String> headers;
+        private final byte[] body;
+
         /**
          * Copies.
          *
-         * @param status the status
-         * @param headers the headers
-         * @param body the body
+         * @param status the HTTP status
+         * @param headers the response headers (content type, security headers, location…)
+         * @param body the body, UTF-8
          */
-        public Response {
-            headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
-            body = body.clone();
+        public Response(int status, Map<String, String> headers, byte[] body) {
+            this.status = status;
+            this.headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+            this.body = body.clone();
+        }
+
+        /**
+         * The HTTP status.
+         *
+         * @return e.g. 200
+         */
+        public int status() {
+            return status;
+        }
+
+        /**
+         * The response headers.
+         *
+         * @return name to value, in sending order
+         */
+        public Map<String, String> headers() {
+            return headers;
         }
 
         /**
@@ -267,7 +284,6 @@ public final class OutboxConsole {
          *
          * @return a copy of the body
          */
-        @Override
         public byte[] body() {
             return body.clone();
         }
@@ -279,6 +295,11 @@ public final class OutboxConsole {
          */
         public String text() {
             return new String(body, StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public String toString() {
+            return "Response[status=" + status + ", " + body.length + " bytes]";
         }
     }
 
