@@ -329,7 +329,19 @@ class OutboxConsoleTest {
         }
         OutboxConsole console = OutboxConsole.builder(store).pageSize(2).build();
         String first = console.handle(get("/dead-letters", Map.of(), false)).text();
-        assertThat(first).contains("id=\"next-page\"");
+        assertThat(first).contains(ids.get(0)).contains(ids.get(1)).doesNotContain(ids.get(2));
+        Matcher next = Pattern.compile("id=\"next-page\" href=\"([^\"]+)\"").matcher(first);
+        assertThat(next.find()).isTrue();
+        String href = next.group(1).replace("&amp;", "&");
+        String second =
+                console.handle(
+                                get(
+                                        "/dead-letters",
+                                        OutboxConsole.parameters(
+                                                href.substring(href.indexOf('?') + 1)),
+                                        false))
+                        .text();
+        assertThat(second).contains(ids.get(2)).contains(ids.get(3)).doesNotContain(ids.get(0));
         assertThat(
                         console.handle(
                                         get(
