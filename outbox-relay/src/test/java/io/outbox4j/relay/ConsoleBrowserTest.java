@@ -345,7 +345,8 @@ class ConsoleBrowserTest {
     void aWriteWithoutCredentialsIsRefused() throws Exception {
         credentials(browser, true, USER, PASSWORD);
         browser.get(base + "/dead-letters");
-        String token = browser.findElement(By.name("csrf")).getAttribute("value");
+        // The form carries the operator's valid token: only the credentials will be missing.
+        assertThat(browser.findElement(By.name("csrf")).getAttribute("value")).isNotBlank();
         credentials(browser, false, USER, PASSWORD);
         // The page's own form, posted as the browser would, but without the operator's credentials
         // (the page holds no script, and its policy forbids fetch: a form is the only way to
