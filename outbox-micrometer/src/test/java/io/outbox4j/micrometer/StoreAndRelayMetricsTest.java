@@ -248,21 +248,32 @@ class StoreAndRelayMetricsTest {
                 .isEqualTo(256)
                 .isEqualTo((double) relay.handovers());
 
-        // another member joins (its own renewal moves its share) and lapses: the relay's next
-        // renewal drops it and takes its buckets back
+        // another member joins and lapses: the relay's next renewal drops it and takes its buckets
+        // back. relay-b renews until it holds its share (a renewal that finds the relay holding
+        // the membership lock leaves the assignment to the relay's next renewal, which then moves
+        // relay-b's share itself and counts that move too).
         Membership other = store.renew("relay-b", Duration.ofMillis(400));
+        for (int i = 0; other.buckets().isEmpty() && i < 50; i++) {
+            other = store.renew("relay-b", Duration.ofMillis(400));
+        }
         int share = other.buckets().size();
+        assertThat(share).as("relay-b's share of the buckets").isPositive();
         await(
                 "the relay took relay-b's buckets back",
                 () ->
                         relay.membership().orElseThrow().members().size() == 1
+                                && relay.membership().orElseThrow().buckets().size() == 256
                                 && registry.get(OutboxMetrics.RELAY_HANDOVERS)
                                                 .functionCounter()
                                                 .count()
                                         >= joined + share);
         assertThat(registry.get(OutboxMetrics.RELAY_HANDOVERS).functionCounter().count())
+                .as("the counter is the relay's own count of the buckets its renewals moved")
                 .isEqualTo((double) relay.handovers())
-                .isEqualTo(joined + share);
+                .as("it counts at least the %d buckets taken back from relay-b", share)
+                .isGreaterThanOrEqualTo(joined + share)
+                .as("and at most those and the share it may have moved to relay-b first")
+                .isLessThanOrEqualTo(joined + 2.0 * share);
         relay.close();
         metrics.close();
     }
