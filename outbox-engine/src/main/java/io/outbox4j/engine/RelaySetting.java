@@ -146,14 +146,15 @@ public final class RelaySetting<T extends Comparable<T>> {
                     Duration.ofDays(7),
                     "the longest retry delay (at least backoffBase)");
 
-    /** How long the loop waits after a partial or empty claim. */
+    /** The longest the loop waits after a partial or empty claim (adaptive polling below it). */
     public static final RelaySetting<Duration> POLL_INTERVAL =
             duration(
                     "pollInterval",
                     Relay.DEFAULT_POLL_INTERVAL,
                     Duration.ofMillis(1),
                     Duration.ofHours(1),
-                    "how long the loop waits after a partial or empty claim, unless woken up");
+                    "the longest the loop waits after a partial or empty claim, unless woken up (10 ms"
+                            + " after a claim that found messages, doubling up to this)");
 
     /** How long closing waits for the batches in flight. */
     public static final RelaySetting<Duration> SHUTDOWN_TIMEOUT =

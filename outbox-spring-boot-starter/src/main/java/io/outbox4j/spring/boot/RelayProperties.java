@@ -77,8 +77,8 @@ public class RelayProperties {
     private @Nullable Duration backoffMax;
 
     /**
-     * How long the loop waits after a partial or empty claim, unless woken up. Between 1ms and 60m;
-     * default 1s.
+     * The longest the loop waits after a partial or empty claim, unless woken up (10 ms after a
+     * claim that found messages, doubling up to this). Between 1ms and 60m; default 1s.
      */
     private @Nullable Duration pollInterval;
 
