@@ -1,5 +1,6 @@
 package io.outbox4j.engine;
 
+import io.outbox4j.api.AdaptivePolling;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.api.Publisher;
 import java.time.Duration;
@@ -90,8 +91,8 @@ final class Pipeline {
     private long lastClaimNanos;
     private boolean lastClaimOverlapped;
 
-    /** Only the loop thread: the next idle wait ({@link Settings#FIRST_IDLE_WAIT}). */
-    private long idleWaitNanos;
+    /** Only the loop thread: the next idle wait ({@link AdaptivePolling}). */
+    private Duration idleWait;
 
     final AtomicLong publishedTotal = new AtomicLong();
     final AtomicLong deadLetteredTotal = new AtomicLong();
@@ -113,7 +114,7 @@ final class Pipeline {
         this.slots = new CallSlots(settings.workers());
         this.sizer = new ClaimSizer(settings.minBatchSize(), settings.batchSize());
         this.lastClaimNanos = System.nanoTime() - Durations.nanos(settings.wakeUpWindow());
-        this.idleWaitNanos = Durations.nanos(settings.pollInterval());
+        this.idleWait = settings.pollInterval();
     }
 
     boolean closed() {
@@ -249,7 +250,7 @@ final class Pipeline {
             if (!fenced) {
                 sizer.claimed(limit, claimed.size());
             }
-            idleWaitNanos = nextIdleWait(idleWaitNanos, !claimed.isEmpty());
+            idleWait = AdaptivePolling.next(idleWait, settings.pollInterval(), !claimed.isEmpty());
             claimNumber = claimed(claimed.isEmpty() ? null : batch);
             if (!claimed.isEmpty()) {
                 batch.writeOnOwnThread();
@@ -378,20 +379,6 @@ final class Pipeline {
     }
 
     /**
-     * Adaptive polling ({@link Settings#FIRST_IDLE_WAIT}): the idle wait after a claim.
-     *
-     * @param previous the idle wait after the claim before
-     * @param found whether this claim found messages
-     */
-    long nextIdleWait(long previous, boolean found) {
-        long poll = Durations.nanos(settings.pollInterval());
-        if (found) {
-            return Math.min(poll, Durations.nanos(Settings.FIRST_IDLE_WAIT));
-        }
-        return previous >= poll / 2 ? poll : previous * 2;
-    }
-
-    /**
      * After a partial claim: waits for a wake-up (coalesced: not before the window since the last
      * claim has passed) or the idle wait (adaptive polling: short while claims find messages,
      * doubling up to the poll interval while they find none).
@@ -401,7 +388,7 @@ final class Pipeline {
     private boolean awaitWork() {
         lock.lock();
         try {
-            long pollAt = System.nanoTime() + idleWaitNanos;
+            long pollAt = System.nanoTime() + Durations.nanos(idleWait);
             long window = Durations.nanos(settings.wakeUpWindow());
             while (true) {
                 if (closed || failure != null) {

@@ -85,15 +85,6 @@ record Settings(
     /** Each outcome write gets this long, whatever the caller's state. */
     static final Duration STORE_WRITE_TIMEOUT = Duration.ofSeconds(5);
 
-    /**
-     * Adaptive polling: after a claim that found messages, the loop's next idle wait is this short
-     * (or the poll interval, if shorter), doubling with every claim that finds none until it is the
-     * poll interval again. So a relay that no wake-up reaches (another process than the writer's on
-     * a store without cross-process wake-ups) sees messages within milliseconds while they flow,
-     * and polls at its interval when the outbox is quiet.
-     */
-    static final Duration FIRST_IDLE_WAIT = Duration.ofMillis(10);
-
     /** The longest pause after repeated store failures (unless the poll interval is longer). */
     static final Duration MAX_ERROR_PAUSE = Duration.ofSeconds(30);
 

@@ -2,6 +2,7 @@ package io.outbox4j.kafka.connect;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.outbox4j.api.Abandonment;
+import io.outbox4j.api.AdaptivePolling;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Completion;
 import io.outbox4j.api.DeadLetter;
@@ -64,10 +65,11 @@ public class OutboxSourceTask extends SourceTask {
     private long completionRound;
     private volatile boolean stopping;
 
-    /** The first idle wait after a claim that found messages ({@link #nextIdleWait}). */
-    static final Duration FIRST_IDLE_WAIT = Duration.ofMillis(10);
-
-    /** Only Connect's poll thread: the next idle wait. */
+    /**
+     * Only Connect's poll thread: the next idle wait ({@link AdaptivePolling}, as the engine's
+     * relay: a task no wake-up reaches, on MariaDB, MySQL or H2, finds flowing messages within
+     * milliseconds).
+     */
     private Duration idleWait = Duration.ofDays(1);
 
     private volatile @Nullable Settings settings;
@@ -165,7 +167,7 @@ public class OutboxSourceTask extends SourceTask {
             pause(s.pollInterval());
             return null;
         }
-        idleWait = nextIdleWait(idleWait, s.pollInterval(), !claimed.isEmpty());
+        idleWait = AdaptivePolling.next(idleWait, s.pollInterval(), !claimed.isEmpty());
         if (claimed.isEmpty()) {
             awaitCompletion(round, idleWait);
             return null;
@@ -479,20 +481,6 @@ public class OutboxSourceTask extends SourceTask {
             completionRound++;
             completions.notifyAll();
         }
-    }
-
-    /**
-     * Adaptive polling, as the engine's relay does (docs/engine.md): after a claim that found
-     * messages the next idle wait is {@link #FIRST_IDLE_WAIT} (or the poll interval, if shorter),
-     * doubling with every claim that finds none up to the poll interval. A task that no wake-up
-     * reaches (MariaDB, MySQL, H2) sees messages within milliseconds while they flow.
-     */
-    static Duration nextIdleWait(Duration previous, Duration pollInterval, boolean found) {
-        if (found) {
-            return FIRST_IDLE_WAIT.compareTo(pollInterval) < 0 ? FIRST_IDLE_WAIT : pollInterval;
-        }
-        Duration doubled = previous.multipliedBy(2);
-        return doubled.compareTo(pollInterval) < 0 ? doubled : pollInterval;
     }
 
     private long completionRound() {

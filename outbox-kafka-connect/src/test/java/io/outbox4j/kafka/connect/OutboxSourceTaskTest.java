@@ -14,6 +14,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -80,9 +83,13 @@ class OutboxSourceTaskTest {
     }
 
     private static void enqueue(String id, String topic, String key) {
+        enqueue(store, id, topic, key);
+    }
+
+    private static void enqueue(JdbiOutboxStore writer, String id, String topic, String key) {
         jdbi.useTransaction(
                 h ->
-                        store.enqueue(
+                        writer.enqueue(
                                 h,
                                 Message.builder()
                                         .id(id)
@@ -238,6 +245,60 @@ class OutboxSourceTaskTest {
         } finally {
             poller.interrupt();
             poller.join(5_000);
+        }
+    }
+
+    /**
+     * Adaptive polling ({@code AdaptivePolling}): a task that no wake-up reaches (the writer sends
+     * no signal, as on MariaDB, MySQL and H2) claims again within milliseconds after a claim that
+     * found messages, not at the end of its poll interval.
+     */
+    @Test
+    void withoutWakeUps_aCommitSoonAfterARecord_isPolledWithinMilliseconds_notAPollInterval()
+            throws Exception {
+        JdbiOutboxStore unsignalled = JdbiOutboxStore.builder(jdbi).signalCommits(false).build();
+        OutboxSourceTask t = start(Map.of(OutboxSourceConnectorConfig.POLL_INTERVAL_MS, "3000"));
+        BlockingQueue<SourceRecord> polled = new LinkedBlockingQueue<>();
+        Thread poller = new Thread(() -> pollForever(t, polled), "connect-poller");
+        poller.start();
+        try {
+            enqueue(unsignalled, "a1", "orders", "k-a1");
+            SourceRecord first = polled.poll(10, TimeUnit.SECONDS);
+            assertThat(first).as("a1 polled").isNotNull();
+            acknowledge(t, List.of(first));
+            // a1's completion ends one idle wait of the task (it may unblock keys); the writer
+            // commits a2 300 ms after it, when nothing but the task's own polling can find a2
+            // (the task's idle waits since the claim that found a1: 10, 20, 40 ... ms; without
+            // adaptive polling it would wait its 3 s interval)
+            await("a1 completed", () -> rows() == 0);
+            Thread.sleep(300); // the writer's pace, not a wait for a condition
+            long committed = System.nanoTime();
+            enqueue(unsignalled, "a2", "orders", "k-a2");
+            SourceRecord second = polled.poll(10, TimeUnit.SECONDS);
+            Duration took = Duration.ofNanos(System.nanoTime() - committed);
+            assertThat(second).as("a2 polled").isNotNull();
+            assertThat(took)
+                    .as(
+                            "commit to record with a 3 s poll interval and no wake-up, right"
+                                    + " after a claim that found a message")
+                    .isLessThan(Duration.ofMillis(1500));
+        } finally {
+            poller.interrupt();
+            poller.join(10_000);
+        }
+    }
+
+    /** What a Connect worker does: poll until interrupted, handing the records on. */
+    private static void pollForever(OutboxSourceTask task, BlockingQueue<SourceRecord> out) {
+        try {
+            while (!Thread.currentThread().isInterrupted()) {
+                List<SourceRecord> r = task.poll();
+                if (r != null) {
+                    out.addAll(r);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
