@@ -1,6 +1,6 @@
 package io.outbox4j.benchmarks;
 
-import io.outbox4j.api.Message;
+import io.outbox4j.api.Outbox;
 import io.outbox4j.engine.Relay;
 import io.outbox4j.publisher.kafka.KafkaPublisher;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
@@ -132,6 +132,19 @@ final class LatencyScenario {
         };
     }
 
+    /**
+     * A business transaction that inserts an order and enqueues its event through {@code outbox}.
+     */
+    private static BusinessTransaction enqueueing(
+            DataSource pool, Outbox<Connection> outbox, String topic, byte[] payload) {
+        return jdbc(
+                pool,
+                (c, id) -> {
+                    String key = WriteScenario.insertOrder(c);
+                    outbox.enqueue(c, WriteScenario.message(id, topic, key, payload));
+                });
+    }
+
     static Result run(Env env) {
         Options o = env.options;
         int rate = o.size("latency-rate");
@@ -256,16 +269,7 @@ final class LatencyScenario {
                             String[] measured =
                                     window.drive(
                                             "lat-" + prefix,
-                                            jdbc(
-                                                    pool,
-                                                    (c, id) -> {
-                                                        String key = WriteScenario.insertOrder(c);
-                                                        store.jdbc()
-                                                                .enqueue(
-                                                                        c,
-                                                                        WriteScenario.message(
-                                                                                id, key, payload));
-                                                    }),
+                                            enqueueing(pool, store.jdbc(), Env.TOPIC, payload),
                                             relay::wakeUp,
                                             acks.ackedAt,
                                             relayTarget);
@@ -318,23 +322,7 @@ final class LatencyScenario {
                     } else if (which == 4) {
                         window.drive(
                                 "alone-" + prefix,
-                                jdbc(
-                                        pool,
-                                        (c, id) -> {
-                                            String key = WriteScenario.insertOrder(c);
-                                            standaloneStore
-                                                    .jdbc()
-                                                    .enqueue(
-                                                            c,
-                                                            Message.builder()
-                                                                    .id(id)
-                                                                    .topic(STANDALONE_TOPIC)
-                                                                    .key(key)
-                                                                    .module(Env.MODULE)
-                                                                    .contentType("application/json")
-                                                                    .payload(payload)
-                                                                    .build());
-                                        }),
+                                enqueueing(pool, standaloneStore.jdbc(), STANDALONE_TOPIC, payload),
                                 () -> {},
                                 standaloneAcks.consumedAt,
                                 standaloneTarget);

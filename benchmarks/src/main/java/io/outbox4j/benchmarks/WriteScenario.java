@@ -117,9 +117,13 @@ final class WriteScenario {
     }
 
     static Message message(String id, String key, byte[] payload) {
+        return message(id, Env.TOPIC, key, payload);
+    }
+
+    static Message message(String id, String topic, String key, byte[] payload) {
         return Message.builder()
                 .id(id)
-                .topic(Env.TOPIC)
+                .topic(topic)
                 .key(key)
                 .module(Env.MODULE)
                 .contentType("application/json")
