@@ -157,13 +157,7 @@ final class EndToEndScenario {
                             UNKEYED,
                             n,
                             warm,
-                            (prefix, count) -> {
-                                env.load(UNKEYED, prefix, count, payload, false);
-                                env.execute(
-                                        "UPDATE "
-                                                + Env.q(UNKEYED)
-                                                + " SET msg_key = NULL WHERE msg_key IS NOT NULL");
-                            },
+                            (prefix, count) -> env.load(UNKEYED, prefix, count, payload, false, 0),
                             count -> Drains.relay(env, unkeyedStore, publisher, count),
                             () -> env.count(UNKEYED)));
             peers.add(

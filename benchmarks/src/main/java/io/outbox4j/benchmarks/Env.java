@@ -203,14 +203,14 @@ final class Env implements AutoCloseable {
 
     /**
      * Inserts rows in bulk as {@link #load(String, String, long, int, boolean)} does, over {@code
-     * keys} keys ({@code k-<n mod keys>}).
+     * keys} keys ({@code k-<n mod keys>}), or without keys when {@code keys} is 0.
      *
      * @param table the outbox (or baseline) table
      * @param prefix the id prefix, unique per call on one table
      * @param count how many rows
      * @param payloadBytes the payload size
      * @param dead whether the rows are dead letters
-     * @param keys how many distinct keys
+     * @param keys how many distinct keys (0: none, every row unkeyed)
      */
     void load(String table, String prefix, long count, int payloadBytes, boolean dead, int keys) {
         Instant base = Instant.now().minusSeconds(dead ? 172_800 : 86_400);
@@ -219,7 +219,8 @@ final class Env implements AutoCloseable {
                         + q(table)
                         + " (id, topic, msg_key, module, content_type, payload, headers,"
                         + " occurred_at, enqueued_at, available_at, attempts, dead_at, dead_reason)"
-                        + " SELECT ? || g, ?, ? || (g % ?), ?, 'application/octet-stream',"
+                        + " SELECT ? || g, ?, CASE WHEN ? > 0 THEN ? || (g % NULLIF(?, 0)) END, ?,"
+                        + " 'application/octet-stream',"
                         + " convert_to(repeat('x', ?), 'UTF8'), '', ts, ts, ts, ?, "
                         + (dead ? "ts, 'bench: gave up'" : "NULL, NULL")
                         + " FROM generate_series(?::bigint, ?::bigint) AS g,"
@@ -230,14 +231,15 @@ final class Env implements AutoCloseable {
             for (long from = 1; from <= count; from += chunk) {
                 st.setString(1, prefix);
                 st.setString(2, TOPIC);
-                st.setString(3, dead ? "dead-k-" : "k-");
-                st.setInt(4, keys);
-                st.setString(5, MODULE);
-                st.setInt(6, payloadBytes);
-                st.setInt(7, dead ? 8 : 0);
-                st.setLong(8, from);
-                st.setLong(9, Math.min(count, from + chunk - 1));
-                st.setObject(10, OffsetDateTime.ofInstant(base, ZoneOffset.UTC));
+                st.setInt(3, keys);
+                st.setString(4, dead ? "dead-k-" : "k-");
+                st.setInt(5, keys);
+                st.setString(6, MODULE);
+                st.setInt(7, payloadBytes);
+                st.setInt(8, dead ? 8 : 0);
+                st.setLong(9, from);
+                st.setLong(10, Math.min(count, from + chunk - 1));
+                st.setObject(11, OffsetDateTime.ofInstant(base, ZoneOffset.UTC));
                 st.executeUpdate();
             }
         } catch (SQLException e) {
