@@ -79,6 +79,11 @@ class OutboxConsoleTest {
         return new Request("POST", "/console", path, Map.of(), form, headers, Optional.empty());
     }
 
+    /** A POST to {@code /apply} under host authentication, by {@code user} (empty: anonymous). */
+    private static Request hostApply(Map<String, List<String>> form, Optional<String> user) {
+        return new Request("POST", "/c", "/apply", Map.of(), form, Map.of(), user);
+    }
+
     private static String csrf(String html) {
         Matcher m = Pattern.compile("name=\"csrf\" value=\"([^\"]+)\"").matcher(html);
         assertThat(m.find()).as("a csrf field in %s", html).isTrue();
@@ -244,43 +249,11 @@ class OutboxConsoleTest {
         form.put("op", List.of("discard-selected"));
         form.put("id", List.of(id));
         form.put("confirmed", List.of("yes"));
-        assertThat(
-                        console.handle(
-                                        new Request(
-                                                "POST",
-                                                "/c",
-                                                "/apply",
-                                                Map.of(),
-                                                form,
-                                                Map.of(),
-                                                Optional.empty()))
-                                .status())
-                .isEqualTo(401);
-        assertThat(
-                        console.handle(
-                                        new Request(
-                                                "POST",
-                                                "/c",
-                                                "/apply",
-                                                Map.of(),
-                                                form,
-                                                Map.of(),
-                                                Optional.of("bob")))
-                                .status())
+        assertThat(console.handle(hostApply(form, Optional.empty())).status()).isEqualTo(401);
+        assertThat(console.handle(hostApply(form, Optional.of("bob"))).status())
                 .as("ann's token is not bob's")
                 .isEqualTo(403);
-        assertThat(
-                        console.handle(
-                                        new Request(
-                                                "POST",
-                                                "/c",
-                                                "/apply",
-                                                Map.of(),
-                                                form,
-                                                Map.of(),
-                                                Optional.of("ann")))
-                                .status())
-                .isEqualTo(303);
+        assertThat(console.handle(hostApply(form, Optional.of("ann"))).status()).isEqualTo(303);
     }
 
     @Test
