@@ -12,9 +12,11 @@ import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -67,7 +69,31 @@ final class LatencyScenario {
     static final String NAMASTACK_TOPIC = "bench-latency-namastack";
     private static final int SENDERS = 4;
 
+    /**
+     * The sides to run (0 relay, 1 poller, 2 gruelbox, 3 namastack, 4 standalone relay): all, or
+     * those named in {@code BENCH_LATENCY_SIDES} (e.g. {@code relay,poller}) for an experiment; a
+     * side left out reports nothing, so such a run is not one to publish.
+     */
+    private static final Set<Integer> SIDES = sides(System.getenv("BENCH_LATENCY_SIDES"));
+
     private LatencyScenario() {}
+
+    static Set<Integer> sides(String names) {
+        List<String> all = List.of("relay", "poller", "gruelbox", "namastack", "standalone");
+        if (names == null || names.isBlank()) {
+            return Set.of(0, 1, 2, 3, 4);
+        }
+        Set<Integer> sides = new HashSet<>();
+        for (String name : names.split(",", -1)) {
+            int side = all.indexOf(name.strip());
+            if (side < 0) {
+                throw new IllegalArgumentException(
+                        "BENCH_LATENCY_SIDES names sides of " + all + ", but was: " + names);
+            }
+            sides.add(side);
+        }
+        return sides;
+    }
 
     /** What one side measured over its windows. */
     private static final class Side {
@@ -257,6 +283,9 @@ final class LatencyScenario {
                     // 0 = relay, 1 = poller, 2 = gruelbox, 3 = namastack, 4 = the standalone
                     // relay; round 1 starts with the relay
                     int which = Math.floorMod(slot + round - 1, 5);
+                    if (!SIDES.contains(which)) {
+                        continue;
+                    }
                     String prefix = "r" + round + "s" + which + "-";
                     if (which == 0) {
                         Instruments.AckClock acks = new Instruments.AckClock(kafka);
@@ -424,6 +453,33 @@ final class LatencyScenario {
                 lags.percentileMs(99),
                 "ms");
         r.figure("pacer_max_lag_ms", "pacer: worst start delay", Stats.ms(maxLag[0]), "ms");
+        if (SIDES.size() < 5) {
+            // an experiment: the windows' lines above have the figures of the sides that ran
+            r.config("sides", System.getenv("BENCH_LATENCY_SIDES"));
+            if (SIDES.contains(0)) {
+                r.figure(
+                                "p99_ms",
+                                "outbox4j: p99 (median of windows)",
+                                Stats.median(relaySide.p99s),
+                                "ms")
+                        .figure(
+                                "cpu_us_per_msg",
+                                "outbox4j: CPU per message (median of windows)",
+                                Stats.median(relaySide.cpuPerMessage),
+                                "µs")
+                        .figure(
+                                "wait_claim_p50_ms",
+                                "outbox4j: commit -> claim start p50",
+                                toClaimStart.percentileMs(50),
+                                "ms")
+                        .figure(
+                                "batch_mean",
+                                "outbox4j: messages per claim",
+                                claimsAndMessages[1] / (double) Math.max(1, claimsAndMessages[0]),
+                                "");
+            }
+            return r;
+        }
         double p50 = Stats.median(relaySide.p50s);
         double p99 = Stats.median(relaySide.p99s);
         double handP50 = Stats.median(pollerSide.p50s);
