@@ -504,20 +504,9 @@ final class LatencyScenario {
                         claimsAndMessages[1] / (double) Math.max(1, claimsAndMessages[0]),
                         "");
         if (SIDES.size() < 5) {
-            // an experiment: the windows' lines above have the figures of the sides that ran
+            // an experiment: the windows' lines above have the p50, p99 and CPU of the sides that
+            // ran
             r.config("sides", System.getenv("BENCH_LATENCY_SIDES"));
-            if (SIDES.contains(0)) {
-                r.figure(
-                                "p99_ms",
-                                "outbox4j: p99 (median of windows)",
-                                Stats.median(relaySide.p99s),
-                                "ms")
-                        .figure(
-                                "cpu_us_per_msg",
-                                "outbox4j: CPU per message (median of windows)",
-                                Stats.median(relaySide.cpuPerMessage),
-                                "µs");
-            }
             return r;
         }
         double p50 = Stats.median(relaySide.p50s);
