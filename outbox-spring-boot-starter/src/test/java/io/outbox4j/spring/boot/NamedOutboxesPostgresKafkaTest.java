@@ -4,24 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.outbox4j.api.Message;
-import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.testservices.KafkaServer;
 import io.outbox4j.testservices.PostgresServer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import javax.sql.DataSource;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -204,8 +196,8 @@ class NamedOutboxesPostgresKafkaTest {
     void eachOutboxPublishesItsOwnMessagesToKafka() {
         Setup setup = new Setup("publish");
         try (ConfigurableApplicationContext app = setup.app().run();
-                KafkaConsumer<byte[], byte[]> orders = consumer(setup.ordersTopic);
-                KafkaConsumer<byte[], byte[]> invoices = consumer(setup.billingTopic)) {
+                KafkaConsumer<byte[], byte[]> orders = KafkaReads.consumer(setup.ordersTopic);
+                KafkaConsumer<byte[], byte[]> invoices = KafkaReads.consumer(setup.billingTopic)) {
             businessTables(app);
             OrderService orderService = app.getBean(OrderService.class);
             BillingService billingService = app.getBean(BillingService.class);
@@ -247,7 +239,7 @@ class NamedOutboxesPostgresKafkaTest {
     void brokenOutboxIsDownTheOtherStaysUp() {
         Setup setup = new Setup("health");
         try (ConfigurableApplicationContext app = setup.app().run();
-                KafkaConsumer<byte[], byte[]> orders = consumer(setup.ordersTopic)) {
+                KafkaConsumer<byte[], byte[]> orders = KafkaReads.consumer(setup.ordersTopic)) {
             businessTables(app);
             app.getBean(OrderService.class).place("order-1");
             app.getBean(BillingService.class).invoice("invoice-1");
@@ -307,47 +299,13 @@ class NamedOutboxesPostgresKafkaTest {
                 && Long.valueOf(0).equals(h.getDetails().get("leased"));
     }
 
-    private static KafkaConsumer<byte[], byte[]> consumer(String topic) {
-        Map<String, Object> props = KafkaServer.shared().clientProperties();
-        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(props);
-        TopicPartition p = new TopicPartition(topic, 0);
-        c.assign(List.of(p));
-        c.seekToBeginning(List.of(p));
-        return c;
-    }
-
     /**
      * Reads until {@code count} records arrived (30 s at most) and once more for stragglers;
      * returns the distinct ids read.
      */
     private static Set<String> readUntil(KafkaConsumer<byte[], byte[]> c, int count) {
-        Map<String, Integer> seen = new HashMap<>();
-        int[] records = {0};
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (records[0] < count && System.nanoTime() < deadline) {
-            read(c, Duration.ofMillis(200), seen, records);
-        }
-        read(c, Duration.ofMillis(300), seen, records);
-        assertThat(records[0]).as("records read within 30 s").isGreaterThanOrEqualTo(count);
-        return seen.keySet();
-    }
-
-    private static void read(
-            KafkaConsumer<byte[], byte[]> c,
-            Duration timeout,
-            Map<String, Integer> seen,
-            int[] records) {
-        for (ConsumerRecord<byte[], byte[]> r : c.poll(timeout)) {
-            records[0]++;
-            seen.merge(
-                    new String(
-                            r.headers().lastHeader(OutboxHeaders.ID).value(),
-                            StandardCharsets.UTF_8),
-                    1,
-                    Integer::sum);
-        }
+        KafkaReads.Tally read = KafkaReads.readUntilCount(c, count);
+        assertThat(read.records()).as("records read within 30 s").isGreaterThanOrEqualTo(count);
+        return read.ids().keySet();
     }
 }

@@ -481,16 +481,7 @@ class NamedOutboxesTest {
     void badConfigurationFailsTheStart(
             String property, String value, String reported, String reason) {
         runner.withPropertyValues(property + "=" + (value == null ? "" : value))
-                .run(
-                        context -> {
-                            assertThat(context).hasFailed();
-                            Throwable failure = context.getStartupFailure();
-                            InvalidConfigurationPropertyValueException invalid =
-                                    find(failure, InvalidConfigurationPropertyValueException.class);
-                            assertThat(invalid).as("the start failed with %s", failure).isNotNull();
-                            assertThat(invalid.getName()).isEqualTo(reported);
-                            assertThat(invalid.getReason()).contains(reason);
-                        });
+                .run(context -> StarterContexts.assertRefused(context, reported, reason));
     }
 
     @Test
@@ -503,10 +494,7 @@ class NamedOutboxesTest {
                 .run(
                         context -> {
                             InvalidConfigurationPropertyValueException invalid =
-                                    find(
-                                            context.getStartupFailure(),
-                                            InvalidConfigurationPropertyValueException.class);
-                            assertThat(invalid).isNotNull();
+                                    StarterContexts.invalidProperty(context);
                             assertThat(invalid.getName())
                                     .isEqualTo("outbox4j.outboxes.billing.store.jdbc.table-name");
                             assertThat(invalid.getValue()).isEqualTo("outbox_message");
@@ -534,12 +522,8 @@ class NamedOutboxesTest {
         runner.withPropertyValues("outbox4j.outboxes.billing.publisher-bean=")
                 .run(
                         context -> {
-                            assertThat(context).hasFailed();
                             InvalidConfigurationPropertyValueException ambiguous =
-                                    find(
-                                            context.getStartupFailure(),
-                                            InvalidConfigurationPropertyValueException.class);
-                            assertThat(ambiguous).isNotNull();
+                                    StarterContexts.invalidProperty(context);
                             assertThat(ambiguous.getName())
                                     .isEqualTo("outbox4j.outboxes.billing.publisher-bean");
                             assertThat(ambiguous.getReason())
@@ -557,9 +541,8 @@ class NamedOutboxesTest {
                 .run(
                         context -> {
                             assertThat(context).hasFailed();
-                            NoPublisherException none =
-                                    find(context.getStartupFailure(), NoPublisherException.class);
-                            assertThat(none).isNotNull();
+                            StarterContexts.cause(
+                                    context.getStartupFailure(), NoPublisherException.class);
                             FailureAnalysis analysis =
                                     new OutboxFailureAnalyzer()
                                             .analyze(context.getStartupFailure());
@@ -686,14 +669,5 @@ class NamedOutboxesTest {
                                     .doesNotHaveBean(NamedOutboxes.BEAN)
                                     .doesNotHaveBean("outboxHealthContributor");
                         });
-    }
-
-    private static <T extends Throwable> T find(Throwable failure, Class<T> type) {
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (type.isInstance(t)) {
-                return type.cast(t);
-            }
-        }
-        return null;
     }
 }

@@ -12,22 +12,16 @@ import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -37,21 +31,10 @@ import org.springframework.transaction.support.TransactionTemplate;
  */
 class OutboxAutoConfigurationTest {
     private final ApplicationContextRunner runner =
-            new ApplicationContextRunner()
-                    .withConfiguration(
-                            AutoConfigurations.of(
-                                    DataSourceAutoConfiguration.class,
-                                    DataSourceTransactionManagerAutoConfiguration.class,
-                                    TransactionAutoConfiguration.class,
-                                    OutboxAutoConfiguration.class,
-                                    OutboxRelayAutoConfiguration.class,
-                                    OutboxHealthAutoConfiguration.class,
-                                    OutboxEndpointAutoConfiguration.class))
-                    .withPropertyValues(
-                            "spring.datasource.url=jdbc:h2:mem:"
-                                    + UUID.randomUUID()
-                                    + ";DB_CLOSE_DELAY=-1",
-                            "outbox4j.store.jdbc.create-schema=true");
+            StarterContexts.onH2(
+                            OutboxHealthAutoConfiguration.class,
+                            OutboxEndpointAutoConfiguration.class)
+                    .withPropertyValues("outbox4j.store.jdbc.create-schema=true");
 
     private static Message message(String id) {
         return Message.builder()
@@ -149,16 +132,7 @@ class OutboxAutoConfigurationTest {
                         ? runner
                         : runner.withBean(Publisher.class, RecordingPublisher::new);
         r.withPropertyValues(property + "=" + value)
-                .run(
-                        context -> {
-                            assertThat(context).hasFailed();
-                            Throwable failure = context.getStartupFailure();
-                            InvalidConfigurationPropertyValueException invalid =
-                                    find(failure, InvalidConfigurationPropertyValueException.class);
-                            assertThat(invalid).as("the start failed with %s", failure).isNotNull();
-                            assertThat(invalid.getName()).isEqualTo(property);
-                            assertThat(invalid.getReason()).contains(reason);
-                        });
+                .run(context -> StarterContexts.assertRefused(context, property, reason));
     }
 
     @ParameterizedTest(name = "{0}={1}")
@@ -188,15 +162,9 @@ class OutboxAutoConfigurationTest {
                         "outbox4j.publisher.kafka.bootstrap-servers=localhost:9092",
                         "outbox4j.publisher.rabbitmq.uri=amqp://localhost")
                 .run(
-                        context -> {
-                            InvalidConfigurationPropertyValueException invalid =
-                                    find(
-                                            context.getStartupFailure(),
-                                            InvalidConfigurationPropertyValueException.class);
-                            assertThat(invalid).isNotNull();
-                            assertThat(invalid.getName()).isEqualTo("outbox4j.publisher.type");
-                            assertThat(invalid.getReason()).contains("[kafka, rabbitmq]");
-                        });
+                        context ->
+                                StarterContexts.assertRefused(
+                                        context, "outbox4j.publisher.type", "[kafka, rabbitmq]"));
     }
 
     @Test
@@ -206,9 +174,7 @@ class OutboxAutoConfigurationTest {
         runner.run(
                 context -> {
                     assertThat(context).hasFailed();
-                    NoPublisherException cause =
-                            find(context.getStartupFailure(), NoPublisherException.class);
-                    assertThat(cause).isNotNull();
+                    StarterContexts.cause(context.getStartupFailure(), NoPublisherException.class);
                     FailureAnalysis analysis =
                             new OutboxFailureAnalyzer().analyze(context.getStartupFailure());
                     assertThat(analysis).isNotNull();
@@ -346,14 +312,5 @@ class OutboxAutoConfigurationTest {
     private static long deadCount(OutboxEndpoint endpoint) {
         Map<String, Object> total = (Map<String, Object>) endpoint.statistics().get("total");
         return ((Number) total.get("dead")).longValue();
-    }
-
-    private static <T extends Throwable> T find(Throwable failure, Class<T> type) {
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (type.isInstance(t)) {
-                return type.cast(t);
-            }
-        }
-        return null;
     }
 }

@@ -9,14 +9,9 @@ import io.outbox4j.api.Message;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.micrometer.OutboxMetrics;
 import java.time.Duration;
-import java.util.UUID;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /** With Micrometer present the starter binds outbox4j's meters: relay observer, gauges, backlog. */
@@ -24,22 +19,10 @@ class OutboxMetricsAutoConfigurationTest {
     private final RecordingPublisher publisher = new RecordingPublisher();
 
     private final ApplicationContextRunner runner =
-            new ApplicationContextRunner()
-                    .withConfiguration(
-                            AutoConfigurations.of(
-                                    DataSourceAutoConfiguration.class,
-                                    DataSourceTransactionManagerAutoConfiguration.class,
-                                    TransactionAutoConfiguration.class,
-                                    OutboxAutoConfiguration.class,
-                                    OutboxRelayAutoConfiguration.class,
-                                    OutboxMetricsAutoConfiguration.class))
+            StarterContexts.onH2(OutboxMetricsAutoConfiguration.class)
                     .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
                     .withBean(Publisher.class, () -> publisher)
-                    .withPropertyValues(
-                            "spring.datasource.url=jdbc:h2:mem:"
-                                    + UUID.randomUUID()
-                                    + ";DB_CLOSE_DELAY=-1",
-                            "outbox4j.store.jdbc.create-schema=true");
+                    .withPropertyValues("outbox4j.store.jdbc.create-schema=true");
 
     @Test
     @DisplayName(

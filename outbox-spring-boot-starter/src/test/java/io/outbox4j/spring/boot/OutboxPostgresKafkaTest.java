@@ -15,11 +15,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -111,7 +108,7 @@ class OutboxPostgresKafkaTest {
     @BeforeEach
     void ordersTableAndConsumer() {
         jdbc.execute("CREATE TABLE IF NOT EXISTS orders (id varchar(64) PRIMARY KEY)");
-        consumer = consumer(TOPIC);
+        consumer = KafkaReads.consumer(TOPIC);
     }
 
     @AfterEach
@@ -225,7 +222,7 @@ class OutboxPostgresKafkaTest {
         Set<String> left =
                 new HashSet<>(jdbc.queryForList("SELECT id FROM outbox_drain", String.class));
         Set<String> published = new HashSet<>();
-        try (KafkaConsumer<byte[], byte[]> c = consumer(topic)) {
+        try (KafkaConsumer<byte[], byte[]> c = KafkaReads.consumer(topic)) {
             published.addAll(readUntilCount(c, all.size() - left.size()).keySet());
         }
         assertThat(published)
@@ -236,18 +233,6 @@ class OutboxPostgresKafkaTest {
         assertThat(union).isEqualTo(all);
     }
 
-    private static KafkaConsumer<byte[], byte[]> consumer(String topic) {
-        Map<String, Object> props = KafkaServer.shared().clientProperties();
-        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(props);
-        TopicPartition p = new TopicPartition(topic, 0);
-        c.assign(List.of(p));
-        c.seekToBeginning(List.of(p));
-        return c;
-    }
-
     /** Reads until every id in {@code wanted} was seen (30 s at most); returns everything read. */
     private static Map<String, ConsumerRecord<byte[], byte[]>> readUntil(
             KafkaConsumer<byte[], byte[]> c, Set<String> wanted) {
@@ -255,11 +240,7 @@ class OutboxPostgresKafkaTest {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (!read.keySet().containsAll(wanted) && System.nanoTime() < deadline) {
             for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
-                read.put(
-                        new String(
-                                r.headers().lastHeader(OutboxHeaders.ID).value(),
-                                StandardCharsets.UTF_8),
-                        r);
+                read.put(KafkaReads.id(r), r);
             }
         }
         assertThat(read.keySet()).as("ids read from Kafka within 30 s").containsAll(wanted);
@@ -268,30 +249,10 @@ class OutboxPostgresKafkaTest {
 
     /** Reads until {@code count} records were read, then one more poll to catch extras. */
     private static Map<String, Integer> readUntilCount(KafkaConsumer<byte[], byte[]> c, int count) {
-        Map<String, Integer> seen = new java.util.HashMap<>();
-        int records = 0;
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (records < count && System.nanoTime() < deadline) {
-            for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
-                records++;
-                seen.merge(
-                        new String(
-                                r.headers().lastHeader(OutboxHeaders.ID).value(),
-                                StandardCharsets.UTF_8),
-                        1,
-                        Integer::sum);
-            }
-        }
-        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(500))) {
-            records++;
-            seen.merge(
-                    new String(
-                            r.headers().lastHeader(OutboxHeaders.ID).value(),
-                            StandardCharsets.UTF_8),
-                    1,
-                    Integer::sum);
-        }
-        assertThat(records).as("records read (each published message once)").isEqualTo(count);
-        return seen;
+        KafkaReads.Tally read = KafkaReads.readUntilCount(c, count);
+        assertThat(read.records())
+                .as("records read (each published message once)")
+                .isEqualTo(count);
+        return read.ids();
     }
 }

@@ -6,24 +6,18 @@ import static org.awaitility.Awaitility.await;
 
 import io.outbox4j.api.Message;
 import io.outbox4j.api.Publisher;
-import io.outbox4j.spring.boot.OutboxAutoConfiguration;
-import io.outbox4j.spring.boot.OutboxRelayAutoConfiguration;
 import io.outbox4j.spring.boot.RecordingPublisher;
+import io.outbox4j.spring.boot.StarterContexts;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
-import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.ContextConsumer;
-import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.modulith.events.EventExternalizationConfiguration;
 import org.springframework.modulith.events.Externalized;
 import org.springframework.modulith.events.support.DelegatingEventExternalizer;
@@ -47,15 +41,7 @@ class OutboxModulithTest {
     private final RecordingPublisher publisher = new RecordingPublisher();
 
     private final ApplicationContextRunner runner =
-            new ApplicationContextRunner()
-                    .withConfiguration(
-                            AutoConfigurations.of(
-                                    DataSourceAutoConfiguration.class,
-                                    DataSourceTransactionManagerAutoConfiguration.class,
-                                    TransactionAutoConfiguration.class,
-                                    OutboxAutoConfiguration.class,
-                                    OutboxRelayAutoConfiguration.class,
-                                    OutboxModulithAutoConfiguration.class))
+            StarterContexts.onH2(OutboxModulithAutoConfiguration.class)
                     .withBean(Publisher.class, () -> publisher)
                     .withBean(
                             EventExternalizationConfiguration.class,
@@ -65,9 +51,6 @@ class OutboxModulithTest {
                                             .build())
                     .withPropertyValues(
                             "spring.application.name=shop",
-                            "spring.datasource.url=jdbc:h2:mem:"
-                                    + UUID.randomUUID()
-                                    + ";DB_CLOSE_DELAY=-1",
                             "outbox4j.store.jdbc.create-schema=true");
 
     @Test
@@ -88,17 +71,7 @@ class OutboxModulithTest {
                     context.getBean(TransactionTemplate.class)
                             .executeWithoutResult(
                                     tx -> context.publishEvent(new OrderPlaced("o-2", "c-7")));
-                    await().atMost(Duration.ofSeconds(10))
-                            .until(
-                                    () ->
-                                            publisher.published().stream()
-                                                    .anyMatch(
-                                                            p ->
-                                                                    new String(
-                                                                                    p.payload(),
-                                                                                    StandardCharsets
-                                                                                            .UTF_8)
-                                                                            .contains("o-2")));
+                    awaitPublished("o-2");
                     List<Message> published = publisher.published();
                     assertThat(published).as("only the @Externalized events").hasSize(2);
                     Message m = published.get(0);
@@ -129,14 +102,7 @@ class OutboxModulithTest {
                             .hasMessage("declined");
                     tx.executeWithoutResult(
                             status -> context.publishEvent(new OrderPlaced("o-kept", "c-1")));
-                    await().atMost(Duration.ofSeconds(10))
-                            .until(
-                                    () ->
-                                            publisher.published().stream()
-                                                    .anyMatch(
-                                                            m ->
-                                                                    m.payloadAsString()
-                                                                            .contains("o-kept")));
+                    awaitPublished("o-kept");
                     assertThat(publisher.published())
                             .noneMatch(m -> m.payloadAsString().contains("o-lost"));
                 });
@@ -230,22 +196,11 @@ class OutboxModulithTest {
 
     /** Two named outboxes on the application's DataSource, in two tables. */
     private ApplicationContextRunner twoOutboxes() {
-        return new ApplicationContextRunner()
-                .withConfiguration(
-                        AutoConfigurations.of(
-                                DataSourceAutoConfiguration.class,
-                                DataSourceTransactionManagerAutoConfiguration.class,
-                                TransactionAutoConfiguration.class,
-                                OutboxAutoConfiguration.class,
-                                OutboxRelayAutoConfiguration.class,
-                                OutboxModulithAutoConfiguration.class))
+        return StarterContexts.onH2(OutboxModulithAutoConfiguration.class)
                 .withBean(Publisher.class, () -> publisher)
                 .withBean(EventExternalizationConfiguration.class, () -> CONFIG)
                 .withPropertyValues(
                         "spring.application.name=shop",
-                        "spring.datasource.url=jdbc:h2:mem:"
-                                + UUID.randomUUID()
-                                + ";DB_CLOSE_DELAY=-1",
                         "outbox4j.outboxes.orders.store.jdbc.create-schema=true",
                         "outbox4j.outboxes.billing.store.jdbc.create-schema=true",
                         "outbox4j.outboxes.billing.store.jdbc.table-name=billing_outbox");
@@ -258,9 +213,8 @@ class OutboxModulithTest {
         twoOutboxes()
                 .run(
                         context -> {
-                            assertThat(context).hasFailed();
                             InvalidConfigurationPropertyValueException invalid =
-                                    find(context.getStartupFailure());
+                                    StarterContexts.invalidProperty(context);
                             assertThat(invalid.getName()).isEqualTo("outbox4j.modulith.outbox");
                             assertThat(invalid.getReason())
                                     .isEqualTo(
@@ -275,7 +229,7 @@ class OutboxModulithTest {
                 .run(
                         context -> {
                             InvalidConfigurationPropertyValueException invalid =
-                                    find(context.getStartupFailure());
+                                    StarterContexts.invalidProperty(context);
                             assertThat(invalid.getName()).isEqualTo("outbox4j.modulith.outbox");
                             assertThat(invalid.getValue()).isEqualTo("shipping");
                             assertThat(invalid.getReason())
@@ -303,32 +257,28 @@ class OutboxModulithTest {
                 .run(context -> publishedThrough(context, "o-chosen", "billing_outbox"));
     }
 
+    /** Waits until the publisher has published a message whose payload says {@code fragment}. */
+    private void awaitPublished(String fragment) {
+        await().atMost(Duration.ofSeconds(10))
+                .until(
+                        () ->
+                                publisher.published().stream()
+                                        .anyMatch(m -> m.payloadAsString().contains(fragment)));
+    }
+
     /** The event is published, and the outbox without a relay ({@code idle}) holds nothing. */
     private void publishedThrough(
             AssertableApplicationContext context, String orderId, String idle) {
         assertThat(context).hasNotFailed();
         context.getBean(TransactionTemplate.class)
                 .executeWithoutResult(tx -> context.publishEvent(new OrderPlaced(orderId, "c-1")));
-        await().atMost(Duration.ofSeconds(10))
-                .until(
-                        () ->
-                                publisher.published().stream()
-                                        .anyMatch(m -> m.payloadAsString().contains(orderId)));
+        awaitPublished(orderId);
         assertThat(
                         new org.springframework.jdbc.core.JdbcTemplate(
                                         context.getBean(javax.sql.DataSource.class))
                                 .queryForObject(
                                         "SELECT count(*) FROM \"" + idle + "\"", Long.class))
                 .isZero();
-    }
-
-    private static InvalidConfigurationPropertyValueException find(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof InvalidConfigurationPropertyValueException i) {
-                return i;
-            }
-        }
-        throw new AssertionError("the start did not fail naming a property: " + failure, failure);
     }
 
     /** The start failed, and its root cause says each of {@code fragments}. */
