@@ -48,7 +48,8 @@ final class DrainScenario {
                         warm,
                         batch,
                         payload,
-                        rounds);
+                        rounds,
+                        List.of());
         List<Double> relayRates = c.relayRates;
         List<Double> handRates = c.handRates;
         Drains.Breakdown relaySide = c.relaySide;

@@ -479,9 +479,10 @@ final class Drains {
     }
 
     /**
-     * Warms both sides up, then runs the rounds: both tables reloaded with {@code n} messages,
-     * settled, drained by the relay and by the hand-written loop, which side goes first alternating
-     * from round to round.
+     * Warms every side up, then runs the rounds: every table reloaded with {@code n} messages (a
+     * peer's with its own count), settled, drained by the relay, by the hand-written loop and by
+     * the further sides; the order of the sides rotates from round to round, so each goes first as
+     * often as the others.
      *
      * @param env the environment
      * @param name the scenario name, for the log
@@ -495,44 +496,7 @@ final class Drains {
      * @param batch the batch size of the hand-written loop (the relay runs with its defaults)
      * @param payload payload bytes
      * @param rounds how many rounds
-     * @return the rates and breakdowns
-     */
-    static Comparison sideBySide(
-            Env env,
-            String name,
-            OutboxStore store,
-            String subject,
-            String hand,
-            Publisher publisher,
-            Send send,
-            int n,
-            int warm,
-            int batch,
-            int payload,
-            int rounds) {
-        return sideBySide(
-                env, name, store, subject, hand, publisher, send, n, warm, batch, payload, rounds,
-                List.of());
-    }
-
-    /**
-     * As {@link #sideBySide(Env, String, OutboxStore, String, String, Publisher, Send, int, int,
-     * int, int, int)}, with further sides warmed up, reloaded and drained in the same rounds; the
-     * order of the sides rotates from round to round, so each goes first as often as the others.
-     *
-     * @param env the environment
-     * @param name the scenario name, for the log
-     * @param store the store over the subject table
-     * @param subject the outbox4j table
-     * @param hand the hand-written loop's table
-     * @param publisher the relay's publisher
-     * @param send what the hand-written loop does with each batch
-     * @param n messages per round and side
-     * @param warm messages per side in the warm-up
-     * @param batch the batch size of the hand-written loop (the relay runs with its defaults)
-     * @param payload payload bytes
-     * @param rounds how many rounds
-     * @param peers the further sides
+     * @param peers the further sides, none for the relay and the hand-written loop alone
      * @return the rates and breakdowns
      */
     static Comparison sideBySide(

@@ -34,11 +34,7 @@ final class ConsoleHandler implements HttpHandler {
             String path = ex.getRequestURI().getPath();
             String below = path.length() <= BASE.length() ? "" : path.substring(BASE.length());
             if (!below.isEmpty() && !below.startsWith("/")) { // e.g. /consoleX
-                send(
-                        ex,
-                        404,
-                        Map.of("Content-Type", "text/plain; charset=utf-8"),
-                        "not found\n".getBytes(StandardCharsets.UTF_8));
+                sendText(ex, 404, "not found");
                 return;
             }
             Map<String, String> headers = new HashMap<>();
@@ -57,11 +53,7 @@ final class ConsoleHandler implements HttpHandler {
                     body = in.readNBytes(MAX_BODY + 1);
                 }
                 if (body.length > MAX_BODY) {
-                    send(
-                            ex,
-                            413,
-                            Map.of("Content-Type", "text/plain; charset=utf-8"),
-                            "request too large\n".getBytes(StandardCharsets.UTF_8));
+                    sendText(ex, 413, "request too large");
                     return;
                 }
                 if (contentType != null
@@ -83,6 +75,15 @@ final class ConsoleHandler implements HttpHandler {
                                     Optional.empty()));
             send(ex, r.status(), r.headers(), r.body());
         }
+    }
+
+    /** Answers with a line of plain text, for the requests the console itself does not see. */
+    private static void sendText(HttpExchange ex, int status, String line) throws IOException {
+        send(
+                ex,
+                status,
+                Map.of("Content-Type", "text/plain; charset=utf-8"),
+                (line + "\n").getBytes(StandardCharsets.UTF_8));
     }
 
     private static void send(HttpExchange ex, int status, Map<String, String> headers, byte[] body)

@@ -79,27 +79,21 @@ class RelayProcessTest {
             drainsKeyedMessagesInKeyOrder_servesHealthAndMetrics_andOnSigtermExits0HavingGivenBackItsLeases()
                     throws Exception {
         Outbox o = Outbox.create("relay_process", "relay-process-", 4);
-        PostgresServer pg = o.pg();
-        KafkaServer kafka = o.kafka();
-        String url = o.url();
         Jdbi jdbi = o.jdbi();
         JdbiOutboxStore store = o.store();
         String topic = o.topic();
         enqueue(jdbi, store, topic);
 
-        Consumer consumer = new Consumer(kafka.bootstrapServers(), topic);
+        Consumer consumer = new Consumer(o.kafka().bootstrapServers(), topic);
         try (consumer) {
-            Map<String, String> settings = new HashMap<>();
-            settings.put("store.url", url);
-            settings.put("store.user", pg.user());
-            settings.put("publisher.uri", "kafka://" + kafka.bootstrapServers());
+            Map<String, String> settings = reaching(o.url(), o.pg(), o.kafka());
             settings.put("relay.batch-size", "50");
             settings.put("relay.workers", "4");
             settings.put("relay.lease", "5s");
             settings.put("relay.poll-interval", "100ms");
             settings.put("relay.shutdown-timeout", "10s");
             settings.put("metrics.statistics-interval", "1s");
-            Map<String, String> env = Map.of("OUTBOX4J_STORE_PASSWORD", pg.password());
+            Map<String, String> env = storePassword(o.pg());
 
             int portA = ServerSupport.freePort();
             settings.put("relay.owner", "relay-a");
@@ -227,10 +221,7 @@ class RelayProcessTest {
             String topic = "relay-broker-down";
             kafka.createTopic(topic, 1, Map.of());
             int port = ServerSupport.freePort();
-            Map<String, String> settings = new HashMap<>();
-            settings.put("store.url", url);
-            settings.put("store.user", pg.user());
-            settings.put("publisher.uri", "kafka://" + kafka.bootstrapServers());
+            Map<String, String> settings = reaching(url, pg, kafka);
             settings.put("relay.delivery-timeout", "1s");
             settings.put("relay.backoff-base", "1s");
             settings.put("relay.backoff-max", "2s");
@@ -238,11 +229,7 @@ class RelayProcessTest {
             settings.put("relay.poll-interval", "200ms");
             settings.put("relay.max-publish-stall", "3s");
             settings.put("http.port", String.valueOf(port));
-            Process p =
-                    start(
-                            "relay-broker-down",
-                            settings,
-                            Map.of("OUTBOX4J_STORE_PASSWORD", pg.password()));
+            Process p = start("relay-broker-down", settings, storePassword(pg));
             awaitStatus(p, port, "/health/ready", 200, Duration.ofSeconds(60));
 
             kafka.stop();
@@ -293,25 +280,18 @@ class RelayProcessTest {
             commitsInAnotherProcess_wakeTheRelay_withinASecondDespiteA30sPoll_andAfterItsListenerIsKilled()
                     throws Exception {
         Outbox o = Outbox.create("relay_wake_up", "relay-wake-up-", 1);
-        PostgresServer pg = o.pg();
-        KafkaServer kafka = o.kafka();
-        String url = o.url();
         Jdbi jdbi = o.jdbi();
         JdbiOutboxStore store = o.store();
         String topic = o.topic();
 
-        Consumer consumer = new Consumer(kafka.bootstrapServers(), topic);
+        Consumer consumer = new Consumer(o.kafka().bootstrapServers(), topic);
         try (consumer) {
-            Map<String, String> settings = new HashMap<>();
-            settings.put("store.url", url);
-            settings.put("store.user", pg.user());
-            settings.put("publisher.uri", "kafka://" + kafka.bootstrapServers());
+            Map<String, String> settings = reaching(o.url(), o.pg(), o.kafka());
             settings.put("relay.poll-interval", "30s");
             int port = ServerSupport.freePort();
             settings.put("relay.owner", "relay-w");
             settings.put("http.port", String.valueOf(port));
-            Process relay =
-                    start("relay-w", settings, Map.of("OUTBOX4J_STORE_PASSWORD", pg.password()));
+            Process relay = start("relay-w", settings, storePassword(o.pg()));
             awaitStatus(relay, port, "/health/ready", 200, Duration.ofSeconds(60));
             await(relay, () -> listeners(jdbi) == 1, Duration.ofSeconds(30), "the relay's LISTEN");
             // Warm the path (the producer's first send fetches metadata), then measure.
@@ -362,6 +342,24 @@ class RelayProcessTest {
                     .isLessThan(1_000_000L);
             assertThat(relay.isAlive()).isTrue();
         }
+    }
+
+    /**
+     * The settings that point a relay at a database and a Kafka (store.url, store.user,
+     * publisher.uri), in a map the test adds its own to; the password goes in its environment
+     * ({@link #storePassword}).
+     */
+    private static Map<String, String> reaching(String url, PostgresServer pg, KafkaServer kafka) {
+        Map<String, String> settings = new HashMap<>();
+        settings.put("store.url", url);
+        settings.put("store.user", pg.user());
+        settings.put("publisher.uri", "kafka://" + kafka.bootstrapServers());
+        return settings;
+    }
+
+    /** A relay's environment that holds the database's password. */
+    private static Map<String, String> storePassword(PostgresServer pg) {
+        return Map.of("OUTBOX4J_STORE_PASSWORD", pg.password());
     }
 
     /** A fresh database with the outbox table on the shared PostgreSQL, and a fresh topic. */
