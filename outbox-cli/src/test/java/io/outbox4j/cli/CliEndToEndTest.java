@@ -4,10 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.api.OutboxStatistics;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,8 +26,6 @@ abstract class CliEndToEndTest {
 
     abstract String password();
 
-    record Run(int exit, String out, String err) {}
-
     String url;
     JdbiOutboxStore store;
     ShopOutbox.Broker broker;
@@ -49,32 +43,22 @@ abstract class CliEndToEndTest {
     }
 
     /** Runs the command with the store named the way an operator would (password from the env). */
-    Run cli(String... args) {
+    CliRun cli(String... args) {
         List<String> all = new ArrayList<>(List.of(args));
         all.addAll(List.of("--store", url, "--user", user()));
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit =
-                OutboxCli.run(
-                        all.toArray(new String[0]),
-                        Map.of("OUTBOX4J_STORE_PASSWORD", password()),
-                        new PrintStream(out, true, StandardCharsets.UTF_8),
-                        new PrintStream(err, true, StandardCharsets.UTF_8),
-                        Clock.systemUTC());
-        return new Run(
-                exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        return CliRun.of(all, Map.of("OUTBOX4J_STORE_PASSWORD", password()));
     }
 
     @Test
     void operatorSession_statsListShowReplayDiscard_onDeadLettersOfARealFailingPublish() {
-        Run stats = cli("stats");
+        CliRun stats = cli("stats");
         assertThat(stats.exit()).as(stats.err()).isZero();
         assertThat(stats.out())
                 .doesNotContain("shop.orders") // published and completed: gone from the outbox
                 .containsPattern("(?m)^shop\\.payments +1 +0 +0 +2 +\\S+$")
                 .containsPattern("(?m)^\\(all topics\\) +1 +0 +0 +2 +\\S+$");
 
-        Run list = cli("dead-letters", "list");
+        CliRun list = cli("dead-letters", "list");
         assertThat(list.exit()).isZero();
         assertThat(list.out())
                 .containsPattern("(?m)^pay-1 +shop\\.payments +card-1 +1 ")
@@ -83,7 +67,7 @@ abstract class CliEndToEndTest {
                 .doesNotContain(ShopOutbox.SECRET_PAYLOAD)
                 .doesNotContain(ShopOutbox.SECRET_HEADER_VALUE);
 
-        Run show = cli("dead-letters", "show", "pay-1");
+        CliRun show = cli("dead-letters", "show", "pay-1");
         assertThat(show.exit()).isZero();
         assertThat(show.out())
                 .containsPattern("reason: +.*" + ShopOutbox.REFUSAL)
@@ -94,7 +78,7 @@ abstract class CliEndToEndTest {
                 .contains(ShopOutbox.SECRET_PAYLOAD);
 
         broker.refusePayments = false;
-        Run replay = cli("dead-letters", "replay", "pay-1");
+        CliRun replay = cli("dead-letters", "replay", "pay-1");
         assertThat(replay.exit()).isZero();
         assertThat(replay.out()).contains("Replayed 1 of 1 dead letter; due now.");
         ShopOutbox.relayUntilIdle(store, broker);
@@ -102,7 +86,7 @@ abstract class CliEndToEndTest {
                 .as("the replayed message, then the one that waited behind it on its key")
                 .containsSubsequence("pay-1", "pay-2");
 
-        Run discard = cli("dead-letters", "discard", "pay-3");
+        CliRun discard = cli("dead-letters", "discard", "pay-3");
         assertThat(discard.exit()).isZero();
         assertThat(discard.out()).contains("Discarded 1 of 1 dead letter.");
         assertThat(cli("stats", "--json").out())
@@ -122,7 +106,7 @@ abstract class CliEndToEndTest {
                 () ->
                         store.members().stream()
                                 .noneMatch(m -> m.id().equals("relay-gone") && m.live()));
-        Run members = cli("members");
+        CliRun members = cli("members");
         assertThat(members.exit()).as(members.err()).isZero();
         int gone = shares.get("relay-gone").size();
         assertThat(members.out())
@@ -156,7 +140,7 @@ abstract class CliEndToEndTest {
 
     @Test
     void listAndShowJson_pageThroughTheStoresOwnCursor() {
-        Run first = cli("dead-letters", "list", "--limit", "1", "--json");
+        CliRun first = cli("dead-letters", "list", "--limit", "1", "--json");
         assertThat(first.out()).contains("\"id\":\"pay-1\"").doesNotContain("pay-3");
         String cursor = first.out().replaceAll("(?s).*\"next\":\"([^\"]+)\".*", "$1");
         assertThat(cli("dead-letters", "list", "--limit", "1", "--after", cursor, "--json").out())
@@ -179,7 +163,7 @@ abstract class CliEndToEndTest {
                         new String[] {"dead-letters", "list", "--limit", "5000"},
                         new String[] {"dead-letters", "replay", "--all", "--dead-before", "soon"},
                         new String[] {"stats", "--table", "outbox message"})) {
-            Run r = cli(args);
+            CliRun r = cli(args);
             assertThat(r.exit())
                     .as(String.join(" ", args) + ": " + r.err())
                     .isEqualTo(OutboxCli.USAGE);
@@ -191,22 +175,17 @@ abstract class CliEndToEndTest {
 
     @Test
     void aStoreThatCannotBeReached_exits1_namingItWithoutThePassword() {
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit =
-                OutboxCli.run(
-                        new String[] {
-                            "stats",
-                            "--store",
-                            url.replaceFirst("//[^/]+/", "//127.0.0.1:1/")
-                                    + (url.contains("?") ? "&" : "?")
-                                    + "password=hunter2"
-                        },
-                        Map.of(),
-                        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
-                        new PrintStream(err, true, StandardCharsets.UTF_8),
-                        Clock.systemUTC());
-        assertThat(exit).isEqualTo(OutboxCli.STORE_FAILED);
-        assertThat(err.toString(StandardCharsets.UTF_8))
+        CliRun r =
+                CliRun.of(
+                        List.of(
+                                "stats",
+                                "--store",
+                                url.replaceFirst("//[^/]+/", "//127.0.0.1:1/")
+                                        + (url.contains("?") ? "&" : "?")
+                                        + "password=hunter2"),
+                        Map.of());
+        assertThat(r.exit()).isEqualTo(OutboxCli.STORE_FAILED);
+        assertThat(r.err())
                 .contains("outbox4j: cannot connect to ")
                 .contains("127.0.0.1:1")
                 .contains("password=***")
@@ -215,7 +194,7 @@ abstract class CliEndToEndTest {
 
     @Test
     void aTableThatDoesNotExist_exits1_withTheDatabasesMessage() {
-        Run r = cli("stats", "--table", "no_such_outbox");
+        CliRun r = cli("stats", "--table", "no_such_outbox");
         assertThat(r.exit()).isEqualTo(OutboxCli.STORE_FAILED);
         assertThat(r.err())
                 .startsWith("outbox4j: the store failed: ")

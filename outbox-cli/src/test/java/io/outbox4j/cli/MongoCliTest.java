@@ -7,10 +7,6 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import io.outbox4j.store.mongo.MongoOutboxStore;
 import io.outbox4j.testservices.MongoServer;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -25,9 +21,7 @@ import org.junit.jupiter.api.Test;
 class MongoCliTest {
     private static final String DATABASE = "outbox_cli_mongo";
 
-    record Run(int exit, String out, String err) {}
-
-    private static Run cli(String table, String... args) {
+    private static CliRun cli(String table, String... args) {
         List<String> all = new ArrayList<>(List.of(args));
         all.addAll(
                 List.of(
@@ -37,47 +31,29 @@ class MongoCliTest {
                         DATABASE,
                         "--table",
                         table));
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit =
-                OutboxCli.run(
-                        all.toArray(new String[0]),
-                        Map.of(),
-                        new PrintStream(out, true, StandardCharsets.UTF_8),
-                        new PrintStream(err, true, StandardCharsets.UTF_8),
-                        Clock.systemUTC());
-        return new Run(
-                exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        return CliRun.of(all, Map.of());
     }
 
     @Test
     void anEmptyOutbox_hasZeroCountsAndNoDeadLetters() {
-        Run stats = cli("outbox_empty", "stats");
+        CliRun stats = cli("outbox_empty", "stats");
         assertThat(stats.exit()).as(stats.err()).isZero();
         assertThat(stats.out())
                 .contains("MongoDB mongodb://")
                 .contains("database " + DATABASE)
                 .containsPattern("(?m)^\\(all topics\\) +0 +0 +0 +0 +-$");
-        Run list = cli("outbox_empty", "dead-letters", "list");
+        CliRun list = cli("outbox_empty", "dead-letters", "list");
         assertThat(list.out()).contains("No dead letters.");
-        Run replay = cli("outbox_empty", "dead-letters", "replay", "nope");
+        CliRun replay = cli("outbox_empty", "dead-letters", "replay", "nope");
         assertThat(replay.exit()).isEqualTo(OutboxCli.NOT_FOUND);
         assertThat(replay.out()).contains("Replayed 0 of 1 dead letter.");
     }
 
     @Test
     void aUriWithoutADatabase_andNoDatabaseOption_isABadArgument() {
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit =
-                OutboxCli.run(
-                        new String[] {"stats", "--store", "mongodb://127.0.0.1:1"},
-                        Map.of(),
-                        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
-                        new PrintStream(err, true, StandardCharsets.UTF_8),
-                        Clock.systemUTC());
-        assertThat(exit).isEqualTo(OutboxCli.USAGE);
-        assertThat(err.toString(StandardCharsets.UTF_8))
-                .contains("the MongoDB database is not set");
+        CliRun r = CliRun.of(List.of("stats", "--store", "mongodb://127.0.0.1:1"), Map.of());
+        assertThat(r.exit()).isEqualTo(OutboxCli.USAGE);
+        assertThat(r.err()).contains("the MongoDB database is not set");
     }
 
     @Test

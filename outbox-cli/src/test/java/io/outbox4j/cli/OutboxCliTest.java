@@ -6,12 +6,9 @@ import io.outbox4j.api.DeadLetterQuery;
 import io.outbox4j.api.DeadMessage;
 import io.outbox4j.api.OutboxStatistics;
 import io.outbox4j.tck.InMemoryOutboxStore;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
@@ -30,8 +27,6 @@ class OutboxCliTest {
     private InMemoryOutboxStore store;
     private ShopOutbox.Broker broker;
 
-    record Run(int exit, String out, String err) {}
-
     @BeforeEach
     void shopWithTwoDeadLetters() {
         store = new InMemoryOutboxStore();
@@ -40,19 +35,8 @@ class OutboxCliTest {
         assertThat(ShopOutbox.relayUntilIdle(store, broker)).isEqualTo(2);
     }
 
-    private Run cli(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit =
-                OutboxCli.runAgainst(
-                        store,
-                        "in-memory",
-                        args,
-                        new PrintStream(out, true, StandardCharsets.UTF_8),
-                        new PrintStream(err, true, StandardCharsets.UTF_8),
-                        Clock.systemUTC());
-        return new Run(
-                exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    private CliRun cli(String... args) {
+        return CliRun.against(store, "in-memory", args);
     }
 
     private List<String> deadIds() {
@@ -63,7 +47,7 @@ class OutboxCliTest {
 
     @Test
     void stats_tableCountsEachTopicAndTheTotal() {
-        Run r = cli("stats");
+        CliRun r = cli("stats");
         assertThat(r.exit()).isZero();
         assertThat(r.out())
                 .containsPattern("(?m)^TOPIC +READY +DELAYED +LEASED +DEAD +OLDEST READY$")
@@ -74,7 +58,7 @@ class OutboxCliTest {
 
     @Test
     void stats_json_isOneObjectWithTotalsAndTopics() {
-        Run r = cli("stats", "--json");
+        CliRun r = cli("stats", "--json");
         assertThat(r.exit()).isZero();
         assertThat(r.out().strip())
                 .startsWith("{\"at\":\"")
@@ -87,7 +71,7 @@ class OutboxCliTest {
 
     @Test
     void list_showsIdTopicKeyAttemptsAndReason_neverPayloadOrHeaderValues() {
-        Run r = cli("dead-letters", "list");
+        CliRun r = cli("dead-letters", "list");
         assertThat(r.exit()).isZero();
         assertThat(r.out())
                 .containsPattern("(?m)^ID +TOPIC +KEY +ATTEMPTS +DEAD AT +REASON$")
@@ -102,7 +86,7 @@ class OutboxCliTest {
 
     @Test
     void list_json_hasItemsAndNoCursorOnTheLastPage() {
-        Run r = cli("dead-letters", "list", "--json");
+        CliRun r = cli("dead-letters", "list", "--json");
         assertThat(r.exit()).isZero();
         assertThat(r.out())
                 .contains(
@@ -115,14 +99,14 @@ class OutboxCliTest {
 
     @Test
     void list_limitGivesOnePageAndTheCursorOfTheNext_allReadsEveryPage() {
-        Run first = cli("dead-letters", "list", "--limit", "1");
+        CliRun first = cli("dead-letters", "list", "--limit", "1");
         assertThat(first.exit()).isZero();
         assertThat(first.out()).contains("pay-1").doesNotContain("pay-3").contains("Next page:");
         String cursor = first.out().replaceAll("(?s).*--after '([^']+)'.*", "$1");
-        Run second = cli("dead-letters", "list", "--limit", "1", "--after", cursor);
+        CliRun second = cli("dead-letters", "list", "--limit", "1", "--after", cursor);
         assertThat(second.out()).contains("pay-3").doesNotContain("pay-1");
 
-        Run all = cli("dead-letters", "list", "--limit", "1", "--all");
+        CliRun all = cli("dead-letters", "list", "--limit", "1", "--all");
         assertThat(all.out()).contains("pay-1").contains("pay-3").doesNotContain("Next page");
     }
 
@@ -139,7 +123,7 @@ class OutboxCliTest {
 
     @Test
     void show_printsReasonAttemptsTimesAndHeaderNames_hidesPayloadAndHeaderValues() {
-        Run r = cli("dead-letters", "show", "pay-1");
+        CliRun r = cli("dead-letters", "show", "pay-1");
         assertThat(r.exit()).isZero();
         assertThat(r.out())
                 .contains("id:           pay-1")
@@ -169,7 +153,7 @@ class OutboxCliTest {
 
     @Test
     void show_ofAnIdThatIsNoDeadLetter_exits3() {
-        Run r = cli("dead-letters", "show", "order-1");
+        CliRun r = cli("dead-letters", "show", "order-1");
         assertThat(r.exit()).isEqualTo(OutboxCli.NOT_FOUND);
         assertThat(r.err()).contains("no dead letter with id 'order-1'");
         assertThat(r.out()).isEmpty();
@@ -178,7 +162,7 @@ class OutboxCliTest {
     @Test
     void replay_makesTheDeadLetterDue_theRelayPublishesItAndThenTheMessageBehindIt() {
         broker.refusePayments = false;
-        Run r = cli("dead-letters", "replay", "pay-1");
+        CliRun r = cli("dead-letters", "replay", "pay-1");
         assertThat(r.exit()).isZero();
         assertThat(r.out()).contains("Replayed 1 of 1 dead letter; due now.");
         assertThat(deadIds()).containsExactly("pay-3");
@@ -189,7 +173,7 @@ class OutboxCliTest {
 
     @Test
     void replay_ofIdsSomeOfWhichAreNoDeadLetters_replaysTheOthersAndExits3() {
-        Run r = cli("dead-letters", "replay", "pay-1", "order-1", "nope");
+        CliRun r = cli("dead-letters", "replay", "pay-1", "order-1", "nope");
         assertThat(r.exit()).isEqualTo(OutboxCli.NOT_FOUND);
         assertThat(r.out()).contains("Replayed 1 of 3 dead letters");
         assertThat(r.err()).contains("2 of the ids named no dead letter");
@@ -200,14 +184,14 @@ class OutboxCliTest {
     void replayAll_replaysEveryDeadLetterTheFilterSelects() {
         assertThat(cli("dead-letters", "replay", "--all", "--topic", ShopOutbox.ORDERS).out())
                 .contains("Replayed 0 dead letters");
-        Run r = cli("dead-letters", "replay", "--all", "--topic", ShopOutbox.PAYMENTS, "--json");
+        CliRun r = cli("dead-letters", "replay", "--all", "--topic", ShopOutbox.PAYMENTS, "--json");
         assertThat(r.out().strip()).isEqualTo("{\"replayed\":2}");
         assertThat(deadIds()).isEmpty();
     }
 
     @Test
     void discard_deletesTheDeadLetterForGood_andUnblocksItsKey() {
-        Run r = cli("dead-letters", "discard", "pay-1");
+        CliRun r = cli("dead-letters", "discard", "pay-1");
         assertThat(r.exit()).isZero();
         assertThat(r.out()).contains("Discarded 1 of 1 dead letter.");
         assertThat(deadIds()).containsExactly("pay-3");
@@ -273,7 +257,7 @@ class OutboxCliTest {
         OutboxStatistics before = store.statistics(Instant.EPOCH);
         List<DeadMessage> deadBefore = store.deadLetters(DeadLetterQuery.all()).items();
 
-        Run r = cli(args.toArray(new String[0]));
+        CliRun r = cli(args.toArray(new String[0]));
 
         assertThat(r.exit()).isEqualTo(OutboxCli.USAGE);
         assertThat(r.err()).startsWith("outbox4j: ").contains(message).contains("--help");
@@ -284,16 +268,9 @@ class OutboxCliTest {
 
     @Test
     void help_printsEveryCommandAndExitCode() {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        int exit =
-                OutboxCli.run(
-                        new String[] {"--help"},
-                        java.util.Map.of(),
-                        new PrintStream(out, true, StandardCharsets.UTF_8),
-                        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
-                        Clock.systemUTC());
-        assertThat(exit).isZero();
-        assertThat(out.toString(StandardCharsets.UTF_8))
+        CliRun r = CliRun.of(List.of("--help"), Map.of());
+        assertThat(r.exit()).isZero();
+        assertThat(r.out())
                 .contains("stats")
                 .contains("dead-letters list")
                 .contains("dead-letters show ID")

@@ -79,6 +79,11 @@ class OutboxConsoleTest {
         return new Request("POST", "/console", path, Map.of(), form, headers, Optional.empty());
     }
 
+    /** The dead-letter list of a console under host authentication, as {@code user} sees it. */
+    private static Request hostList(Optional<String> user) {
+        return new Request("GET", "/c", "/dead-letters", Map.of(), Map.of(), Map.of(), user);
+    }
+
     /** A POST to {@code /apply} under host authentication, by {@code user} (empty: anonymous). */
     private static Request hostApply(Map<String, List<String>> form, Optional<String> user) {
         return new Request("POST", "/c", "/apply", Map.of(), form, Map.of(), user);
@@ -224,25 +229,9 @@ class OutboxConsoleTest {
         String id = dead("orders", "k1", "refused");
         OutboxConsole console =
                 OutboxConsole.builder(store).hostAuthentication().writeEnabled(true).build();
-        Request anonymousList =
-                new Request(
-                        "GET",
-                        "/c",
-                        "/dead-letters",
-                        Map.of(),
-                        Map.of(),
-                        Map.of(),
-                        Optional.empty());
+        Request anonymousList = hostList(Optional.empty());
         assertThat(console.handle(anonymousList).text()).doesNotContain("name=\"csrf\"");
-        Request list =
-                new Request(
-                        "GET",
-                        "/c",
-                        "/dead-letters",
-                        Map.of(),
-                        Map.of(),
-                        Map.of(),
-                        Optional.of("ann"));
+        Request list = hostList(Optional.of("ann"));
         String token = csrf(console.handle(list).text());
         Map<String, List<String>> form = new LinkedHashMap<>();
         form.put("csrf", List.of(token));

@@ -266,14 +266,7 @@ class OutboxMetricsTest {
     }
 
     private static Message message(String id, String topic, String key) {
-        return Message.builder()
-                .id(id)
-                .topic(topic)
-                .key(key)
-                .module("shop")
-                .payload("{}")
-                .occurredAt(T0)
-                .build();
+        return Orders.order(id).topic(topic).key(key).occurredAt(T0).build();
     }
 
     private static Observation observation(String topic, Observation.Outcome outcome) {

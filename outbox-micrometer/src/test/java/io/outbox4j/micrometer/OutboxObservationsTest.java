@@ -85,13 +85,7 @@ class OutboxObservationsTest {
     }
 
     private static Message message(String id) {
-        return Message.builder()
-                .id(id)
-                .topic("orders")
-                .module("shop")
-                .payload("{}")
-                .header("seq", id)
-                .build();
+        return Orders.order(id).header("seq", id).build();
     }
 
     /** Stands in for a tracing handler: writes a header into the message's carrier on start. */

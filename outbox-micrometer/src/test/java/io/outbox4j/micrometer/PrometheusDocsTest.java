@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.outbox4j.api.Message;
 import io.outbox4j.api.Observation;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.engine.Relay;
@@ -33,14 +32,7 @@ class PrometheusDocsTest {
     void alertsDashboardAndReadme_nameOnlySeriesThePrometheusRegistryExports() throws IOException {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         InMemoryOutboxStore store = new InMemoryOutboxStore();
-        store.enqueueCommitted(
-                List.of(
-                        Message.builder()
-                                .id("m1")
-                                .topic("orders")
-                                .module("shop")
-                                .payload("{}")
-                                .build()));
+        store.enqueueCommitted(List.of(Orders.order("m1").build()));
         try (OutboxMetrics metrics =
                 OutboxMetrics.builder(registry)
                         .admin(store)

@@ -6,7 +6,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.outbox4j.api.Message;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.engine.Relay;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
@@ -50,8 +49,8 @@ class ReadmeExampleTest {
                         store.enqueueAll(
                                 h,
                                 List.of(
-                                        order("order-1").build(),
-                                        order("order-2")
+                                        Orders.order("order-1").build(),
+                                        Orders.order("order-2")
                                                 .notBefore(Instant.now().plus(Duration.ofHours(1)))
                                                 .build())));
         relay.wakeUp();
@@ -92,9 +91,5 @@ class ReadmeExampleTest {
                         .tags("topic", "orders", "outcome", "completed")
                         .counter();
         return c == null ? 0 : c.count();
-    }
-
-    private static Message.Builder order(String id) {
-        return Message.builder().id(id).topic("orders").module("shop").payload("{}");
     }
 }

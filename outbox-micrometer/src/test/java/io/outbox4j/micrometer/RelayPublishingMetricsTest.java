@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.offset;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.outbox4j.api.Message;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.api.RetryableFailureException;
@@ -23,15 +22,7 @@ class RelayPublishingMetricsTest {
     void failedCallsAndStall_showWhileTheBrokerRefuses_zeroAfterAPublish() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         InMemoryOutboxStore store = new InMemoryOutboxStore();
-        store.enqueueCommitted(
-                List.of(
-                        Message.builder()
-                                .id("m1")
-                                .topic("orders")
-                                .key("o-1")
-                                .module("shop")
-                                .payload("{}")
-                                .build()));
+        store.enqueueCommitted(List.of(Orders.order("m1").key("o-1").build()));
         AtomicBoolean down = new AtomicBoolean(true);
         Publisher broker =
                 (messages, timeout) ->

@@ -59,8 +59,7 @@ class StoreAndRelayMetricsTest {
     @Test
     void timesEveryStoreCall_andFollowsTheRelayState() throws Exception {
         Jdbi jdbi = Jdbi.create("jdbc:h2:mem:micrometer-store-calls;DB_CLOSE_DELAY=-1");
-        JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).build();
-        store.createSchemaIfAbsent();
+        JdbiOutboxStore store = h2Store(jdbi);
         FailingClaims failing = new FailingClaims(store);
         AtomicBoolean retried = new AtomicBoolean();
         Publisher publisher =
@@ -193,10 +192,7 @@ class StoreAndRelayMetricsTest {
     void aRelayOnTheTimedStore_isStillAMember_andTheBucketGaugesSaySo() throws Exception {
         OutboxMetrics metrics = OutboxMetrics.builder(registry).build();
         JdbiOutboxStore store =
-                JdbiOutboxStore.builder(
-                                Jdbi.create("jdbc:h2:mem:micrometer-members;DB_CLOSE_DELAY=-1"))
-                        .build();
-        store.createSchemaIfAbsent();
+                h2Store(Jdbi.create("jdbc:h2:mem:micrometer-members;DB_CLOSE_DELAY=-1"));
         OutboxStore timed = metrics.store(store);
         assertThat(timed)
                 .as("the timed store keeps the store's membership")
@@ -229,10 +225,7 @@ class StoreAndRelayMetricsTest {
     void theHandoversCounterCountsTheBucketsTheRelaysRenewalsMoved() throws Exception {
         OutboxMetrics metrics = OutboxMetrics.builder(registry).build();
         JdbiOutboxStore store =
-                JdbiOutboxStore.builder(
-                                Jdbi.create("jdbc:h2:mem:micrometer-handovers;DB_CLOSE_DELAY=-1"))
-                        .build();
-        store.createSchemaIfAbsent();
+                h2Store(Jdbi.create("jdbc:h2:mem:micrometer-handovers;DB_CLOSE_DELAY=-1"));
         Relay relay =
                 Relay.builder(store, Publisher.perMessage(m -> {}))
                         .owner("relay-a")
@@ -306,8 +299,15 @@ class StoreAndRelayMetricsTest {
                 .until(condition::getAsBoolean);
     }
 
+    /** The store over an in-memory H2 database, its schema created. */
+    private static JdbiOutboxStore h2Store(Jdbi jdbi) {
+        JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).build();
+        store.createSchemaIfAbsent();
+        return store;
+    }
+
     private static Message order(String id, String key) {
-        Message.Builder b = Message.builder().id(id).topic("orders").module("shop").payload("{}");
+        Message.Builder b = Orders.order(id);
         return key == null ? b.build() : b.key(key).build();
     }
 

@@ -228,31 +228,12 @@ final class PublishCall {
                         closed.getAsBoolean()
                                 ? "the SqsPublisher was closed"
                                 : "the publish call was interrupted or gave up";
-                live.forEach(
-                        e ->
-                                fail(
-                                        e,
-                                        new RetryableFailureException(
-                                                "message '"
-                                                        + e.message().id()
-                                                        + "' was not sent: "
-                                                        + why
-                                                        + "; it will be retried")));
+                notSent(live, why);
                 return CompletableFuture.completedFuture(null);
             }
             var timeouts = deadline.requestTimeouts();
             if (timeouts.isEmpty()) {
-                live.forEach(
-                        e ->
-                                fail(
-                                        e,
-                                        new RetryableFailureException(
-                                                "message '"
-                                                        + e.message().id()
-                                                        + "' was not sent: the"
-                                                        + " publish timeout of "
-                                                        + deadline.total()
-                                                        + " passed first; it will be retried")));
+                notSent(live, "the publish timeout of " + deadline.total() + " passed first");
                 return CompletableFuture.completedFuture(null);
             }
             List<SendMessageBatchRequestEntry> entries = new ArrayList<>(live.size());
@@ -332,6 +313,20 @@ final class PublishCall {
                     Failures.ofRequest(error, url, live.size(), live.size() == 1);
             live.forEach(e -> fail(e, failure));
             return CompletableFuture.completedFuture(null);
+        }
+
+        /** Fails the entries that were not sent, for {@code why}, to be retried. */
+        private void notSent(List<EntryEncoder.Entry> entries, String why) {
+            entries.forEach(
+                    e ->
+                            fail(
+                                    e,
+                                    new RetryableFailureException(
+                                            "message '"
+                                                    + e.message().id()
+                                                    + "' was not sent: "
+                                                    + why
+                                                    + "; it will be retried")));
         }
 
         private void fail(EntryEncoder.Entry e, RuntimeException failure) {

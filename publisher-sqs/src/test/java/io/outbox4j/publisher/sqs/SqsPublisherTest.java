@@ -39,6 +39,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import software.amazon.awssdk.auth.credentials.AnonymousCredentialsProvider;
+import software.amazon.awssdk.awscore.client.builder.AwsClientBuilder;
 import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
@@ -80,6 +81,24 @@ class SqsPublisherTest {
 
     private static void assertAllPublished(List<PublishOutcome> outcomes) {
         assertThat(outcomes).allSatisfy(o -> assertThat(o.isPublished()).as(o.toString()).isTrue());
+    }
+
+    /** Asserts that no outcome is published and every one is a retryable failure. */
+    private static void assertAllRetryable(List<PublishOutcome> outcomes) {
+        assertThat(outcomes)
+                .allSatisfy(
+                        o -> {
+                            assertThat(o.isPublished()).as(o.toString()).isFalse();
+                            assertThat(o.isPermanent()).as(o.toString()).isFalse();
+                        });
+    }
+
+    /** As {@link #assertAllRetryable(List)}, every failure saying {@code reason}. */
+    private static void assertAllRetryable(List<PublishOutcome> outcomes, String reason) {
+        assertAllRetryable(outcomes);
+        assertThat(outcomes)
+                .allSatisfy(
+                        o -> assertThat(o.failure().orElseThrow()).hasMessageContaining(reason));
     }
 
     @Nested
@@ -366,13 +385,7 @@ class SqsPublisherTest {
 
             List<PublishOutcome> outcomes = p.publish(messages("any", 3), TIMEOUT);
 
-            assertThat(outcomes)
-                    .allSatisfy(
-                            o -> {
-                                assertThat(o.isPublished()).isFalse();
-                                assertThat(o.isPermanent()).isFalse();
-                                assertThat(o.failure().orElseThrow()).hasMessageContaining(missing);
-                            });
+            assertAllRetryable(outcomes, missing);
         }
 
         @Test
@@ -502,15 +515,8 @@ class SqsPublisherTest {
                 Thread.interrupted();
             }
 
-            assertThat(outcomes)
-                    .hasSize(15)
-                    .allSatisfy(
-                            o -> {
-                                assertThat(o.isPublished()).isFalse();
-                                assertThat(o.isPermanent()).isFalse();
-                                assertThat(o.failure().orElseThrow())
-                                        .hasMessageContaining("interrupted");
-                            });
+            assertThat(outcomes).hasSize(15);
+            assertAllRetryable(outcomes, "interrupted");
             assertThat(requestsTo(url)).hasSize(before);
         }
 
@@ -519,12 +525,7 @@ class SqsPublisherTest {
                 "an endpoint that accepts connections but never answers fails every message within the timeout")
         void silentEndpoint_failsWithinTimeout() throws IOException {
             try (SilentServer silent = new SilentServer();
-                    SqsClient client =
-                            SqsClient.builder()
-                                    .endpointOverride(silent.uri())
-                                    .region(Region.US_EAST_1)
-                                    .credentialsProvider(AnonymousCredentialsProvider.create())
-                                    .build()) {
+                    SqsClient client = silent.clientOf(SqsClient.builder()).build()) {
                 SqsPublisher p =
                         SqsPublisher.builder()
                                 .client(client)
@@ -537,13 +538,8 @@ class SqsPublisherTest {
                 Duration took = Duration.ofNanos(System.nanoTime() - start);
 
                 assertThat(took).isLessThan(Duration.ofSeconds(3));
-                assertThat(outcomes)
-                        .hasSize(25)
-                        .allSatisfy(
-                                o -> {
-                                    assertThat(o.isPublished()).isFalse();
-                                    assertThat(o.isPermanent()).isFalse();
-                                });
+                assertThat(outcomes).hasSize(25);
+                assertAllRetryable(outcomes);
             }
         }
 
@@ -552,12 +548,7 @@ class SqsPublisherTest {
         @SuppressWarnings("ThreadJoinLoop") // it joins in a loop, swallowing only its own interrupt
         void interruptedFifoCall_sendsNoMoreRequests() throws Exception {
             try (SilentServer silent = new SilentServer();
-                    SqsAsyncClient client =
-                            SqsAsyncClient.builder()
-                                    .endpointOverride(silent.uri())
-                                    .region(Region.US_EAST_1)
-                                    .credentialsProvider(AnonymousCredentialsProvider.create())
-                                    .build()) {
+                    SqsAsyncClient client = silent.clientOf(SqsAsyncClient.builder()).build()) {
                 SqsPublisher p =
                         SqsPublisher.builder()
                                 .asyncClient(client)
@@ -624,16 +615,13 @@ class SqsPublisherTest {
             p.close(); // idempotent
             List<PublishOutcome> outcomes = p.publish(messages(topic, 5), TIMEOUT);
 
+            assertThat(outcomes).hasSize(5);
+            assertAllRetryable(outcomes, "the SqsPublisher is closed");
             assertThat(outcomes)
-                    .hasSize(5)
                     .allSatisfy(
-                            o -> {
-                                assertThat(o.isPublished()).isFalse();
-                                assertThat(o.isPermanent()).isFalse();
-                                assertThat(o.failure().orElseThrow())
-                                        .isInstanceOf(RetryableFailureException.class)
-                                        .hasMessageContaining("the SqsPublisher is closed");
-                            });
+                            o ->
+                                    assertThat(o.failure().orElseThrow())
+                                            .isInstanceOf(RetryableFailureException.class));
             assertThat(requestsTo(url)).as("requests sent to the queue").hasSize(before);
             assertThat(p.toString()).endsWith(", closed]");
             assertAllPublished(publisher().publish(messages(topic, 1), TIMEOUT));
@@ -674,14 +662,7 @@ class SqsPublisherTest {
                 assertThat(outcomes.subList(0, 10))
                         .as("the first request, in flight when close came")
                         .allSatisfy(o -> assertThat(o.isPublished()).as(o.toString()).isTrue());
-                assertThat(outcomes.subList(10, 25))
-                        .allSatisfy(
-                                o -> {
-                                    assertThat(o.isPublished()).isFalse();
-                                    assertThat(o.isPermanent()).isFalse();
-                                    assertThat(o.failure().orElseThrow())
-                                            .hasMessageContaining("the SqsPublisher was closed");
-                                });
+                assertAllRetryable(outcomes.subList(10, 25), "the SqsPublisher was closed");
                 assertThat(requestsTo(url)).as("requests sent to the queue").containsExactly(10);
             }
         }
@@ -1014,6 +995,13 @@ class SqsPublisherTest {
 
         String queueUrl(String name) {
             return uri() + "/000000000000/" + name;
+        }
+
+        /** Points a client at this server, anonymously. */
+        <B extends AwsClientBuilder<B, ?>> B clientOf(B builder) {
+            return builder.endpointOverride(uri())
+                    .region(Region.US_EAST_1)
+                    .credentialsProvider(AnonymousCredentialsProvider.create());
         }
 
         /**
