@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import org.apache.kafka.connect.source.SourceRecord;
 
 /**
@@ -29,13 +30,11 @@ final class InFlight {
 
     /** Remembers a record about to be returned from {@code poll}. */
     void sent(SourceRecord record, String receipt) {
-        lock.lock();
-        try {
-            unacknowledged.put(record, receipt);
-            renewable.add(receipt);
-        } finally {
-            lock.unlock();
-        }
+        locked(
+                () -> {
+                    unacknowledged.put(record, receipt);
+                    renewable.add(receipt);
+                });
     }
 
     /**
@@ -72,12 +71,7 @@ final class InFlight {
 
     /** Forgets receipts that were completed (or found stale): no more renewal. */
     void completed(List<String> receipts) {
-        lock.lock();
-        try {
-            receipts.forEach(renewable::remove);
-        } finally {
-            lock.unlock();
-        }
+        locked(() -> receipts.forEach(renewable::remove));
     }
 
     /** Puts back receipts whose completion failed, to try again with the next batch. */
@@ -94,12 +88,7 @@ final class InFlight {
     }
 
     int pendingCompletion() {
-        lock.lock();
-        try {
-            return acknowledged.size();
-        } finally {
-            lock.unlock();
-        }
+        return read(() -> acknowledged.size()); // the field, read under the lock
     }
 
     /**
@@ -107,31 +96,16 @@ final class InFlight {
      * acknowledged ones not completed yet (minus those the store reported lost).
      */
     List<String> renewable() {
-        lock.lock();
-        try {
-            return new ArrayList<>(renewable);
-        } finally {
-            lock.unlock();
-        }
+        return read(() -> new ArrayList<>(renewable));
     }
 
     /** Stops renewing leases the store reported stale (expired and claimed by someone else). */
     void lost(Set<String> receipts) {
-        lock.lock();
-        try {
-            renewable.removeAll(receipts);
-        } finally {
-            lock.unlock();
-        }
+        locked(() -> renewable.removeAll(receipts));
     }
 
     int unacknowledged() {
-        lock.lock();
-        try {
-            return unacknowledged.size();
-        } finally {
-            lock.unlock();
-        }
+        return read(unacknowledged::size);
     }
 
     /**
@@ -151,6 +125,26 @@ final class InFlight {
                 acknowledgement.awaitNanos(left);
             }
             return limit - unacknowledged.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Runs {@code action} holding the lock. */
+    private void locked(Runnable action) {
+        lock.lock();
+        try {
+            action.run();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Reads {@code value} holding the lock. */
+    private <T> T read(Supplier<T> value) {
+        lock.lock();
+        try {
+            return value.get();
         } finally {
             lock.unlock();
         }

@@ -148,35 +148,30 @@ class OutboxSourceTaskTest {
 
     /** Whether message {@code id} is still in the outbox (not completed). */
     private static boolean present(String id) {
-        return jdbi.withHandle(
-                h ->
-                        h.createQuery("SELECT count(*) FROM outbox_message WHERE id = :id")
-                                        .bind("id", id)
-                                        .mapTo(Integer.class)
-                                        .one()
-                                == 1);
+        return byId("SELECT count(*) FROM outbox_message WHERE id = :id", id, Integer.class) == 1;
     }
 
     /** The end of the lease of message {@code id}, by the database's clock. */
     private static Instant leaseEnd(String id) {
-        return jdbi.withHandle(
-                h ->
-                        h.createQuery("SELECT available_at FROM outbox_message WHERE id = :id")
-                                .bind("id", id)
-                                .mapTo(Instant.class)
-                                .one());
+        return byId("SELECT available_at FROM outbox_message WHERE id = :id", id, Instant.class);
+    }
+
+    /** Why message {@code id} was dead-lettered. */
+    private static String deadReason(String id) {
+        return byId("SELECT dead_reason FROM outbox_message WHERE id = :id", id, String.class);
+    }
+
+    /** The one value {@code sql} reads about the message {@code id} (bound as {@code :id}). */
+    private static <T> T byId(String sql, String id, Class<T> type) {
+        return jdbi.withHandle(h -> h.createQuery(sql).bind("id", id).mapTo(type).one());
     }
 
     /** Whether the lease of message {@code id} has ended by the database's clock. */
     private static boolean leaseEnded(String id) {
-        return jdbi.withHandle(
-                h ->
-                        h.createQuery(
-                                        "SELECT available_at <= now() FROM outbox_message WHERE id"
-                                                + " = :id")
-                                .bind("id", id)
-                                .mapTo(Boolean.class)
-                                .one());
+        return byId(
+                "SELECT available_at <= now() FROM outbox_message WHERE id = :id",
+                id,
+                Boolean.class);
     }
 
     @Test
@@ -409,13 +404,7 @@ class OutboxSourceTaskTest {
         assertThat(ids(pollUntilSome(task)))
                 .as("m-3 must not overtake the dead-lettered m-2 of its key")
                 .containsExactly("m-1");
-        String reason =
-                jdbi.withHandle(
-                        h ->
-                                h.createQuery(
-                                                "SELECT dead_reason FROM outbox_message WHERE id = 'm-2'")
-                                        .mapTo(String.class)
-                                        .one());
+        String reason = deadReason("m-2");
         assertThat(reason).contains("'orders/created'").contains("not a legal Kafka topic name");
         assertThat(task.poll()).as("m-3 stays blocked behind the dead letter").isNull();
         assertThat(rows()).isEqualTo(3);
@@ -437,13 +426,7 @@ class OutboxSourceTaskTest {
 
         OutboxSourceTask next = start(settings);
         assertThat(next.poll()).isNull();
-        String reason =
-                jdbi.withHandle(
-                        h ->
-                                h.createQuery(
-                                                "SELECT dead_reason FROM outbox_message WHERE id = 'm-1'")
-                                        .mapTo(String.class)
-                                        .one());
+        String reason = deadReason("m-1");
         assertThat(reason).contains("claimed 2 times").contains("max.attempts=1");
     }
 
