@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.api.OutboxStatistics;
 import io.outbox4j.store.jdbi.JdbiOutboxStore;
+import io.outbox4j.testservices.DatabaseServer;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,12 +20,8 @@ import org.junit.jupiter.api.Test;
  * through the command line, as an operator would type them. One tiny subclass per database.
  */
 abstract class CliEndToEndTest {
-    /** A fresh, empty database on the server (started once per JVM); returns its JDBC URL. */
-    abstract String createDatabase(String name);
-
-    abstract String user();
-
-    abstract String password();
+    /** The database server the test runs on (started once per JVM). */
+    abstract DatabaseServer server();
 
     String url;
     JdbiOutboxStore store;
@@ -32,8 +29,8 @@ abstract class CliEndToEndTest {
 
     @BeforeEach
     void shopWithTwoDeadLettersFromARealRelayRun() {
-        url = createDatabase("outbox_cli_e2e");
-        Jdbi jdbi = Jdbi.create(url, user(), password());
+        url = server().createDatabase("outbox_cli_e2e");
+        Jdbi jdbi = Jdbi.create(url, server().user(), server().password());
         store = JdbiOutboxStore.builder(jdbi).build();
         store.createSchemaIfAbsent();
         jdbi.useTransaction(h -> store.enqueueAll(h, ShopOutbox.messages("")));
@@ -45,8 +42,8 @@ abstract class CliEndToEndTest {
     /** Runs the command with the store named the way an operator would (password from the env). */
     CliRun cli(String... args) {
         List<String> all = new ArrayList<>(List.of(args));
-        all.addAll(List.of("--store", url, "--user", user()));
-        return CliRun.of(all, Map.of("OUTBOX4J_STORE_PASSWORD", password()));
+        all.addAll(List.of("--store", url, "--user", server().user()));
+        return CliRun.of(all, Map.of("OUTBOX4J_STORE_PASSWORD", server().password()));
     }
 
     @Test
