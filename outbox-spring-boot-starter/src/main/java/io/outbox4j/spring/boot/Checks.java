@@ -58,6 +58,18 @@ final class Checks {
         return value == null || value.isBlank() ? null : value.strip();
     }
 
+    /**
+     * The text of a property that must be given: {@code value} stripped, or a failed start naming
+     * {@code outbox4j.<suffix>} when it is missing or blank.
+     */
+    static String required(String suffix, @Nullable String value, String reason) {
+        String text = text(value);
+        if (text == null) {
+            throw invalid(suffix, null, reason);
+        }
+        return text;
+    }
+
     static String format(Duration d) {
         if (d.toMillis() % 60_000 == 0 && d.toMinutes() > 0) {
             return d.toMinutes() + "m";

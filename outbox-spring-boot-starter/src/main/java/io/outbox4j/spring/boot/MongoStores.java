@@ -20,16 +20,11 @@ final class MongoStores {
             MongoClient client,
             OutboxProperties.Mongodb mongo,
             Environment environment) {
-        String database = Checks.text(mongo.getDatabase());
-        if (database == null) {
-            database = Checks.text(environment.getProperty("spring.mongodb.database"));
-        }
-        if (database == null) {
-            throw Checks.invalid(
-                    prefix + ".mongodb.database",
-                    null,
-                    "is required for the MongoDB store (or set spring.mongodb.database)");
-        }
+        String database =
+                Checks.required(
+                        prefix + ".mongodb.database",
+                        database(mongo, environment),
+                        "is required for the MongoDB store (or set spring.mongodb.database)");
         MongoOutboxStore.Builder b = MongoOutboxStore.builder().client(client);
         try {
             b.database(database);

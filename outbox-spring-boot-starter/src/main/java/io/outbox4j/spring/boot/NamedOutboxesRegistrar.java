@@ -21,8 +21,6 @@ import org.springframework.beans.factory.support.AutowireCandidateQualifier;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.boot.context.properties.bind.Binder;
-import org.springframework.context.EnvironmentAware;
-import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.util.ClassUtils;
@@ -33,18 +31,11 @@ import org.springframework.util.ClassUtils;
  * each qualified by the outbox's name, the primary outbox's store and outbox {@code @Primary}. A
  * bean the application already defines under one of these names is left as it is (it wins).
  */
-final class NamedOutboxesRegistrar implements ImportBeanDefinitionRegistrar, EnvironmentAware {
-    private @Nullable Environment environment;
-
-    @Override
-    public void setEnvironment(Environment environment) {
-        this.environment = environment;
-    }
-
+final class NamedOutboxesRegistrar extends EnvironmentRegistrar {
     @Override
     public void registerBeanDefinitions(
             AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
-        Environment env = Objects.requireNonNull(environment, "environment");
+        Environment env = environment();
         if (!(registry instanceof ConfigurableListableBeanFactory beans)) {
             throw new IllegalStateException(
                     "outbox4j: named outboxes need a ConfigurableListableBeanFactory, got "

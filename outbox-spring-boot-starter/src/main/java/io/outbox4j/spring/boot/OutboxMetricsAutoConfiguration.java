@@ -4,8 +4,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.outbox4j.api.OutboxAdmin;
 import io.outbox4j.micrometer.OutboxMetrics;
-import java.util.Objects;
-import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.beans.factory.support.AutowireCandidateQualifier;
@@ -17,12 +15,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.context.EnvironmentAware;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
-import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
 
@@ -81,26 +77,12 @@ public class OutboxMetricsAutoConfiguration {
         }
     }
 
-    /** Each named outbox's meters, tagged with its name. */
-    @Configuration(proxyBeanMethods = false)
-    @Conditional(OutboxConditions.Named.class)
-    @Import(NamedOutboxesMetricsRegistrar.class)
-    static class NamedOutboxesMetricsConfiguration {}
-
     /** Registers {@code <name>OutboxMetrics} and its relay binder for each named outbox. */
-    static final class NamedOutboxesMetricsRegistrar
-            implements ImportBeanDefinitionRegistrar, EnvironmentAware {
-        private @Nullable Environment environment;
-
-        @Override
-        public void setEnvironment(Environment environment) {
-            this.environment = environment;
-        }
-
+    static final class NamedOutboxesMetricsRegistrar extends EnvironmentRegistrar {
         @Override
         public void registerBeanDefinitions(
                 AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
-            Environment env = Objects.requireNonNull(environment, "environment");
+            Environment env = environment();
             if (!(registry instanceof DefaultListableBeanFactory beans)) {
                 return;
             }
@@ -137,4 +119,10 @@ public class OutboxMetricsAutoConfiguration {
             }
         }
     }
+
+    /** Each named outbox's meters, tagged with its name. */
+    @Configuration(proxyBeanMethods = false)
+    @Conditional(OutboxConditions.Named.class)
+    @Import(NamedOutboxesMetricsRegistrar.class)
+    static class NamedOutboxesMetricsConfiguration {}
 }

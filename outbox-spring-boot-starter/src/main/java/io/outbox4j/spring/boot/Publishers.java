@@ -120,13 +120,11 @@ final class Publishers {
 
     private static final class Kafka {
         static Publisher create(String prefix, OutboxProperties.Kafka k) {
-            String servers = Checks.text(k.getBootstrapServers());
-            if (servers == null) {
-                throw Checks.invalid(
-                        prefix + ".kafka.bootstrap-servers",
-                        null,
-                        "is required for the Kafka publisher, as in broker1:9092,broker2:9092");
-            }
+            String servers =
+                    Checks.required(
+                            prefix + ".kafka.bootstrap-servers",
+                            k.getBootstrapServers(),
+                            "is required for the Kafka publisher, as in broker1:9092,broker2:9092");
             if (!BOOTSTRAP.matcher(servers).matches()) {
                 throw Checks.invalid(
                         prefix + ".kafka.bootstrap-servers",
@@ -146,13 +144,11 @@ final class Publishers {
 
     private static final class Rabbit {
         static Publisher create(String prefix, OutboxProperties.Rabbitmq r, String connectionName) {
-            String uri = Checks.text(r.getUri());
-            if (uri == null) {
-                throw Checks.invalid(
-                        prefix + ".rabbitmq.uri",
-                        null,
-                        "is required for the RabbitMQ publisher, as in amqp://user:pass@host:5672/vhost");
-            }
+            String uri =
+                    Checks.required(
+                            prefix + ".rabbitmq.uri",
+                            r.getUri(),
+                            "is required for the RabbitMQ publisher, as in amqp://user:pass@host:5672/vhost");
             RabbitMqPublisher.Builder b;
             try {
                 b = RabbitMqPublisher.builder().uri(uri).connectionName(connectionName);
