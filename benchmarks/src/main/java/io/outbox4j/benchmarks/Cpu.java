@@ -7,7 +7,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * CPU used during a run: by this JVM, split by thread group (the relay's loop thread, its publish
@@ -79,7 +81,7 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
                 java += used;
                 groups.merge(group(infos[i].getThreadName()), used, Long::sum);
             }
-            groups.put("GC, JIT and VM threads", Math.max(0, jvm - java));
+            groups.put(VM_THREADS, Math.max(0, jvm - java));
             long allocated = 0;
             for (Map.Entry<Long, Long> e : allocations().entrySet()) {
                 allocated += Math.max(0, e.getValue() - allocated0.getOrDefault(e.getKey(), 0L));
@@ -112,80 +114,93 @@ record Cpu(long jvmNanos, long dbNanos, Map<String, Long> threads, long allocate
         return m;
     }
 
+    /** The group of the JVM's own threads (GC, JIT, VM): the process CPU the Java threads left. */
+    static final String VM_THREADS = "GC, JIT and VM threads";
+
     /**
-     * Returns the short key of a group for the JSON figures.
-     *
-     * @param group a group name from {@link #group} or the GC/JIT/VM rest
-     * @return a stable identifier
+     * A group of threads: its name in reports, its key in the JSON figures, and the names of its
+     * threads.
      */
-    static String key(String group) {
-        return switch (group) {
-            case "relay loop thread" -> "relay_loop";
-            case "relay batch threads" -> "relay_batch";
-            case "relay publish pool" -> "publish_pool";
-            case "relay store-write pool" -> "store_write_pool";
-            case "KafkaPublisher send threads" -> "kafka_publisher_send";
-            case "Kafka producer I/O threads" -> "kafka_producer_io";
-            case "benchmark main thread" -> "main";
-            case "load generator (committing threads)" -> "load_generator";
-            case "hand-written poller thread" -> "poller";
-            case "competent hand-written workers" -> "competent_workers";
-            case "namastack processing pool" -> "namastack_processing";
-            case "namastack scheduler and heartbeat" -> "namastack_scheduler";
-            case "gruelbox submitter pool" -> "gruelbox_submitter";
-            case "gruelbox flush thread" -> "gruelbox_flush";
-            case "GC, JIT and VM threads" -> "gc_jit_vm";
-            default -> "other_java";
-        };
+    private record Group(String name, String key, Pattern threads) {
+        Group(String name, String key, String threads) {
+            this(name, key, Pattern.compile(threads));
+        }
     }
 
     /**
-     * Names a thread's group: the engine names its threads
-     * outbox4j-relay-(owner)[-publish-N|-store-N|-batch-N].
+     * The groups, the first whose pattern matches a thread's whole name taking it. The engine names
+     * its threads outbox4j-relay-(owner)[-publish-N|-store-N|-batch-N].
+     */
+    private static final List<Group> GROUPS =
+            List.of(
+                    new Group(
+                            "relay publish pool", "publish_pool", "outbox4j-relay-.*-publish-\\d+"),
+                    new Group(
+                            "relay store-write pool",
+                            "store_write_pool",
+                            "outbox4j-relay-.*-store-\\d+"),
+                    new Group("relay batch threads", "relay_batch", "outbox4j-relay-.*-batch-\\d+"),
+                    new Group("relay loop thread", "relay_loop", "outbox4j-relay-.*"),
+                    new Group(
+                            "KafkaPublisher send threads",
+                            "kafka_publisher_send",
+                            "outbox4j-kafka-.*"),
+                    new Group(
+                            "Kafka producer I/O threads",
+                            "kafka_producer_io",
+                            "kafka-producer-network-thread.*"),
+                    new Group("benchmark main thread", "main", "main"),
+                    new Group(
+                            "load generator (committing threads)",
+                            "load_generator",
+                            "pool-\\d+-thread-\\d+"),
+                    new Group("hand-written poller thread", "poller", "bench-poller"),
+                    new Group(
+                            "competent hand-written workers",
+                            "competent_workers",
+                            "bench-competent-.*"),
+                    new Group(
+                            "namastack processing pool", "namastack_processing", "outbox-proc-.*"),
+                    new Group(
+                            "namastack scheduler and heartbeat",
+                            "namastack_scheduler",
+                            "outbox-(scheduler|heartbeat)-.*"),
+                    new Group(
+                            "gruelbox submitter pool", "gruelbox_submitter", "gruelbox-submit-.*"),
+                    new Group("gruelbox flush thread", "gruelbox_flush", "gruelbox-flush"));
+
+    /** The group of the Java threads no other group takes. */
+    private static final String OTHER_THREADS =
+            "other Java threads (an in-JVM Kafka broker's among them)";
+
+    /**
+     * Returns the short key of a group for the JSON figures.
+     *
+     * @param group a group name from {@link #group} or {@link #VM_THREADS}
+     * @return a stable identifier
+     */
+    static String key(String group) {
+        if (group.equals(VM_THREADS)) {
+            return "gc_jit_vm";
+        }
+        return GROUPS.stream()
+                .filter(g -> g.name().equals(group))
+                .findFirst()
+                .map(Group::key)
+                .orElse("other_java");
+    }
+
+    /**
+     * Names a thread's group.
+     *
+     * @param name the thread's name
+     * @return the group's name
      */
     static String group(String name) {
-        if (name.startsWith("outbox4j-relay-")) {
-            if (name.matches(".*-publish-\\d+")) {
-                return "relay publish pool";
-            }
-            if (name.matches(".*-store-\\d+")) {
-                return "relay store-write pool";
-            }
-            if (name.matches(".*-batch-\\d+")) {
-                return "relay batch threads";
-            }
-            return "relay loop thread";
-        }
-        if (name.startsWith("outbox4j-kafka-")) {
-            return "KafkaPublisher send threads";
-        }
-        if (name.startsWith("kafka-producer-network-thread")) {
-            return "Kafka producer I/O threads";
-        }
-        if (name.equals("main")) {
-            return "benchmark main thread";
-        }
-        if (name.matches("pool-\\d+-thread-\\d+")) {
-            return "load generator (committing threads)";
-        }
-        if (name.equals("bench-poller")) {
-            return "hand-written poller thread";
-        }
-        if (name.startsWith("bench-competent-")) {
-            return "competent hand-written workers";
-        }
-        if (name.startsWith("outbox-proc-")) {
-            return "namastack processing pool";
-        }
-        if (name.startsWith("outbox-scheduler-") || name.startsWith("outbox-heartbeat-")) {
-            return "namastack scheduler and heartbeat";
-        }
-        if (name.startsWith("gruelbox-submit-")) {
-            return "gruelbox submitter pool";
-        }
-        if (name.equals("gruelbox-flush")) {
-            return "gruelbox flush thread";
-        }
-        return "other Java threads (an in-JVM Kafka broker's among them)";
+        return GROUPS.stream()
+                .filter(g -> g.threads().matcher(name).matches())
+                .findFirst()
+                .map(Group::name)
+                .orElse(OTHER_THREADS);
     }
 }

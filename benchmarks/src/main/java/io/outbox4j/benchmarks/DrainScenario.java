@@ -57,37 +57,13 @@ final class DrainScenario {
         double relay = Stats.median(relayRates);
         double hand = Stats.median(handRates);
         r.figure("relay_msgs_per_s", "outbox4j relay (median)", relay, "msg/s")
-                .figure("hand_msgs_per_s", "hand-written loop (median)", hand, "msg/s")
-                .figure(
-                        "relay_claim_p50_ms",
-                        "relay claim() p50",
-                        relaySide.claims.percentileMs(50),
-                        "ms")
-                .figure(
-                        "hand_claim_p50_ms",
-                        "hand-written claim p50",
-                        handSide.claims.percentileMs(50),
-                        "ms")
-                .figure(
-                        "relay_complete_p50_ms",
-                        "relay complete() p50",
-                        relaySide.completes.percentileMs(50),
-                        "ms")
-                .figure(
-                        "hand_delete_p50_ms",
-                        "hand-written delete p50",
-                        handSide.completes.percentileMs(50),
-                        "ms")
-                .figure(
-                        "relay_claim_p99_ms",
-                        "relay claim() p99",
-                        relaySide.claims.percentileMs(99),
-                        "ms")
-                .figure(
-                        "hand_claim_p99_ms",
-                        "hand-written claim p99",
-                        handSide.claims.percentileMs(99),
-                        "ms");
+                .figure("hand_msgs_per_s", "hand-written loop (median)", hand, "msg/s");
+        percentile(r, "relay_claim", "relay claim()", relaySide.claims, 50);
+        percentile(r, "hand_claim", "hand-written claim", handSide.claims, 50);
+        percentile(r, "relay_complete", "relay complete()", relaySide.completes, 50);
+        percentile(r, "hand_delete", "hand-written delete", handSide.completes, 50);
+        percentile(r, "relay_claim", "relay claim()", relaySide.claims, 99);
+        percentile(r, "hand_claim", "hand-written claim", handSide.claims, 99);
         relaySide.report(r, "relay", "relay", "complete()");
         handSide.report(r, "hand", "hand-written", "delete");
         r.check(
@@ -99,6 +75,11 @@ final class DrainScenario {
         r.headline(Result.fmt(relay) + " msg/s", Result.fmt(hand) + " msg/s (hand-written loop)");
         env.execute("DROP TABLE " + Env.q(SUBJECT) + ", " + Env.q(HAND));
         return r;
+    }
+
+    /** Adds a percentile of one side's statement timings, as figure {@code <key>_p<p>_ms}. */
+    private static void percentile(Result r, String key, String label, Timings timings, int p) {
+        r.figure(key + "_p" + p + "_ms", label + " p" + p, timings.percentileMs(p), "ms");
     }
 
     static List<Long> rounded(List<Double> values) {

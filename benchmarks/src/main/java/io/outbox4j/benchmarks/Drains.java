@@ -6,6 +6,7 @@ import io.outbox4j.engine.Relay;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -211,26 +212,13 @@ final class Drains {
                 Relay.builder(store, publisher)
                         .owner(owner + "-" + OWNERS.incrementAndGet())
                         .observer(observer);
-        Integer batch = env("BENCH_RELAY_BATCH");
-        if (batch != null) {
-            b.batchSize(batch);
-        }
-        Integer min = env("BENCH_RELAY_MIN_BATCH");
-        if (min != null) {
-            b.minBatchSize(min);
-        }
-        Integer inFlight = env("BENCH_RELAY_IN_FLIGHT");
-        if (inFlight != null) {
-            b.maxInFlight(inFlight);
-        }
-        Integer workers = env("BENCH_RELAY_WORKERS");
-        if (workers != null) {
-            b.workers(workers);
-        }
-        Integer window = env("BENCH_RELAY_WAKE_UP_WINDOW_MS");
-        if (window != null) {
-            b.wakeUpWindow(Duration.ofMillis(window));
-        }
+        OVERRIDES.forEach(
+                (name, setting) -> {
+                    Integer value = env(name);
+                    if (value != null) {
+                        setting.accept(b, value);
+                    }
+                });
         return b;
     }
 
@@ -253,18 +241,29 @@ final class Drains {
                                 + ", wake-up window "
                                 + Relay.DEFAULT_WAKE_UP_WINDOW.toMillis()
                                 + " ms)");
-        for (String name :
-                List.of(
-                        "BENCH_RELAY_BATCH",
-                        "BENCH_RELAY_MIN_BATCH",
-                        "BENCH_RELAY_IN_FLIGHT",
-                        "BENCH_RELAY_WORKERS",
-                        "BENCH_RELAY_WAKE_UP_WINDOW_MS")) {
+        for (String name : OVERRIDES.keySet()) {
             if (env(name) != null) {
                 text.append("; overridden: ").append(name).append('=').append(env(name));
             }
         }
         return text.toString();
+    }
+
+    /**
+     * The relay settings an environment variable overrides, for experiments ({@link
+     * #relayBuilder}), in the order {@link #relaySettings()} names them.
+     */
+    private static final Map<String, BiConsumer<Relay.Builder, Integer>> OVERRIDES = overrides();
+
+    private static Map<String, BiConsumer<Relay.Builder, Integer>> overrides() {
+        Map<String, BiConsumer<Relay.Builder, Integer>> settings = new LinkedHashMap<>();
+        settings.put("BENCH_RELAY_BATCH", Relay.Builder::batchSize);
+        settings.put("BENCH_RELAY_MIN_BATCH", Relay.Builder::minBatchSize);
+        settings.put("BENCH_RELAY_IN_FLIGHT", Relay.Builder::maxInFlight);
+        settings.put("BENCH_RELAY_WORKERS", Relay.Builder::workers);
+        settings.put(
+                "BENCH_RELAY_WAKE_UP_WINDOW_MS", (b, ms) -> b.wakeUpWindow(Duration.ofMillis(ms)));
+        return Collections.unmodifiableMap(settings);
     }
 
     private static Integer env(String name) {

@@ -171,15 +171,7 @@ final class WriteScenario {
         long[] dbCpu = new long[all.length];
         long[] transactions = new long[all.length];
         for (int round = 1; round <= rounds; round++) {
-            env.execute(
-                    "TRUNCATE "
-                            + ORDERS
-                            + ", "
-                            + Env.q(SUBJECT)
-                            + ", "
-                            + Env.q(HAND)
-                            + ", "
-                            + Env.q(HAND_CONFLICT));
+            env.execute("TRUNCATE " + tables());
             env.settle(ORDERS, SUBJECT, HAND, HAND_CONFLICT);
             // one-second slices, the variants taking turns (rotated each slice), so a change of the
             // machine's
@@ -300,16 +292,13 @@ final class WriteScenario {
                         + " tx/s hand-written INSERT; "
                         + Result.fmt(none)
                         + " tx/s no event");
-        env.execute(
-                "DROP TABLE "
-                        + ORDERS
-                        + ", "
-                        + Env.q(SUBJECT)
-                        + ", "
-                        + Env.q(HAND)
-                        + ", "
-                        + Env.q(HAND_CONFLICT));
+        env.execute("DROP TABLE " + tables());
         return r;
+    }
+
+    /** The scenario's tables, as TRUNCATE and DROP TABLE list them. */
+    private static String tables() {
+        return String.join(", ", ORDERS, Env.q(SUBJECT), Env.q(HAND), Env.q(HAND_CONFLICT));
     }
 
     /**
