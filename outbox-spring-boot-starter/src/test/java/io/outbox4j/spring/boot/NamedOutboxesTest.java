@@ -494,16 +494,14 @@ class NamedOutboxesTest {
                 .run(
                         context -> {
                             InvalidConfigurationPropertyValueException invalid =
-                                    StarterContexts.invalidProperty(context);
-                            assertThat(invalid.getName())
-                                    .isEqualTo("outbox4j.outboxes.billing.store.jdbc.table-name");
-                            assertThat(invalid.getValue()).isEqualTo("outbox_message");
-                            assertThat(invalid.getReason())
-                                    .isEqualTo(
+                                    StarterContexts.assertRefusedExactly(
+                                            context,
+                                            "outbox4j.outboxes.billing.store.jdbc.table-name",
                                             "outbox 'orders' already lives in table 'outbox_message' of the"
                                                     + " same DataSource ('ordersDataSource'); two outboxes in one"
                                                     + " place would relay each other's messages: give one of"
                                                     + " them another table-name or data-source");
+                            assertThat(invalid.getValue()).isEqualTo("outbox_message");
                         });
         runner.withPropertyValues(
                         "outbox4j.outboxes.billing.data-source=ordersDataSource",
@@ -521,17 +519,13 @@ class NamedOutboxesTest {
     void namedOutboxWithoutPublisher() {
         runner.withPropertyValues("outbox4j.outboxes.billing.publisher-bean=")
                 .run(
-                        context -> {
-                            InvalidConfigurationPropertyValueException ambiguous =
-                                    StarterContexts.invalidProperty(context);
-                            assertThat(ambiguous.getName())
-                                    .isEqualTo("outbox4j.outboxes.billing.publisher-bean");
-                            assertThat(ambiguous.getReason())
-                                    .isEqualTo(
-                                            "must name the Publisher bean of outbox 'billing': the"
-                                                    + " application has several [ordersPublisher,"
-                                                    + " billingPublisher] and none is primary");
-                        });
+                        context ->
+                                StarterContexts.assertRefusedExactly(
+                                        context,
+                                        "outbox4j.outboxes.billing.publisher-bean",
+                                        "must name the Publisher bean of outbox 'billing': the"
+                                                + " application has several [ordersPublisher,"
+                                                + " billingPublisher] and none is primary"));
         new ApplicationContextRunner()
                 .withConfiguration(
                         AutoConfigurations.of(

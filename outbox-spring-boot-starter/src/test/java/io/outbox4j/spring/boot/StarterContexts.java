@@ -88,4 +88,20 @@ public final class StarterContexts {
         assertThat(invalid.getName()).isEqualTo(property);
         assertThat(invalid.getReason()).contains(reason);
     }
+
+    /**
+     * Asserts that the start failed on {@code property} for exactly {@code reason}.
+     *
+     * @param context the context
+     * @param property the property Boot's report names
+     * @param reason the whole reason it gives
+     * @return Boot's report, for the value
+     */
+    public static InvalidConfigurationPropertyValueException assertRefusedExactly(
+            AssertableApplicationContext context, String property, String reason) {
+        InvalidConfigurationPropertyValueException invalid = invalidProperty(context);
+        assertThat(invalid.getName()).isEqualTo(property);
+        assertThat(invalid.getReason()).isEqualTo(reason);
+        return invalid;
+    }
 }

@@ -2,7 +2,6 @@ package io.outbox4j.examples.quickstart;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.tngtech.archunit.ArchConfiguration;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
@@ -10,12 +9,12 @@ import com.tngtech.archunit.lang.ArchRule;
 import io.outbox4j.tck.OutboxArchitecture;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The project's own architecture test (docs/architecture.md §2), applied to the main classes of
@@ -23,6 +22,7 @@ import org.junit.jupiter.api.TestFactory;
  * reactor builds it last; the rules themselves are the public ones of {@code outbox-tck} ({@link
  * OutboxArchitecture}).
  */
+@ExtendWith(DependencyNamesOnly.class)
 class ProjectArchitectureTest {
     /**
      * Each module and the fewest main classes it must contribute, so no rule can pass on an empty
@@ -52,18 +52,10 @@ class ProjectArchitectureTest {
 
     @BeforeAll
     static void importEveryModule() {
-        // The rules need only the names of dependencies, not their bytecode: don't import the
-        // classpath.
-        ArchConfiguration.get().setResolveMissingDependenciesFromClassPath(false);
         classes =
                 new ClassFileImporter()
                         .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
                         .importPackages(OutboxArchitecture.ROOT);
-    }
-
-    @AfterAll
-    static void restoreArchUnitDefaults() {
-        ArchConfiguration.get().reset();
     }
 
     @Test

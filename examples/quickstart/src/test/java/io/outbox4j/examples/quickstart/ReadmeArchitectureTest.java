@@ -3,7 +3,6 @@ package io.outbox4j.examples.quickstart;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.tngtech.archunit.ArchConfiguration;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import io.outbox4j.examples.quickstart.readme.config.OutboxWiring;
@@ -11,10 +10,10 @@ import io.outbox4j.examples.quickstart.readme.domain.OrderEvents;
 import io.outbox4j.examples.quickstart.readme.persistence.OrderRepository;
 import io.outbox4j.examples.quickstart.readme.web.RelayInAController;
 import io.outbox4j.tck.OutboxArchitecture;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The README's patterns (an event built with the api, enqueue through the {@code Outbox} port in a
@@ -23,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * fails them. The Spring pattern ({@code @Transactional OrderService} with {@code
  * TransactionalOutbox}) is checked in examples/spring-boot.
  */
+@ExtendWith(DependencyNamesOnly.class)
 class ReadmeArchitectureTest {
     private static final String README = "io.outbox4j.examples.quickstart.readme.";
     private static final String DOMAIN = README + "domain..";
@@ -32,14 +32,8 @@ class ReadmeArchitectureTest {
     private static JavaClasses PATTERNS;
     private static JavaClasses WITH_STRAY_RELAY;
 
-    /**
-     * The rules look only at the names of the classes the imported ones depend on, not at their
-     * bytecode: resolving them from the class path (ArchUnit's default) imported the class graph of
-     * Jdbi, Kafka and the engine, seconds, and changes no verdict (the stray relay still fails).
-     */
     @BeforeAll
     static void importTheFixtures() {
-        ArchConfiguration.get().setResolveMissingDependenciesFromClassPath(false);
         PATTERNS =
                 new ClassFileImporter()
                         .importClasses(
@@ -51,11 +45,6 @@ class ReadmeArchitectureTest {
                                 OrderRepository.class,
                                 OutboxWiring.class,
                                 RelayInAController.class);
-    }
-
-    @AfterAll
-    static void restoreArchUnitDefaults() {
-        ArchConfiguration.get().reset();
     }
 
     @Test
