@@ -318,25 +318,37 @@ final class Env implements AutoCloseable {
     }
 
     long queryLong(String sql) {
-        try (Connection c = pool().getConnection();
-                Statement st = c.createStatement();
-                ResultSet rs = st.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        } catch (SQLException e) {
-            throw new IllegalStateException(sql + " failed: " + e.getMessage(), e);
-        }
+        return query(
+                sql,
+                rs -> {
+                    rs.next();
+                    return rs.getLong(1);
+                });
     }
 
     String queryText(String sql) {
+        return query(
+                sql,
+                rs -> {
+                    StringBuilder b = new StringBuilder();
+                    while (rs.next()) {
+                        b.append(rs.getString(1)).append('\n');
+                    }
+                    return b.toString();
+                });
+    }
+
+    /** Reads what a query returned. */
+    private interface Reader<T> {
+        T read(ResultSet rs) throws SQLException;
+    }
+
+    /** Runs a query on a pooled connection and reads its result; a failure names the query. */
+    private <T> T query(String sql, Reader<T> reader) {
         try (Connection c = pool().getConnection();
                 Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery(sql)) {
-            StringBuilder b = new StringBuilder();
-            while (rs.next()) {
-                b.append(rs.getString(1)).append('\n');
-            }
-            return b.toString();
+            return reader.read(rs);
         } catch (SQLException e) {
             throw new IllegalStateException(sql + " failed: " + e.getMessage(), e);
         }

@@ -31,6 +31,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -701,29 +702,17 @@ final class Pages {
 
     /** A write action as posted: what to do, to which dead letters. */
     private record Action(String verb, boolean byFilter, List<String> ids, Filter filter) {
+        /** The actions the pages' forms post, each as {@link #op()} names it. */
+        private static final Set<String> OPS =
+                Set.of("replay-selected", "discard-selected", "replay-filter", "discard-filter");
+
         static Action of(Map<String, List<String>> form) {
             String op = first(form, "op");
-            String verb;
-            boolean byFilter;
-            switch (op) {
-                case "replay-selected" -> {
-                    verb = "replay";
-                    byFilter = false;
-                }
-                case "discard-selected" -> {
-                    verb = "discard";
-                    byFilter = false;
-                }
-                case "replay-filter" -> {
-                    verb = "replay";
-                    byFilter = true;
-                }
-                case "discard-filter" -> {
-                    verb = "discard";
-                    byFilter = true;
-                }
-                default -> throw new Refusal(400, "Unknown action.");
+            if (!OPS.contains(op)) {
+                throw new Refusal(400, "Unknown action.");
             }
+            String verb = op.substring(0, op.indexOf('-'));
+            boolean byFilter = op.endsWith("-filter");
             List<String> ids = List.copyOf(new LinkedHashSet<>(form.getOrDefault("id", List.of())));
             if (!byFilter && ids.isEmpty()) {
                 throw new Refusal(400, "Select at least one dead letter.");

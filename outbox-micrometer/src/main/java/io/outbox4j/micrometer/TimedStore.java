@@ -129,7 +129,6 @@ class TimedStore implements OutboxStore {
     }
 
     /** The store this one times. */
-    /** The wrapped store. */
     public OutboxStore delegate() {
         return store;
     }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.Timer;
@@ -243,12 +242,11 @@ class OutboxMetricsTest {
     }
 
     private double messages(String topic, String state) {
-        Gauge g =
-                registry.get(OutboxMetrics.MESSAGES)
-                        .tag("topic", topic)
-                        .tag("state", state)
-                        .gauge();
-        return g.value();
+        return registry.get(OutboxMetrics.MESSAGES)
+                .tag("topic", topic)
+                .tag("state", state)
+                .gauge()
+                .value();
     }
 
     private double oldestReadyAgeSeconds(String topic) {

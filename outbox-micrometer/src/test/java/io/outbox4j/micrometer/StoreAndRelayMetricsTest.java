@@ -58,7 +58,7 @@ class StoreAndRelayMetricsTest {
 
     @Test
     void timesEveryStoreCall_andFollowsTheRelayState() throws Exception {
-        Jdbi jdbi = Jdbi.create("jdbc:h2:mem:micrometer-store-calls;DB_CLOSE_DELAY=-1");
+        Jdbi jdbi = h2("micrometer-store-calls");
         JdbiOutboxStore store = h2Store(jdbi);
         FailingClaims failing = new FailingClaims(store);
         AtomicBoolean retried = new AtomicBoolean();
@@ -191,8 +191,7 @@ class StoreAndRelayMetricsTest {
     @Test
     void aRelayOnTheTimedStore_isStillAMember_andTheBucketGaugesSaySo() throws Exception {
         OutboxMetrics metrics = OutboxMetrics.builder(registry).build();
-        JdbiOutboxStore store =
-                h2Store(Jdbi.create("jdbc:h2:mem:micrometer-members;DB_CLOSE_DELAY=-1"));
+        JdbiOutboxStore store = h2Store(h2("micrometer-members"));
         OutboxStore timed = metrics.store(store);
         assertThat(timed)
                 .as("the timed store keeps the store's membership")
@@ -224,8 +223,7 @@ class StoreAndRelayMetricsTest {
     @Test
     void theHandoversCounterCountsTheBucketsTheRelaysRenewalsMoved() throws Exception {
         OutboxMetrics metrics = OutboxMetrics.builder(registry).build();
-        JdbiOutboxStore store =
-                h2Store(Jdbi.create("jdbc:h2:mem:micrometer-handovers;DB_CLOSE_DELAY=-1"));
+        JdbiOutboxStore store = h2Store(h2("micrometer-handovers"));
         Relay relay =
                 Relay.builder(store, Publisher.perMessage(m -> {}))
                         .owner("relay-a")
@@ -299,7 +297,12 @@ class StoreAndRelayMetricsTest {
                 .until(condition::getAsBoolean);
     }
 
-    /** The store over an in-memory H2 database, its schema created. */
+    /** An in-memory H2 database that lives until the JVM ends. */
+    private static Jdbi h2(String database) {
+        return Jdbi.create("jdbc:h2:mem:" + database + ";DB_CLOSE_DELAY=-1");
+    }
+
+    /** The store over an H2 database, its schema created. */
     private static JdbiOutboxStore h2Store(Jdbi jdbi) {
         JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).build();
         store.createSchemaIfAbsent();
