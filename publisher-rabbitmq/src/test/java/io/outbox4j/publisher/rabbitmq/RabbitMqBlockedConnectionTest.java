@@ -77,32 +77,22 @@ class RabbitMqBlockedConnectionTest {
                 .isTrue();
         raiseMemoryAlarm();
 
-        long t0 = System.nanoTime();
-        List<PublishOutcome> first =
-                p.publish(messages(queue, "during", 10), Duration.ofSeconds(2));
-        Duration firstTook = Duration.ofNanos(System.nanoTime() - t0);
+        TimedCall first = timedPublish(p, messages(queue, "during", 10), Duration.ofSeconds(2));
 
-        assertThat(first)
-                .allSatisfy(
-                        o -> {
-                            assertThat(o.isPublished()).isFalse();
-                            assertThat(o.isPermanent()).isFalse();
-                        });
-        assertThat(firstTook)
+        assertAllRetryable(first.outcomes());
+        assertThat(first.took())
                 .as("returned by the 2 s deadline")
                 .isLessThan(Duration.ofMillis(3500));
 
-        long t1 = System.nanoTime();
-        List<PublishOutcome> second =
-                p.publish(messages(queue, "still-blocked", 10), Duration.ofSeconds(2));
-        Duration secondTook = Duration.ofNanos(System.nanoTime() - t1);
+        TimedCall second =
+                timedPublish(p, messages(queue, "still-blocked", 10), Duration.ofSeconds(2));
 
-        assertThat(second)
+        assertThat(second.outcomes())
                 .allSatisfy(
                         o ->
                                 assertThat(o.failure().orElseThrow().getMessage())
                                         .contains("blocked"));
-        assertThat(secondTook)
+        assertThat(second.took())
                 .as("fails fast once the broker said the connection is blocked")
                 .isLessThan(Duration.ofMillis(500));
 
@@ -134,20 +124,14 @@ class RabbitMqBlockedConnectionTest {
                             .build());
         }
 
-        long t0 = System.nanoTime();
-        List<PublishOutcome> outcomes = p.publish(large, Duration.ofSeconds(60));
-        Duration took = Duration.ofNanos(System.nanoTime() - t0);
+        TimedCall call = timedPublish(p, large, Duration.ofSeconds(60));
 
-        assertThat(took)
+        assertThat(call.took())
                 .as(
                         "publishTimeout (2 s) caps the caller's 60 s, and a stalled write does not hold the call")
                 .isLessThan(Duration.ofMillis(3500));
-        assertThat(outcomes)
-                .allSatisfy(
-                        o -> {
-                            assertThat(o.isPublished()).isFalse();
-                            assertThat(o.isPermanent()).isFalse();
-                        });
+        List<PublishOutcome> outcomes = call.outcomes();
+        assertAllRetryable(outcomes);
         assertThat(outcomes.get(outcomes.size() - 1).failure().orElseThrow().getMessage())
                 .as("the writer thread was still stuck in a socket write at the deadline")
                 .contains("was publishing");
@@ -158,5 +142,25 @@ class RabbitMqBlockedConnectionTest {
         p.close();
         Duration closeTook = Duration.ofNanos(System.nanoTime() - t1);
         assertThat(closeTook).isLessThan(Duration.ofSeconds(11));
+    }
+
+    /** What a publish call returned and how long it took. */
+    private record TimedCall(List<PublishOutcome> outcomes, Duration took) {}
+
+    private static TimedCall timedPublish(
+            RabbitMqPublisher p, List<Message> messages, Duration timeout) {
+        long start = System.nanoTime();
+        List<PublishOutcome> outcomes = p.publish(messages, timeout);
+        return new TimedCall(outcomes, Duration.ofNanos(System.nanoTime() - start));
+    }
+
+    /** Asserts that no outcome is published and every one is a retryable failure. */
+    private static void assertAllRetryable(List<PublishOutcome> outcomes) {
+        assertThat(outcomes)
+                .allSatisfy(
+                        o -> {
+                            assertThat(o.isPublished()).isFalse();
+                            assertThat(o.isPermanent()).isFalse();
+                        });
     }
 }
