@@ -1,5 +1,7 @@
 package io.outbox4j.publisher.kafka;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.outbox4j.testservices.KafkaServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -8,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -86,5 +89,21 @@ final class KafkaTopics {
 
     static String utf8(byte[] b) {
         return b == null ? null : new String(b, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The records by key (their UTF-8 text), asserting that each key's records sit on one
+     * partition, as Kafka's per-key order needs.
+     */
+    static Map<String, List<ConsumerRecord<byte[], byte[]>>> byKeyOnOnePartition(
+            List<ConsumerRecord<byte[], byte[]>> read) {
+        Map<String, List<ConsumerRecord<byte[], byte[]>>> byKey =
+                read.stream().collect(Collectors.groupingBy(r -> utf8(r.key())));
+        byKey.forEach(
+                (key, records) ->
+                        assertThat(records.stream().map(ConsumerRecord::partition).distinct())
+                                .as("partitions of " + key)
+                                .hasSize(1));
+        return byKey;
     }
 }
