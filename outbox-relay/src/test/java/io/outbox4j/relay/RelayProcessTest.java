@@ -79,14 +79,10 @@ class RelayProcessTest {
             drainsKeyedMessagesInKeyOrder_servesHealthAndMetrics_andOnSigtermExits0HavingGivenBackItsLeases()
                     throws Exception {
         Outbox o = Outbox.create("relay_process", "relay-process-", 4);
-        Jdbi jdbi = o.jdbi();
-        JdbiOutboxStore store = o.store();
-        String topic = o.topic();
-        enqueue(jdbi, store, topic);
+        enqueue(o);
 
-        Consumer consumer = new Consumer(o.kafka().bootstrapServers(), topic);
-        try (consumer) {
-            Map<String, String> settings = reaching(o.url(), o.pg(), o.kafka());
+        try (Consumer consumer = o.consumer()) {
+            Map<String, String> settings = o.relaySettings();
             settings.put("relay.batch-size", "50");
             settings.put("relay.workers", "4");
             settings.put("relay.lease", "5s");
@@ -119,10 +115,11 @@ class RelayProcessTest {
                     .contains("outbox_relay_state{state=\"running\"} 1")
                     .containsPattern(
                             "outbox_deliveries_total\\{outcome=\"completed\",topic=\""
-                                    + topic
+                                    + o.topic()
                                     + "\"} [1-9]")
                     .containsPattern("outbox_publish_seconds_count\\{[^}]*} [1-9]")
-                    .containsPattern("outbox_messages\\{state=\"dead\",topic=\"" + topic + "\"} 0")
+                    .containsPattern(
+                            "outbox_messages\\{state=\"dead\",topic=\"" + o.topic() + "\"} 0")
                     .doesNotContain("outbox4j_relay_");
             HttpResponse<String> console = get(portA, "/console/");
             assertThat(console.statusCode()).isEqualTo(200);
@@ -130,7 +127,7 @@ class RelayProcessTest {
             assertThat(console.body())
                     .as("the relay's own console: its state and its topic")
                     .contains("relay-a")
-                    .contains(topic)
+                    .contains(o.topic())
                     .contains("Read-only");
 
             long sigterm = System.nanoTime();
@@ -141,7 +138,7 @@ class RelayProcessTest {
             assertThat(stopMillis).as("SIGTERM to exit, in ms").isLessThan(15_000);
             assertThat(log("relay-a")).contains("SIGTERM: draining").contains("relay drained in");
 
-            OutboxStatistics afterA = store.statistics(Instant.now());
+            OutboxStatistics afterA = o.store().statistics(Instant.now());
             assertThat(afterA.total().leased())
                     .as("leases still held after relay-a exited (it must finish or give back all)")
                     .isZero();
@@ -163,7 +160,7 @@ class RelayProcessTest {
             assertThat(b.exitValue()).as(log("relay-b")).isZero();
 
             consumer.assertEveryKeyInOrderWithoutDuplicates();
-            OutboxStatistics end = store.statistics(Instant.now());
+            OutboxStatistics end = o.store().statistics(Instant.now());
             assertThat(
                             List.of(
                                     end.total().ready(),
@@ -280,34 +277,26 @@ class RelayProcessTest {
             commitsInAnotherProcess_wakeTheRelay_withinASecondDespiteA30sPoll_andAfterItsListenerIsKilled()
                     throws Exception {
         Outbox o = Outbox.create("relay_wake_up", "relay-wake-up-", 1);
-        Jdbi jdbi = o.jdbi();
-        JdbiOutboxStore store = o.store();
-        String topic = o.topic();
 
-        Consumer consumer = new Consumer(o.kafka().bootstrapServers(), topic);
-        try (consumer) {
-            Map<String, String> settings = reaching(o.url(), o.pg(), o.kafka());
+        try (Consumer consumer = o.consumer()) {
+            Map<String, String> settings = o.relaySettings();
             settings.put("relay.poll-interval", "30s");
             int port = ServerSupport.freePort();
             settings.put("relay.owner", "relay-w");
             settings.put("http.port", String.valueOf(port));
             Process relay = start("relay-w", settings, storePassword(o.pg()));
             awaitStatus(relay, port, "/health/ready", 200, Duration.ofSeconds(60));
-            await(relay, () -> listeners(jdbi) == 1, Duration.ofSeconds(30), "the relay's LISTEN");
+            await(
+                    relay,
+                    () -> listeners(o.jdbi()) == 1,
+                    Duration.ofSeconds(30),
+                    "the relay's LISTEN");
             // Warm the path (the producer's first send fetches metadata), then measure.
             int sent = 0;
-            commitAndAwait(relay, jdbi, store, topic, ++sent, consumer, Duration.ofSeconds(20));
+            commitAndAwait(relay, o, ++sent, consumer, Duration.ofSeconds(20));
             List<Long> micros = new ArrayList<>();
             for (int i = 0; i < 30; i++) {
-                micros.add(
-                        commitAndAwait(
-                                relay,
-                                jdbi,
-                                store,
-                                topic,
-                                ++sent,
-                                consumer,
-                                Duration.ofSeconds(5)));
+                micros.add(commitAndAwait(relay, o, ++sent, consumer, Duration.ofSeconds(5)));
             }
             Collections.sort(micros);
             System.out.printf(
@@ -322,21 +311,24 @@ class RelayProcessTest {
                     .isLessThan(1_000_000L);
 
             int killed =
-                    jdbi.withHandle(
-                            h ->
-                                    h.createQuery(
-                                                    "SELECT count(pg_terminate_backend(pid)) FROM"
-                                                            + " pg_stat_activity WHERE query LIKE"
-                                                            + " 'LISTEN %'")
-                                            .mapTo(Integer.class)
-                                            .one());
+                    o.jdbi()
+                            .withHandle(
+                                    h ->
+                                            h.createQuery(
+                                                            "SELECT count(pg_terminate_backend(pid)) FROM"
+                                                                    + " pg_stat_activity WHERE query LIKE"
+                                                                    + " 'LISTEN %'")
+                                                    .mapTo(Integer.class)
+                                                    .one());
             assertThat(killed).as("the relay's listener terminated").isEqualTo(1);
             // Committed while the relay is deaf: published once it listens again (it wakes then).
-            commitAndAwait(relay, jdbi, store, topic, ++sent, consumer, Duration.ofSeconds(10));
-            await(relay, () -> listeners(jdbi) == 1, Duration.ofSeconds(30), "the LISTEN again");
-            long after =
-                    commitAndAwait(
-                            relay, jdbi, store, topic, ++sent, consumer, Duration.ofSeconds(5));
+            commitAndAwait(relay, o, ++sent, consumer, Duration.ofSeconds(10));
+            await(
+                    relay,
+                    () -> listeners(o.jdbi()) == 1,
+                    Duration.ofSeconds(30),
+                    "the LISTEN again");
+            long after = commitAndAwait(relay, o, ++sent, consumer, Duration.ofSeconds(5));
             assertThat(after)
                     .as("commit-to-consumed after the reconnection, in microseconds")
                     .isLessThan(1_000_000L);
@@ -383,6 +375,16 @@ class RelayProcessTest {
             kafka.createTopic(topic, partitions, Map.of());
             return new Outbox(pg, kafka, url, jdbi, store, topic);
         }
+
+        /** A consumer of this outbox's topic. */
+        Consumer consumer() {
+            return new Consumer(kafka.bootstrapServers(), topic);
+        }
+
+        /** The settings that point a relay at this outbox and its Kafka ({@link #reaching}). */
+        Map<String, String> relaySettings() {
+            return reaching(url, pg, kafka);
+        }
     }
 
     private static int listeners(Jdbi jdbi) {
@@ -396,24 +398,18 @@ class RelayProcessTest {
 
     /** Commits message number {@code n} and waits until the consumer saw it; returns the micros. */
     private static long commitAndAwait(
-            Process relay,
-            Jdbi jdbi,
-            JdbiOutboxStore store,
-            String topic,
-            int n,
-            Consumer consumer,
-            Duration timeout)
+            Process relay, Outbox o, int n, Consumer consumer, Duration timeout)
             throws InterruptedException {
         Message m =
                 Message.builder()
                         .id("w-" + n)
-                        .topic(topic)
+                        .topic(o.topic())
                         .key("key-w")
                         .module("relay-process-test")
                         .payload("{}")
                         .header(SEQ, String.valueOf(n))
                         .build();
-        jdbi.useTransaction(h -> store.enqueue(h, m));
+        o.jdbi().useTransaction(h -> o.store().enqueue(h, m));
         long committed = System.nanoTime();
         Awaitility.await("message " + n + " consumed (see target/relay-process-logs)")
                 .dontCatchUncaughtExceptions()
@@ -425,14 +421,14 @@ class RelayProcessTest {
         return (System.nanoTime() - committed) / 1000;
     }
 
-    private static void enqueue(Jdbi jdbi, JdbiOutboxStore store, String topic) {
+    private static void enqueue(Outbox o) {
         List<Message> batch = new ArrayList<>();
         for (int seq = 0; seq < PER_KEY; seq++) {
             for (int k = 0; k < KEYS; k++) {
                 batch.add(
                         Message.builder()
                                 .id("m-" + k + "-" + seq)
-                                .topic(topic)
+                                .topic(o.topic())
                                 .key("key-" + k)
                                 .module("relay-process-test")
                                 .payload("{\"seq\":" + seq + "}")
@@ -441,12 +437,12 @@ class RelayProcessTest {
             }
             if (batch.size() >= 400) {
                 List<Message> chunk = List.copyOf(batch);
-                jdbi.useTransaction(h -> store.enqueueAll(h, chunk));
+                o.jdbi().useTransaction(h -> o.store().enqueueAll(h, chunk));
                 batch.clear();
             }
         }
         if (!batch.isEmpty()) {
-            jdbi.useTransaction(h -> store.enqueueAll(h, batch));
+            o.jdbi().useTransaction(h -> o.store().enqueueAll(h, batch));
         }
     }
 
