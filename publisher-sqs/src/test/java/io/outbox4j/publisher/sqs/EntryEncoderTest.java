@@ -12,6 +12,7 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
+import software.amazon.awssdk.awscore.exception.AwsServiceException;
 import software.amazon.awssdk.services.sqs.model.BatchResultErrorEntry;
 import software.amazon.awssdk.services.sqs.model.SqsException;
 
@@ -162,28 +163,21 @@ class EntryEncoderTest {
         assertThat(retryable.failure().orElseThrow()).hasMessageContaining("InternalError");
     }
 
+    /** An error answer of SQS: its HTTP status and its error code. */
+    private static AwsServiceException sqsError(int status, String code) {
+        return SqsException.builder()
+                .statusCode(status)
+                .awsErrorDetails(AwsErrorDetails.builder().errorCode(code).build())
+                .build();
+    }
+
     @Test
     @DisplayName(
             "whole-request errors: content errors split the batch and are permanent alone; others retry")
     void requestError_classification() {
-        var tooLong =
-                SqsException.builder()
-                        .statusCode(400)
-                        .awsErrorDetails(
-                                AwsErrorDetails.builder().errorCode("MessageTooLong").build())
-                        .build();
-        var throttled =
-                SqsException.builder()
-                        .statusCode(400)
-                        .awsErrorDetails(
-                                AwsErrorDetails.builder().errorCode("ThrottlingException").build())
-                        .build();
-        var internal =
-                SqsException.builder()
-                        .statusCode(500)
-                        .awsErrorDetails(
-                                AwsErrorDetails.builder().errorCode("InternalError").build())
-                        .build();
+        var tooLong = sqsError(400, "MessageTooLong");
+        var throttled = sqsError(400, "ThrottlingException");
+        var internal = sqsError(500, "InternalError");
 
         assertThat(Failures.isContentError(tooLong)).isTrue();
         assertThat(Failures.isContentError(throttled)).isFalse();
