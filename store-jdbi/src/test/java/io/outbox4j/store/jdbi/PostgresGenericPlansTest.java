@@ -6,10 +6,15 @@ import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Completion;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.Message;
+import io.outbox4j.testservices.PostgresServer;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import org.jdbi.v3.core.ConnectionFactory;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.Test;
 
@@ -20,17 +25,28 @@ import org.junit.jupiter.api.Test;
  * than a custom one and planned the statements anew on almost every call (the latency benchmark:
  * 778 plans in 990 completions), which cost it more than running them.
  *
- * <p>The relay's calls run one after another on one connection of the test's pool, whose prepared
- * statements ({@code pg_prepared_statements}) count how each execution was planned.
+ * <p>The relay's calls run one after another on one connection (nothing else runs beside them: the
+ * store sends no wake-up signals), whose prepared statements ({@code pg_prepared_statements}) count
+ * how each execution was planned.
  */
 class PostgresGenericPlansTest {
     private static final String TABLE = "outbox_generic_plans";
     private static final int ROUNDS = 40;
 
     @Test
-    void claimsAndKeyedCompletionsRunOnGenericPlans() {
-        Jdbi jdbi = Databases.postgres();
-        JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).tableName(TABLE).build();
+    void claimsAndKeyedCompletionsRunOnGenericPlans() throws SQLException {
+        PostgresServer server = PostgresServer.shared();
+        try (Connection one =
+                DriverManager.getConnection(
+                        Databases.postgresUrl(), server.user(), server.password())) {
+            runRelayCallsAndCheckPlans(Jdbi.create(new OneConnection(one)));
+        }
+    }
+
+    private static void runRelayCallsAndCheckPlans(Jdbi jdbi) {
+        // no wake-up signals: their thread would use the one connection beside the relay calls
+        JdbiOutboxStore store =
+                JdbiOutboxStore.builder(jdbi).tableName(TABLE).signalCommits(false).build();
         store.createSchemaIfAbsent();
         jdbi.useHandle(h -> h.execute(store.sql().deleteAll));
         for (int round = 0; round < ROUNDS; round++) {
@@ -88,6 +104,17 @@ class PostgresGenericPlansTest {
             // PgJDBC prepares a statement on the server from its fifth use on
             assertThat(generic).as("generic plans of %s", s.get("statement")).isPositive();
         }
+    }
+
+    /** Every handle on the one connection (whose prepared statements the test reads). */
+    private record OneConnection(Connection connection) implements ConnectionFactory {
+        @Override
+        public Connection openConnection() {
+            return connection;
+        }
+
+        @Override
+        public void closeConnection(Connection c) {}
     }
 
     private static Message keyed(String id, String key) {
