@@ -3,6 +3,7 @@ package io.outbox4j.api;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Publishes messages to one external transport. It is handed messages in batches so that an adapter
@@ -45,6 +46,26 @@ public interface Publisher extends AutoCloseable {
      * @return one outcome per message, in the same order as {@code messages}
      */
     List<PublishOutcome> publish(List<Message> messages, Duration timeout);
+
+    /**
+     * The argument checks of {@link #publish}, made by every publisher of outbox4j before it
+     * touches its transport, with the same messages; an adapter of your own can make them too.
+     *
+     * @param messages the messages, none null (may be empty)
+     * @param timeout how long the call may take in all, positive
+     * @throws IllegalArgumentException if {@code messages} is null or holds null, or {@code
+     *     timeout} is null or not positive
+     */
+    static void checkArguments(
+            @Nullable List<? extends @Nullable Message> messages, @Nullable Duration timeout) {
+        List<? extends @Nullable Message> all = Checks.notNull(messages, "messages");
+        for (int i = 0; i < all.size(); i++) {
+            if (all.get(i) == null) {
+                throw new IllegalArgumentException("messages[" + i + "] must not be null");
+            }
+        }
+        Checks.positive(timeout, "timeout");
+    }
 
     /** Releases the transport's resources. The default does nothing. */
     @Override

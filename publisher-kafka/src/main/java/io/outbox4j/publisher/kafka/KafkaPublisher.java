@@ -127,18 +127,7 @@ public final class KafkaPublisher implements Publisher {
      */
     @Override
     public List<PublishOutcome> publish(List<Message> messages, Duration timeout) {
-        if (messages == null) {
-            throw new IllegalArgumentException("messages must not be null");
-        }
-        for (int i = 0; i < messages.size(); i++) {
-            if (messages.get(i) == null) {
-                throw new IllegalArgumentException(
-                        "messages must not contain null, but element " + i + " is null");
-            }
-        }
-        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-            throw new IllegalArgumentException("timeout must be positive, but was " + timeout);
-        }
+        Publisher.checkArguments(messages, timeout);
         if (messages.isEmpty()) {
             return List.of();
         }

@@ -149,17 +149,7 @@ public final class RabbitMqPublisher implements Publisher {
      */
     @Override
     public List<PublishOutcome> publish(List<Message> messages, Duration timeout) {
-        if (messages == null) {
-            throw new IllegalArgumentException("messages must not be null");
-        }
-        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-            throw new IllegalArgumentException("timeout must be positive, but was " + timeout);
-        }
-        for (int i = 0; i < messages.size(); i++) {
-            if (messages.get(i) == null) {
-                throw new IllegalArgumentException("messages[" + i + "] must not be null");
-            }
-        }
+        Publisher.checkArguments(messages, timeout);
         if (messages.isEmpty()) {
             return List.of();
         }

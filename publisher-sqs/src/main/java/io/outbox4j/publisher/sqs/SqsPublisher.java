@@ -173,17 +173,12 @@ public final class SqsPublisher implements Publisher {
      * @param messages the messages; an empty list returns an empty list
      * @param timeout how long the call may take in all, positive
      * @return one outcome per message, in the order of {@code messages}
-     * @throws IllegalArgumentException if {@code messages} or {@code timeout} is null, or the
-     *     timeout is not positive
+     * @throws IllegalArgumentException if {@code messages}, one of them, or {@code timeout} is
+     *     null, or the timeout is not positive ({@link Publisher#checkArguments})
      */
     @Override
     public List<PublishOutcome> publish(List<Message> messages, Duration timeout) {
-        if (messages == null) {
-            throw new IllegalArgumentException("messages must not be null");
-        }
-        if (timeout == null || timeout.isZero() || timeout.isNegative()) {
-            throw new IllegalArgumentException("timeout must be positive, but was " + timeout);
-        }
+        Publisher.checkArguments(messages, timeout);
         if (messages.isEmpty()) {
             return List.of();
         }
