@@ -21,11 +21,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class BucketColumnTest {
     static Stream<Arguments> databases() {
-        return Stream.of(
-                Arguments.of("PostgreSQL", (java.util.function.Supplier<Jdbi>) Databases::postgres),
-                Arguments.of("MariaDB", (java.util.function.Supplier<Jdbi>) Databases::mariaDb),
-                Arguments.of(
-                        "H2", (java.util.function.Supplier<Jdbi>) () -> Databases.h2("buckets")));
+        return Databases.eachDatabase("buckets");
     }
 
     private static List<String> keys() {

@@ -1,16 +1,24 @@
 package io.outbox4j.store.jdbi;
 
+import io.outbox4j.testservices.DatabaseServer;
 import io.outbox4j.testservices.MariaDbServer;
 import io.outbox4j.testservices.PostgresServer;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
 import org.jdbi.v3.core.ConnectionFactory;
+import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.statement.Query;
+import org.junit.jupiter.params.provider.Arguments;
 
 /**
  * The databases of the tests: one H2 in-memory database per name, and one fresh database per JVM on
@@ -18,8 +26,8 @@ import org.jdbi.v3.core.statement.Query;
  * so two of them act like two application instances.
  */
 final class Databases {
-    private static String postgresUrl;
-    private static String mariaDbUrl;
+    /** The test database of each server, created on first use. */
+    private static final Map<DatabaseServer, String> URLS = new ConcurrentHashMap<>();
 
     private Databases() {}
 
@@ -28,15 +36,11 @@ final class Databases {
     }
 
     static Jdbi postgres() {
-        PostgresServer server = PostgresServer.shared();
-        return Jdbi.create(new Pool(postgresUrl(), server.user(), server.password()));
+        return jdbiOn(PostgresServer.shared());
     }
 
-    static synchronized String postgresUrl() {
-        if (postgresUrl == null) {
-            postgresUrl = PostgresServer.shared().createDatabase("store_jdbi_test");
-        }
-        return postgresUrl;
+    static String postgresUrl() {
+        return url(PostgresServer.shared());
     }
 
     /**
@@ -60,16 +64,65 @@ final class Databases {
                 });
     }
 
-    static Jdbi mariaDb() {
-        MariaDbServer server = MariaDbServer.shared();
-        return Jdbi.create(new Pool(mariaDbUrl(), server.user(), server.password()));
+    /**
+     * The columns a bulk load of the plan tests fills, in the order of its {@code SELECT}: {@code
+     * (id, …, parked, attempts, dead_at, dead_reason)}.
+     */
+    static final String LOADED_COLUMNS =
+            " (id, topic, msg_key, module, content_type, payload, headers, occurred_at,"
+                    + " enqueued_at, available_at, parked, attempts, dead_at, dead_reason)";
+
+    /** Builds a store over {@code table} through {@code jdbi} and creates the table if absent. */
+    static JdbiOutboxStore createdStore(Jdbi jdbi, String table) {
+        JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).tableName(table).build();
+        store.createSchemaIfAbsent();
+        return store;
     }
 
-    static synchronized String mariaDbUrl() {
-        if (mariaDbUrl == null) {
-            mariaDbUrl = MariaDbServer.shared().createDatabase("store_jdbi_test");
+    /**
+     * The three databases as the arguments of a parameterised test: a name and a source of {@code
+     * Jdbi}s over it (on H2, the in-memory database {@code h2Name}).
+     */
+    static Stream<Arguments> eachDatabase(String h2Name) {
+        return Stream.of(
+                Arguments.of("PostgreSQL", (Supplier<Jdbi>) Databases::postgres),
+                Arguments.of("MariaDB", (Supplier<Jdbi>) Databases::mariaDb),
+                Arguments.of("H2", (Supplier<Jdbi>) () -> h2(h2Name)));
+    }
+
+    /** SQL run on a plain JDBC statement. */
+    @FunctionalInterface
+    interface StatementWork {
+        void run(Statement st) throws SQLException;
+    }
+
+    /**
+     * Runs {@code work} on a plain JDBC statement of one connection of {@code jdbi}: for bulk loads
+     * and DDL, which need no binding.
+     */
+    static void onStatement(Jdbi jdbi, StatementWork work) throws SQLException {
+        try (Handle h = jdbi.open();
+                Statement st = h.getConnection().createStatement()) {
+            work.run(st);
         }
-        return mariaDbUrl;
+    }
+
+    static Jdbi mariaDb() {
+        return jdbiOn(MariaDbServer.shared());
+    }
+
+    static String mariaDbUrl() {
+        return url(MariaDbServer.shared());
+    }
+
+    /** A new {@code Jdbi}, with a pool of its own, over the test database of {@code server}. */
+    private static Jdbi jdbiOn(DatabaseServer server) {
+        return Jdbi.create(new Pool(url(server), server.user(), server.password()));
+    }
+
+    /** The JDBC URL of the test database of {@code server}: a fresh one per JVM. */
+    private static String url(DatabaseServer server) {
+        return URLS.computeIfAbsent(server, s -> s.createDatabase("store_jdbi_test"));
     }
 
     /**

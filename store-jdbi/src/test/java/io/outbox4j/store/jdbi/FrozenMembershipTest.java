@@ -26,10 +26,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class FrozenMembershipTest {
     static Stream<Arguments> databases() {
-        return Stream.of(
-                Arguments.of("PostgreSQL", (Supplier<Jdbi>) Databases::postgres),
-                Arguments.of("MariaDB", (Supplier<Jdbi>) Databases::mariaDb),
-                Arguments.of("H2", (Supplier<Jdbi>) () -> Databases.h2("frozen-members")));
+        return Databases.eachDatabase("frozen-members");
     }
 
     @ParameterizedTest(name = "{0}")
@@ -37,8 +34,7 @@ class FrozenMembershipTest {
     void aRenewalFrozenWhileItHoldsTheMembershipLock_holdsNobodyUp(
             String name, Supplier<Jdbi> database) throws Exception {
         Jdbi jdbi = database.get();
-        JdbiOutboxStore store = JdbiOutboxStore.builder(jdbi).tableName("outbox_frozen").build();
-        store.createSchemaIfAbsent();
+        JdbiOutboxStore store = Databases.createdStore(jdbi, "outbox_frozen");
         jdbi.useHandle(h -> h.execute(store.sql().deleteAll));
         store.clearMembers();
         store.renew("frozen", Duration.ofMinutes(1));

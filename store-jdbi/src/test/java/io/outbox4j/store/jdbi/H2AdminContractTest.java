@@ -1,10 +1,8 @@
 package io.outbox4j.store.jdbi;
 
-import org.jdbi.v3.core.Jdbi;
-
+/** The admin kit on H2 (in memory). */
 class H2AdminContractTest extends JdbiAdminContractTest {
-    @Override
-    Jdbi newJdbi() {
-        return Databases.h2("admin_tck");
+    H2AdminContractTest() {
+        super(KitDatabase.h2("admin_tck"));
     }
 }

@@ -10,11 +10,6 @@ import io.outbox4j.tck.OutboxStoreProperties;
 class H2StorePropertiesTest extends OutboxStoreProperties {
     @Override
     protected OutboxStoreContract contract() {
-        return new H2StoreContractTest() {
-            @Override
-            String table() {
-                return "outbox_pbt";
-            }
-        };
+        return new JdbiStoreContractTest(KitDatabase.h2("tck"), "outbox_pbt") {};
     }
 }

@@ -2,56 +2,39 @@ package io.outbox4j.store.jdbi;
 
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxStore;
+import io.outbox4j.store.jdbi.KitDatabase.KitStore;
 import io.outbox4j.tck.OutboxAdminContract;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import org.jdbi.v3.core.Jdbi;
 
 /** The admin kit on one database: a subclass names the database. */
 abstract class JdbiAdminContractTest extends OutboxAdminContract {
-    private static final Map<Class<?>, JdbiOutboxStore> STORES = new ConcurrentHashMap<>();
-    private static final Map<Class<?>, Jdbi> JDBIS = new ConcurrentHashMap<>();
+    private static final Map<Class<?>, KitStore> STORES = new ConcurrentHashMap<>();
 
-    /** Returns a new {@code Jdbi} (with its own pool) over the database under test. */
-    abstract Jdbi newJdbi();
+    private final KitDatabase database;
 
-    /** The dialect to force, or null to let the store detect it. */
-    JdbiOutboxStore.Dialect dialect() {
-        return null;
+    /** The kit on {@code database}, in its table {@code outbox_admin_tck}. */
+    JdbiAdminContractTest(KitDatabase database) {
+        this.database = database;
     }
 
-    String table() {
-        return "outbox_admin_tck";
-    }
-
-    private Jdbi jdbi() {
-        return JDBIS.computeIfAbsent(getClass(), k -> newJdbi());
-    }
-
-    private JdbiOutboxStore first() {
-        return STORES.computeIfAbsent(
-                getClass(),
-                k -> {
-                    JdbiOutboxStore.Builder b = JdbiOutboxStore.builder(jdbi()).tableName(table());
-                    JdbiOutboxStore s = (dialect() == null ? b : b.dialect(dialect())).build();
-                    s.createSchemaIfAbsent();
-                    return s;
-                });
+    private KitStore first() {
+        return STORES.computeIfAbsent(getClass(), k -> database.createStore("outbox_admin_tck"));
     }
 
     @Override
     protected OutboxStore store() {
-        return first();
+        return first().store();
     }
 
     @Override
     protected void resetStore() {
-        jdbi().useHandle(h -> h.execute(first().sql().deleteAll));
+        first().deleteAll();
     }
 
     @Override
     protected void enqueueCommitted(List<Message> messages) {
-        jdbi().useTransaction(h -> first().enqueueAll(h, messages));
+        first().enqueueCommitted(messages);
     }
 }

@@ -2,52 +2,41 @@ package io.outbox4j.store.jdbi;
 
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxStore;
+import io.outbox4j.store.jdbi.KitDatabase.KitStore;
 import io.outbox4j.tck.OutboxMembershipContract;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import org.jdbi.v3.core.Jdbi;
 
 /**
  * The membership kit on one database: a subclass names the database. The two stores use two
  * connection pools over the same table, like two relays.
  */
 abstract class JdbiMembershipContractTest extends OutboxMembershipContract {
+    private static final String TABLE = "outbox_members_tck";
     private static final Map<Class<?>, Setup> SETUPS = new ConcurrentHashMap<>();
 
-    /** Returns a new {@code Jdbi} (with its own pool) over the database under test. */
-    abstract Jdbi newJdbi();
+    private final KitDatabase database;
 
-    /** The dialect to force, or null to let the store detect it. */
-    JdbiOutboxStore.Dialect dialect() {
-        return null;
+    /** The kit on {@code database}, in its table {@code outbox_members_tck}. */
+    JdbiMembershipContractTest(KitDatabase database) {
+        this.database = database;
     }
 
-    String table() {
-        return "outbox_members_tck";
-    }
-
-    private JdbiOutboxStore.Builder builder(Jdbi jdbi) {
-        JdbiOutboxStore.Builder b = JdbiOutboxStore.builder(jdbi).tableName(table());
-        return dialect() == null ? b : b.dialect(dialect());
-    }
-
-    private record Setup(Jdbi jdbi, JdbiOutboxStore first, JdbiOutboxStore second) {}
+    private record Setup(KitStore first, JdbiOutboxStore second) {}
 
     private Setup setup() {
         return SETUPS.computeIfAbsent(
                 getClass(),
-                k -> {
-                    Jdbi jdbi = newJdbi();
-                    JdbiOutboxStore first = builder(jdbi).build();
-                    first.createSchemaIfAbsent();
-                    return new Setup(jdbi, first, builder(newJdbi()).build());
-                });
+                k ->
+                        new Setup(
+                                database.createStore(TABLE),
+                                database.builder(database.newJdbi(), TABLE).build()));
     }
 
     @Override
     protected OutboxStore store() {
-        return setup().first();
+        return setup().first().store();
     }
 
     @Override
@@ -57,54 +46,40 @@ abstract class JdbiMembershipContractTest extends OutboxMembershipContract {
 
     @Override
     protected void resetStore() {
-        setup().jdbi().useHandle(h -> h.execute(setup().first().sql().deleteAll));
-        setup().first().clearMembers();
+        setup().first().deleteAll();
+        setup().first().store().clearMembers();
     }
 
     @Override
     protected void enqueueCommitted(List<Message> messages) {
-        setup().jdbi().useTransaction(h -> setup().first().enqueueAll(h, messages));
+        setup().first().enqueueCommitted(messages);
     }
 }
 
 /** The membership kit on PostgreSQL. */
 class PostgresMembershipContractTest extends JdbiMembershipContractTest {
-    @Override
-    Jdbi newJdbi() {
-        return Databases.postgres();
+    PostgresMembershipContractTest() {
+        super(KitDatabase.POSTGRES);
     }
 }
 
 /** The membership kit on MariaDB. */
 class MariaDbMembershipContractTest extends JdbiMembershipContractTest {
-    @Override
-    Jdbi newJdbi() {
-        return Databases.mariaDb();
+    MariaDbMembershipContractTest() {
+        super(KitDatabase.MARIADB);
     }
 }
 
 /** The membership kit with the MySQL dialect, run against MariaDB (no MySQL server here). */
 class MySqlDialectOnMariaDbMembershipContractTest extends JdbiMembershipContractTest {
-    @Override
-    Jdbi newJdbi() {
-        return Databases.mariaDb();
-    }
-
-    @Override
-    JdbiOutboxStore.Dialect dialect() {
-        return JdbiOutboxStore.Dialect.MYSQL;
-    }
-
-    @Override
-    String table() {
-        return "outbox_members_tck_mysql";
+    MySqlDialectOnMariaDbMembershipContractTest() {
+        super(KitDatabase.MYSQL_ON_MARIADB);
     }
 }
 
 /** The membership kit on H2 (in memory). */
 class H2MembershipContractTest extends JdbiMembershipContractTest {
-    @Override
-    Jdbi newJdbi() {
-        return Databases.h2("membership");
+    H2MembershipContractTest() {
+        super(KitDatabase.h2("membership"));
     }
 }

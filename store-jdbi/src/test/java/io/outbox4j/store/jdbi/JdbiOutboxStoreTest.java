@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.jdbi.v3.core.Jdbi;
@@ -33,17 +34,25 @@ abstract class JdbiOutboxStoreTest {
     private static final AtomicInteger IDS = new AtomicInteger();
     private static final Duration LEASE = Duration.ofMinutes(5);
 
+    private final Supplier<Jdbi> jdbis;
+    private final Dialect expectedDialect;
     private Jdbi jdbi;
     private JdbiOutboxStore store;
 
-    /** Returns a new {@code Jdbi} over the database under test. */
-    abstract Jdbi newJdbi();
-
-    abstract Dialect expectedDialect();
+    /**
+     * The tests on one database.
+     *
+     * @param jdbis returns a new {@code Jdbi} over the database under test
+     * @param expectedDialect the dialect the store must detect on it
+     */
+    JdbiOutboxStoreTest(Supplier<Jdbi> jdbis, Dialect expectedDialect) {
+        this.jdbis = jdbis;
+        this.expectedDialect = expectedDialect;
+    }
 
     @BeforeEach
     void createTable() {
-        jdbi = newJdbi();
+        jdbi = jdbis.get();
         store = storeOn("outbox_store_test");
         jdbi.useHandle(h -> h.execute(store.sql().deleteAll));
     }
@@ -71,13 +80,27 @@ abstract class JdbiOutboxStoreTest {
         return deliveries.stream().map(d -> d.message().id()).collect(Collectors.toList());
     }
 
+    /** Enqueues one new message in a transaction of its own; returns it. */
+    private Message enqueueOne() {
+        Message m = message().build();
+        jdbi.useTransaction(h -> store.enqueue(h, m));
+        return m;
+    }
+
+    /** Enqueues {@code size} new messages in one batch and one transaction; returns them. */
+    private List<Message> enqueueBatch(int size) {
+        List<Message> batch = IntStream.range(0, size).mapToObj(i -> message().build()).toList();
+        jdbi.useTransaction(h -> store.enqueueAll(h, batch));
+        return batch;
+    }
+
     private List<String> claimAllIds(JdbiOutboxStore s) {
         return ids(s.claim(claimNow("checker", ClaimRequest.MAX_LIMIT)));
     }
 
     @Test
     void dialect_isDetectedFromTheConnection() {
-        assertThat(JdbiOutboxStore.builder(jdbi).build().dialect()).isEqualTo(expectedDialect());
+        assertThat(JdbiOutboxStore.builder(jdbi).build().dialect()).isEqualTo(expectedDialect);
     }
 
     @Test
@@ -96,7 +119,7 @@ abstract class JdbiOutboxStoreTest {
                 "table \"outbox_never_created\" or its members and buckets tables"
                         + " \"outbox_never_created_members\", \"outbox_never_created_buckets\""
                         + " does not exist; create them with "
-                        + expectedDialect().ddlResource();
+                        + expectedDialect.ddlResource();
         assertThatThrownBy(() -> jdbi.useTransaction(h -> missing.enqueue(h, message().build())))
                 .isInstanceOf(OutboxException.class)
                 .hasMessageStartingWith(expected)
@@ -138,8 +161,7 @@ abstract class JdbiOutboxStoreTest {
 
     @Test
     void duplicateId_isRejected_andTheCallersTransactionGoesOn() {
-        Message first = message().build();
-        jdbi.useTransaction(h -> store.enqueue(h, first));
+        Message first = enqueueOne();
         Message second = message().build();
         Message third = message().build();
         jdbi.useTransaction(
@@ -169,8 +191,7 @@ abstract class JdbiOutboxStoreTest {
 
     @Test
     void duplicateIdInABatch_leavesNothingOfTheBatch_inTheCallersTransaction() {
-        Message existing = message().build();
-        jdbi.useTransaction(h -> store.enqueue(h, existing));
+        Message existing = enqueueOne();
         Message a = message().build();
         Message b = message().build();
         Message after = message().build();
@@ -220,11 +241,7 @@ abstract class JdbiOutboxStoreTest {
 
     @Test
     void batchEnqueue_keepsTheBatchOrder() {
-        List<Message> batch =
-                IntStream.range(0, 50)
-                        .mapToObj(i -> message().build())
-                        .collect(Collectors.toList());
-        jdbi.useTransaction(h -> store.enqueueAll(h, batch));
+        List<Message> batch = enqueueBatch(50);
         assertThat(claimAllIds(store))
                 .containsExactlyElementsOf(batch.stream().map(Message::id).toList());
     }
@@ -252,8 +269,7 @@ abstract class JdbiOutboxStoreTest {
     void twoTables_doNotSeeEachOther() {
         JdbiOutboxStore other = storeOn("outbox_other_test");
         jdbi.useHandle(h -> h.execute(other.sql().deleteAll));
-        Message m = message().build();
-        jdbi.useTransaction(h -> store.enqueue(h, m));
+        Message m = enqueueOne();
         jdbi.useTransaction(
                 h -> other.enqueue(h, m)); // the same id in another outbox is no duplicate
         Message onlyOther = message().build();
@@ -310,8 +326,7 @@ abstract class JdbiOutboxStoreTest {
 
     @Test
     void subMicrosecondInstants_areRoundedUpAlike_soARetryIsDueAtItsInstant() {
-        Message m = message().build();
-        jdbi.useTransaction(h -> store.enqueue(h, m));
+        enqueueOne();
         Delivery d = store.claim(claimNow("a", 1)).get(0);
         Instant tick =
                 Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MICROS).plusSeconds(30);
@@ -352,8 +367,7 @@ abstract class JdbiOutboxStoreTest {
 
     @Test
     void rowThatIsNotAValidMessage_isDeadLettered_andDoesNotBlockTheOthers() {
-        Message good = message().build();
-        jdbi.useTransaction(h -> store.enqueue(h, good));
+        Message good = enqueueOne();
         // A row written by hand with a topic a Message refuses (whitespace).
         jdbi.useHandle(
                 h ->
@@ -364,8 +378,7 @@ abstract class JdbiOutboxStoreTest {
                                 .bind(0, "bad topic")
                                 .bind(1, good.id())
                                 .execute());
-        Message next = message().build();
-        jdbi.useTransaction(h -> store.enqueue(h, next));
+        Message next = enqueueOne();
         assertThat(ids(store.claim(claimNow("a", 10)))).containsExactly(next.id());
         assertThat(row(good.id()).get("dead_reason"))
                 .asString()
@@ -374,11 +387,7 @@ abstract class JdbiOutboxStoreTest {
 
     @Test
     void completeOfAThousandAndOneReceipts_spansStatements_andReportsOnlyTheStale() {
-        List<Message> batch =
-                IntStream.range(0, 1001)
-                        .mapToObj(i -> message().build())
-                        .collect(Collectors.toList());
-        jdbi.useTransaction(h -> store.enqueueAll(h, batch));
+        enqueueBatch(1001);
         List<Delivery> got = store.claim(claimNow("a", 2000));
         assertThat(got).hasSize(1001);
         List<String> receipts =

@@ -2,6 +2,7 @@ package io.outbox4j.store.jdbi;
 
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxStore;
+import io.outbox4j.store.jdbi.KitDatabase.KitStore;
 import io.outbox4j.tck.OutboxStoreContract;
 import java.util.List;
 import java.util.Map;
@@ -17,47 +18,42 @@ import org.jdbi.v3.core.Jdbi;
 abstract class JdbiStoreContractTest extends OutboxStoreContract {
     private static final Map<Class<?>, Setup> SETUPS = new ConcurrentHashMap<>();
 
-    /** Returns a new {@code Jdbi} (with its own pool) over the database under test. */
-    abstract Jdbi newJdbi();
+    private final KitDatabase database;
+    private final String table;
 
-    /** The dialect to force, or null to let the store detect it. */
-    JdbiOutboxStore.Dialect dialect() {
-        return null;
+    /** The kit on {@code database}, in its table {@code outbox_tck}. */
+    JdbiStoreContractTest(KitDatabase database) {
+        this(database, "outbox_tck");
     }
 
-    String table() {
-        return "outbox_tck";
+    /** The kit on {@code database}, in {@code table}. */
+    JdbiStoreContractTest(KitDatabase database, String table) {
+        this.database = database;
+        this.table = table;
     }
 
-    private JdbiOutboxStore.Builder builder(Jdbi jdbi) {
-        JdbiOutboxStore.Builder b = JdbiOutboxStore.builder(jdbi).tableName(table());
-        return dialect() == null ? b : b.dialect(dialect());
-    }
-
-    private record Setup(
-            Jdbi jdbi, JdbiOutboxStore first, JdbiOutboxStore second, JdbiOutboxStore skipping) {}
+    private record Setup(KitStore first, JdbiOutboxStore second, JdbiOutboxStore skipping) {}
 
     private Setup setup() {
         return SETUPS.computeIfAbsent(
                 getClass(),
                 k -> {
-                    Jdbi jdbi = newJdbi();
-                    JdbiOutboxStore first = builder(jdbi).build();
-                    first.createSchemaIfAbsent();
+                    KitStore first = database.createStore(table);
                     return new Setup(
-                            jdbi,
                             first,
-                            builder(newJdbi()).build(),
-                            builder(jdbi).deadLettersBlockTheirKey(false).build());
+                            database.builder(database.newJdbi(), table).build(),
+                            database.builder(first.jdbi(), table)
+                                    .deadLettersBlockTheirKey(false)
+                                    .build());
                 });
     }
 
     private Jdbi jdbi() {
-        return setup().jdbi();
+        return setup().first().jdbi();
     }
 
     private JdbiOutboxStore first() {
-        return setup().first();
+        return setup().first().store();
     }
 
     @Override
@@ -77,12 +73,12 @@ abstract class JdbiStoreContractTest extends OutboxStoreContract {
 
     @Override
     protected void resetStore() {
-        jdbi().useHandle(h -> h.execute(first().sql().deleteAll));
+        setup().first().deleteAll();
     }
 
     @Override
     protected void enqueueCommitted(List<Message> messages) {
-        jdbi().useTransaction(h -> first().enqueueAll(h, messages));
+        setup().first().enqueueCommitted(messages);
     }
 
     @Override

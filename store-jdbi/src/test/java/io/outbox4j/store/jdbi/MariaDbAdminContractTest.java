@@ -1,10 +1,8 @@
 package io.outbox4j.store.jdbi;
 
-import org.jdbi.v3.core.Jdbi;
-
+/** The admin kit on MariaDB. */
 class MariaDbAdminContractTest extends JdbiAdminContractTest {
-    @Override
-    Jdbi newJdbi() {
-        return Databases.mariaDb();
+    MariaDbAdminContractTest() {
+        super(KitDatabase.MARIADB);
     }
 }

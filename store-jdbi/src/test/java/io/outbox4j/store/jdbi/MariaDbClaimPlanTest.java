@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Delivery;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
@@ -39,56 +40,57 @@ class MariaDbClaimPlanTest {
     @BeforeAll
     static void loadTheBacklog() throws Exception {
         jdbi = Databases.mariaDb();
-        store = JdbiOutboxStore.builder(jdbi).tableName(TABLE).build();
-        store.createSchemaIfAbsent();
+        store = Databases.createdStore(jdbi, TABLE);
         sql = (MariaDbDialect) store.sql();
+        Databases.onStatement(jdbi, MariaDbClaimPlanTest::load);
+    }
+
+    /**
+     * Loads the backlog into the emptied table without its secondary indexes, then builds them and
+     * analyses the table.
+     */
+    private static void load(Statement st) throws SQLException {
         String[] indexes = {"claim_idx", "key_idx", "parked_idx", "dead_idx"};
-        try (Handle h = jdbi.open();
-                Statement st = h.getConnection().createStatement()) {
-            st.execute("TRUNCATE TABLE " + sql.table);
-            // Loading without the secondary indexes and building them afterwards takes seconds.
-            StringBuilder drop = new StringBuilder("ALTER TABLE " + sql.table);
-            for (int i = 0; i < indexes.length; i++) {
-                drop.append(i == 0 ? " " : ", ")
-                        .append("DROP INDEX `" + TABLE + "_" + indexes[i] + "`");
-            }
-            st.execute(drop.toString());
-            String columns =
-                    " (id, topic, msg_key, module, content_type, payload, headers, occurred_at,"
-                            + " enqueued_at, available_at, parked, attempts, dead_at, dead_reason)";
-            st.execute(
-                    "INSERT INTO "
-                            + sql.table
-                            + columns
-                            + " SELECT CONCAT('b', seq DIV 3, '-', seq MOD 3), 'orders',"
-                            + " CONCAT('blocked-', seq DIV 3), 'plan', 'application/json', '{}', '',"
-                            + " UTC_TIMESTAMP(6) - INTERVAL 2 HOUR, UTC_TIMESTAMP(6) - INTERVAL 2 HOUR,"
-                            + " IF(seq MOD 3 = 0, NULL, UTC_TIMESTAMP(6) - INTERVAL 2 HOUR),"
-                            + " seq MOD 3 > 0, IF(seq MOD 3 = 0, 5, 0),"
-                            + " IF(seq MOD 3 = 0, UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, NULL),"
-                            + " IF(seq MOD 3 = 0, 'poison', NULL)"
-                            + " FROM seq_3_to_"
-                            + (3 * BLOCKED_KEYS + 2));
-            st.execute(
-                    "INSERT INTO "
-                            + sql.table
-                            + columns
-                            + " SELECT CONCAT('p', seq), 'orders', CONCAT('k', seq MOD "
-                            + KEYS
-                            + "), 'plan', 'application/json', '{}', '',"
-                            + " UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, UTC_TIMESTAMP(6) - INTERVAL 1 HOUR,"
-                            + " UTC_TIMESTAMP(6) - INTERVAL 1 HOUR + INTERVAL seq MICROSECOND,"
-                            + " FALSE, 0, NULL, NULL FROM seq_1_to_"
-                            + PENDING);
-            st.execute(
-                    "ALTER TABLE "
-                            + sql.table
-                            + " ADD KEY `outbox_plan_claim_idx` (parked, dead_at, available_at, seq),"
-                            + " ADD KEY `outbox_plan_key_idx` (msg_key, seq),"
-                            + " ADD KEY `outbox_plan_parked_idx` (parked, msg_key, seq),"
-                            + " ADD KEY `outbox_plan_dead_idx` (dead_at, seq)");
-            st.execute("ANALYZE TABLE " + sql.table);
+        st.execute("TRUNCATE TABLE " + sql.table);
+        // Loading without the secondary indexes and building them afterwards takes seconds.
+        StringBuilder drop = new StringBuilder("ALTER TABLE " + sql.table);
+        for (int i = 0; i < indexes.length; i++) {
+            drop.append(i == 0 ? " " : ", ")
+                    .append("DROP INDEX `" + TABLE + "_" + indexes[i] + "`");
         }
+        st.execute(drop.toString());
+        st.execute(
+                "INSERT INTO "
+                        + sql.table
+                        + Databases.LOADED_COLUMNS
+                        + " SELECT CONCAT('b', seq DIV 3, '-', seq MOD 3), 'orders',"
+                        + " CONCAT('blocked-', seq DIV 3), 'plan', 'application/json', '{}', '',"
+                        + " UTC_TIMESTAMP(6) - INTERVAL 2 HOUR, UTC_TIMESTAMP(6) - INTERVAL 2 HOUR,"
+                        + " IF(seq MOD 3 = 0, NULL, UTC_TIMESTAMP(6) - INTERVAL 2 HOUR),"
+                        + " seq MOD 3 > 0, IF(seq MOD 3 = 0, 5, 0),"
+                        + " IF(seq MOD 3 = 0, UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, NULL),"
+                        + " IF(seq MOD 3 = 0, 'poison', NULL)"
+                        + " FROM seq_3_to_"
+                        + (3 * BLOCKED_KEYS + 2));
+        st.execute(
+                "INSERT INTO "
+                        + sql.table
+                        + Databases.LOADED_COLUMNS
+                        + " SELECT CONCAT('p', seq), 'orders', CONCAT('k', seq MOD "
+                        + KEYS
+                        + "), 'plan', 'application/json', '{}', '',"
+                        + " UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, UTC_TIMESTAMP(6) - INTERVAL 1 HOUR,"
+                        + " UTC_TIMESTAMP(6) - INTERVAL 1 HOUR + INTERVAL seq MICROSECOND,"
+                        + " FALSE, 0, NULL, NULL FROM seq_1_to_"
+                        + PENDING);
+        st.execute(
+                "ALTER TABLE "
+                        + sql.table
+                        + " ADD KEY `outbox_plan_claim_idx` (parked, dead_at, available_at, seq),"
+                        + " ADD KEY `outbox_plan_key_idx` (msg_key, seq),"
+                        + " ADD KEY `outbox_plan_parked_idx` (parked, msg_key, seq),"
+                        + " ADD KEY `outbox_plan_dead_idx` (dead_at, seq)");
+        st.execute("ANALYZE TABLE " + sql.table);
     }
 
     /** EXPLAIN rows as {@code table key rows extra} lines. */

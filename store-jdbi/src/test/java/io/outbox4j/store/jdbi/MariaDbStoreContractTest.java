@@ -1,11 +1,8 @@
 package io.outbox4j.store.jdbi;
 
-import org.jdbi.v3.core.Jdbi;
-
 /** The store TCK on MariaDB. */
 class MariaDbStoreContractTest extends JdbiStoreContractTest {
-    @Override
-    Jdbi newJdbi() {
-        return Databases.mariaDb();
+    MariaDbStoreContractTest() {
+        super(KitDatabase.MARIADB);
     }
 }

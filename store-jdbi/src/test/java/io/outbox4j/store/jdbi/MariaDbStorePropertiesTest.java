@@ -10,11 +10,6 @@ import io.outbox4j.tck.OutboxStoreProperties;
 class MariaDbStorePropertiesTest extends OutboxStoreProperties {
     @Override
     protected OutboxStoreContract contract() {
-        return new MariaDbStoreContractTest() {
-            @Override
-            String table() {
-                return "outbox_pbt";
-            }
-        };
+        return new JdbiStoreContractTest(KitDatabase.MARIADB, "outbox_pbt") {};
     }
 }

@@ -23,10 +23,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class OrphanSweepTest {
     static Stream<Arguments> databases() {
-        return Stream.of(
-                Arguments.of("PostgreSQL", (Supplier<Jdbi>) Databases::postgres),
-                Arguments.of("MariaDB", (Supplier<Jdbi>) Databases::mariaDb),
-                Arguments.of("H2", (Supplier<Jdbi>) () -> Databases.h2("orphans")));
+        return Databases.eachDatabase("orphans");
     }
 
     private static Message keyed(String id, String key) {
@@ -37,8 +34,7 @@ class OrphanSweepTest {
     @MethodSource("databases")
     void aParkedFirstRowOfItsKeyIsUnparkedAtTheNextRenewal(String name, Supplier<Jdbi> database) {
         Jdbi jdbi = database.get();
-        JdbiOutboxStore setup = JdbiOutboxStore.builder(jdbi).tableName("outbox_orphans").build();
-        setup.createSchemaIfAbsent();
+        JdbiOutboxStore setup = Databases.createdStore(jdbi, "outbox_orphans");
         jdbi.useHandle(h -> h.execute(setup.sql().deleteAll));
         setup.clearMembers();
         jdbi.useTransaction(

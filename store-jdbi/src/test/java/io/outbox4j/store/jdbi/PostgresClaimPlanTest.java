@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Completion;
 import io.outbox4j.api.Delivery;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
@@ -14,7 +15,6 @@ import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.IntStream;
-import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.statement.Query;
 import org.junit.jupiter.api.BeforeAll;
@@ -49,57 +49,57 @@ class PostgresClaimPlanTest {
     @BeforeAll
     static void loadTheBacklog() throws Exception {
         jdbi = Databases.postgres();
-        store = JdbiOutboxStore.builder(jdbi).tableName(TABLE).build();
-        store.createSchemaIfAbsent();
+        store = Databases.createdStore(jdbi, TABLE);
         sql = (PostgresDialect) store.sql();
-        try (Handle h = jdbi.open();
-                Statement st = h.getConnection().createStatement()) {
-            st.execute("TRUNCATE " + sql.table);
-            // Loading into an unlogged table without its indexes and building them afterwards
-            // takes seconds; the plans are the same.
-            st.execute("ALTER TABLE " + sql.table + " SET UNLOGGED");
-            st.execute("SET maintenance_work_mem = '256MB'");
-            for (String index : List.of("_claim_idx", "_key_idx", "_parked_idx", "_dead_idx")) {
-                st.execute("DROP INDEX IF EXISTS \"" + Schema.objectName(TABLE, index) + "\"");
-            }
-            String pkey = "\"" + Schema.objectName(TABLE, "_pkey") + "\"";
-            st.execute("ALTER TABLE " + sql.table + " DROP CONSTRAINT IF EXISTS " + pkey);
-            String columns =
-                    " (id, topic, msg_key, module, content_type, payload, headers, occurred_at,"
-                            + " enqueued_at, available_at, parked, attempts, dead_at, dead_reason)";
-            // 100 000 blocked keys: a dead head and two parked followers, due two hours ago.
-            st.execute(
-                    "INSERT INTO "
-                            + sql.table
-                            + columns
-                            + " SELECT 'b' || (g / 3) || '-' || (g % 3), 'orders', 'blocked-' || (g / 3),"
-                            + " 'plan', 'application/json', '\\x7b7d'::bytea, '',"
-                            + " now() - interval '2 hours', now() - interval '2 hours',"
-                            + " CASE WHEN g % 3 = 0 THEN NULL ELSE now() - interval '2 hours' END,"
-                            + " g % 3 > 0, CASE WHEN g % 3 = 0 THEN 5 ELSE 0 END,"
-                            + " CASE WHEN g % 3 = 0 THEN now() - interval '1 hour' END,"
-                            + " CASE WHEN g % 3 = 0 THEN 'poison' END"
-                            + " FROM generate_series(3, "
-                            + (3 * BLOCKED_KEYS + 2)
-                            + ") AS g");
-            // 1 000 000 pending rows over 10 000 keys, one microsecond apart, due an hour ago.
-            st.execute(
-                    "INSERT INTO "
-                            + sql.table
-                            + columns
-                            + " SELECT 'p' || g, 'orders', 'k' || (g % "
-                            + KEYS
-                            + "), 'plan', 'application/json', '\\x7b7d'::bytea, '',"
-                            + " now() - interval '1 hour', now() - interval '1 hour',"
-                            + " now() - interval '1 hour' + g * interval '1 microsecond', FALSE, 0,"
-                            + " NULL, NULL FROM generate_series(1, "
-                            + PENDING
-                            + ") AS g");
-            st.execute(
-                    "ALTER TABLE " + sql.table + " ADD CONSTRAINT " + pkey + " PRIMARY KEY (id)");
-        }
+        Databases.onStatement(jdbi, PostgresClaimPlanTest::load);
         store.createSchemaIfAbsent(); // the indexes, built over the loaded rows
         jdbi.useHandle(h -> h.execute("ANALYZE " + sql.table));
+    }
+
+    /**
+     * Loads the backlog into the emptied table without its indexes and primary key, then adds the
+     * primary key back.
+     */
+    private static void load(Statement st) throws SQLException {
+        st.execute("TRUNCATE " + sql.table);
+        // Loading into an unlogged table without its indexes and building them afterwards
+        // takes seconds; the plans are the same.
+        st.execute("ALTER TABLE " + sql.table + " SET UNLOGGED");
+        st.execute("SET maintenance_work_mem = '256MB'");
+        for (String index : List.of("_claim_idx", "_key_idx", "_parked_idx", "_dead_idx")) {
+            st.execute("DROP INDEX IF EXISTS \"" + Schema.objectName(TABLE, index) + "\"");
+        }
+        String pkey = "\"" + Schema.objectName(TABLE, "_pkey") + "\"";
+        st.execute("ALTER TABLE " + sql.table + " DROP CONSTRAINT IF EXISTS " + pkey);
+        // 100 000 blocked keys: a dead head and two parked followers, due two hours ago.
+        st.execute(
+                "INSERT INTO "
+                        + sql.table
+                        + Databases.LOADED_COLUMNS
+                        + " SELECT 'b' || (g / 3) || '-' || (g % 3), 'orders', 'blocked-' || (g / 3),"
+                        + " 'plan', 'application/json', '\\x7b7d'::bytea, '',"
+                        + " now() - interval '2 hours', now() - interval '2 hours',"
+                        + " CASE WHEN g % 3 = 0 THEN NULL ELSE now() - interval '2 hours' END,"
+                        + " g % 3 > 0, CASE WHEN g % 3 = 0 THEN 5 ELSE 0 END,"
+                        + " CASE WHEN g % 3 = 0 THEN now() - interval '1 hour' END,"
+                        + " CASE WHEN g % 3 = 0 THEN 'poison' END"
+                        + " FROM generate_series(3, "
+                        + (3 * BLOCKED_KEYS + 2)
+                        + ") AS g");
+        // 1 000 000 pending rows over 10 000 keys, one microsecond apart, due an hour ago.
+        st.execute(
+                "INSERT INTO "
+                        + sql.table
+                        + Databases.LOADED_COLUMNS
+                        + " SELECT 'p' || g, 'orders', 'k' || (g % "
+                        + KEYS
+                        + "), 'plan', 'application/json', '\\x7b7d'::bytea, '',"
+                        + " now() - interval '1 hour', now() - interval '1 hour',"
+                        + " now() - interval '1 hour' + g * interval '1 microsecond', FALSE, 0,"
+                        + " NULL, NULL FROM generate_series(1, "
+                        + PENDING
+                        + ") AS g");
+        st.execute("ALTER TABLE " + sql.table + " ADD CONSTRAINT " + pkey + " PRIMARY KEY (id)");
     }
 
     private static String explain(String statement, UnaryOperator<Query> bind) {
@@ -135,38 +135,39 @@ class PostgresClaimPlanTest {
         return Long.parseLong(m.group(1)) + (m.group(2) == null ? 0 : Long.parseLong(m.group(2)));
     }
 
-    @Test
-    @Order(1)
-    void claimStatement_readsAboutLimitRowsOfTheClaimIndex_andProbesTheKeyIndex() {
-        String plan = explain(sql.claimFree, PostgresClaimPlanTest::claimArguments);
+    /**
+     * Explains {@code statement} with the claim's arguments and asserts that its plan contains
+     * {@code node}, scans no table sequentially, reads at most {@code LIMIT} rows of the claim
+     * index and touches few buffers; returns the plan.
+     */
+    private static String explainWalkingTheClaimIndex(String statement, String node) {
+        String plan = explain(statement, PostgresClaimPlanTest::claimArguments);
         assertThat(plan)
                 .as("plan:\n%s", plan)
                 .contains("Index Scan using outbox_plan_claim_idx on outbox_plan c")
-                .contains("outbox_plan_key_idx")
+                .contains(node)
                 .doesNotContain("Seq Scan");
         assertThat(rowsRead(plan, "outbox_plan_claim_idx"))
                 .as("claim index rows read, plan:\n%s", plan)
                 .isLessThanOrEqualTo(LIMIT);
+        // 1.3 M rows fill tens of thousands of pages; a claim of 100 touches a few per row.
+        assertThat(buffers(plan)).as("buffers, plan:\n%s", plan).isLessThan(3_000);
+        return plan;
+    }
+
+    @Test
+    @Order(1)
+    void claimStatement_readsAboutLimitRowsOfTheClaimIndex_andProbesTheKeyIndex() {
+        String plan = explainWalkingTheClaimIndex(sql.claimFree, "outbox_plan_key_idx");
         assertThat(rowsRead(plan, "Update on outbox_plan"))
                 .as("rows leased, plan:\n%s", plan)
                 .isEqualTo(LIMIT);
-        // 1.3 M rows fill tens of thousands of pages; a claim of 100 touches a few per row.
-        assertThat(buffers(plan)).as("buffers, plan:\n%s", plan).isLessThan(3_000);
     }
 
     @Test
     @Order(2)
     void walkPage_readsAboutLimitRowsOfTheClaimIndex() {
-        String plan = explain(sql.candidates, PostgresClaimPlanTest::claimArguments);
-        assertThat(plan)
-                .as("plan:\n%s", plan)
-                .contains("Index Scan using outbox_plan_claim_idx on outbox_plan c")
-                .contains("LockRows")
-                .doesNotContain("Seq Scan");
-        assertThat(rowsRead(plan, "outbox_plan_claim_idx"))
-                .as("claim index rows read, plan:\n%s", plan)
-                .isLessThanOrEqualTo(LIMIT);
-        assertThat(buffers(plan)).as("buffers, plan:\n%s", plan).isLessThan(3_000);
+        explainWalkingTheClaimIndex(sql.candidates, "LockRows");
     }
 
     @Test

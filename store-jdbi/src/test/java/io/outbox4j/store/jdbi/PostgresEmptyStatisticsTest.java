@@ -48,18 +48,19 @@ class PostgresEmptyStatisticsTest {
     @BeforeAll
     static void analysedWhileEmpty_thenABurst() throws Exception {
         jdbi = Databases.postgres();
-        store = JdbiOutboxStore.builder(jdbi).tableName(TABLE).build();
-        store.createSchemaIfAbsent();
+        store = Databases.createdStore(jdbi, TABLE);
         sql = (PostgresDialect) store.sql();
-        try (Handle h = jdbi.open();
-                Statement st = h.getConnection().createStatement()) {
-            st.execute("TRUNCATE " + sql.table);
-            st.execute(insert("drained-", 2_000));
-            st.execute("DELETE FROM " + sql.table);
-            // what autovacuum leaves when it cannot take the lock to truncate: pages, no rows
-            st.execute("VACUUM (TRUNCATE false, ANALYZE) " + sql.table);
-            st.execute(insert("burst-", ROWS));
-        }
+        Databases.onStatement(
+                jdbi,
+                st -> {
+                    st.execute("TRUNCATE " + sql.table);
+                    st.execute(insert("drained-", 2_000));
+                    st.execute("DELETE FROM " + sql.table);
+                    // what autovacuum leaves when it cannot take the lock to truncate: pages, no
+                    // rows
+                    st.execute("VACUUM (TRUNCATE false, ANALYZE) " + sql.table);
+                    st.execute(insert("burst-", ROWS));
+                });
         long[] stats =
                 jdbi.withHandle(
                         h ->
@@ -199,14 +200,13 @@ class PostgresEmptyStatisticsTest {
             Function<PostgresDialect, String> statement,
             String arguments)
             throws Exception {
-        JdbiOutboxStore empty = JdbiOutboxStore.builder(jdbi).tableName(table).build();
-        empty.createSchemaIfAbsent();
-        PostgresDialect dialect = (PostgresDialect) empty.sql();
-        try (Handle h = jdbi.open();
-                Statement st = h.getConnection().createStatement()) {
-            st.execute("TRUNCATE " + dialect.table);
-            st.execute("VACUUM (ANALYZE) " + dialect.table);
-        }
+        PostgresDialect dialect = (PostgresDialect) Databases.createdStore(jdbi, table).sql();
+        Databases.onStatement(
+                jdbi,
+                st -> {
+                    st.execute("TRUNCATE " + dialect.table);
+                    st.execute("VACUUM (ANALYZE) " + dialect.table);
+                });
         String plan =
                 jdbi.withHandle(
                         h -> {

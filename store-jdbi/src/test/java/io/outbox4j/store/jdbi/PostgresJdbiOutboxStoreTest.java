@@ -18,14 +18,8 @@ import org.junit.jupiter.api.Test;
 
 /** The store's own tests on PostgreSQL. */
 class PostgresJdbiOutboxStoreTest extends JdbiOutboxStoreTest {
-    @Override
-    Jdbi newJdbi() {
-        return Databases.postgres();
-    }
-
-    @Override
-    Dialect expectedDialect() {
-        return Dialect.POSTGRESQL;
+    PostgresJdbiOutboxStoreTest() {
+        super(Databases::postgres, Dialect.POSTGRESQL);
     }
 
     /**

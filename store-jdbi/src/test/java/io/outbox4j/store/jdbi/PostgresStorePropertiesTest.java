@@ -10,11 +10,6 @@ import io.outbox4j.tck.OutboxStoreProperties;
 class PostgresStorePropertiesTest extends OutboxStoreProperties {
     @Override
     protected OutboxStoreContract contract() {
-        return new PostgresStoreContractTest() {
-            @Override
-            String table() {
-                return "outbox_pbt";
-            }
-        };
+        return new JdbiStoreContractTest(KitDatabase.POSTGRES, "outbox_pbt") {};
     }
 }
