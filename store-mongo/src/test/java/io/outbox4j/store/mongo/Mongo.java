@@ -7,10 +7,20 @@ import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import io.outbox4j.api.Message;
 import io.outbox4j.testservices.MongoServer;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.bson.BsonArray;
+import org.bson.BsonBoolean;
+import org.bson.BsonDocument;
+import org.bson.BsonInt32;
+import org.bson.BsonInt64;
+import org.bson.BsonString;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -71,6 +81,49 @@ final class Mongo {
                 .build();
     }
 
+    /** A store over {@code collection} through the first client, with its indexes created. */
+    static MongoOutboxStore indexedStore(String collection) {
+        MongoOutboxStore store = store(client(), collection);
+        store.createIndexes();
+        return store;
+    }
+
+    /**
+     * A store over a fresh collection named after {@code prefix}, through the first client, whose
+     * clock stands still at {@code now}; with its indexes created.
+     */
+    static MongoOutboxStore storeAt(String prefix, Instant now) {
+        MongoOutboxStore store =
+                MongoOutboxStore.builder()
+                        .client(client())
+                        .database(DATABASE)
+                        .collection(freshCollection(prefix))
+                        .clock(Clock.fixed(now, ZoneOffset.UTC))
+                        .build();
+        store.createIndexes();
+        return store;
+    }
+
+    /**
+     * Writes by hand, past the store, a document {@code written-by-hand} that is not a valid
+     * message (its topic is a number), due at once.
+     */
+    static void insertNotAMessage(MongoOutboxStore store) {
+        store.collection()
+                .insertOne(
+                        new BsonDocument("_id", new BsonString("written-by-hand"))
+                                .append("seq", new BsonInt64(0))
+                                .append("topic", new BsonInt32(42))
+                                .append("availableAt", new BsonInt64(0))
+                                .append("parked", BsonBoolean.FALSE)
+                                .append("headers", new BsonArray()));
+    }
+
+    /** Deletes every document of the store's collection. */
+    static void deleteAll(MongoOutboxStore store) {
+        store.collection().deleteMany(new BsonDocument());
+    }
+
     static Optional<String> transactionsUnsupported() {
         return server().transactionsUnsupportedReason();
     }
@@ -88,14 +141,24 @@ final class Mongo {
      */
     static void enqueueCommitted(
             MongoOutboxStore store, MongoClient client, List<Message> messages) {
+        inCommittedTransaction(
+                client, s -> store.enqueueAll(s, messages), () -> store.insert(null, messages));
+    }
+
+    /**
+     * Runs {@code write} in a transaction of {@code client} and commits it (aborts it if the write
+     * throws); on a server without sessions runs {@code sessionless} instead.
+     */
+    static void inCommittedTransaction(
+            MongoClient client, Consumer<ClientSession> write, Runnable sessionless) {
         if (transactionsUnsupported().isPresent()) {
-            store.insert(null, messages);
+            sessionless.run();
             return;
         }
         try (ClientSession session = client.startSession()) {
             session.startTransaction();
             try {
-                store.enqueueAll(session, messages);
+                write.accept(session);
             } catch (RuntimeException e) {
                 session.abortTransaction();
                 throw e;

@@ -8,17 +8,9 @@ import io.outbox4j.api.DeadLetterPage;
 import io.outbox4j.api.DeadLetterQuery;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxStatistics;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.List;
-import org.bson.BsonArray;
-import org.bson.BsonBoolean;
-import org.bson.BsonDocument;
-import org.bson.BsonInt32;
-import org.bson.BsonInt64;
-import org.bson.BsonString;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -31,14 +23,7 @@ class MongoAdminTest {
 
     @BeforeEach
     void freshCollection() {
-        store =
-                MongoOutboxStore.builder()
-                        .client(Mongo.client())
-                        .database(Mongo.DATABASE)
-                        .collection(Mongo.freshCollection("admin"))
-                        .clock(Clock.fixed(ENQUEUED, ZoneOffset.UTC))
-                        .build();
-        store.createIndexes();
+        store = Mongo.storeAt("admin", ENQUEUED);
     }
 
     @Test
@@ -50,14 +35,7 @@ class MongoAdminTest {
 
     @Test
     void deadLetters_leaveOutADocumentThatIsNotAMessage_whichLastErrorAndDiscardStillReach() {
-        store.collection()
-                .insertOne(
-                        new BsonDocument("_id", new BsonString("written-by-hand"))
-                                .append("seq", new BsonInt64(0))
-                                .append("topic", new BsonInt32(42))
-                                .append("availableAt", new BsonInt64(0))
-                                .append("parked", BsonBoolean.FALSE)
-                                .append("headers", new BsonArray()));
+        Mongo.insertNotAMessage(store);
         store.insert(null, List.of(Message.builder().id("m-1").topic("t").module("m").build()));
         assertThat(store.claim(new ClaimRequest("relay", NOW, Duration.ofMinutes(1), 10)))
                 .extracting(d -> d.message().id())

@@ -2,6 +2,7 @@ package io.outbox4j.store.mongo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.mongodb.client.FindIterable;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Message;
 import io.outbox4j.testservices.MongoServer;
@@ -10,7 +11,9 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import org.bson.BsonDocument;
 import org.bson.BsonInt32;
 import org.bson.Document;
@@ -107,37 +110,56 @@ class MongoIndexTest {
     @Test
     void keyRangeQuery_isServedByTheKeyIndex() {
         assumeRealMongoDb();
-        store.createIndexes();
-        List<Message> messages = new ArrayList<>();
-        for (int i = 0; i < 200; i++) {
-            messages.add(
-                    Message.builder()
-                            .id("k-" + i)
-                            .key("k" + (i % 10))
-                            .topic("t")
-                            .module("m")
-                            .build());
-        }
-        store.insert(null, messages);
-        Document plan =
-                store.collection()
-                        .find(
-                                Document.parse(
-                                        "{$or: [{key: 'k1', seq: {$lte: 9.0E18}},"
-                                                + " {key: 'k2', seq: {$lte: 9.0E18}}]}"))
-                        .sort(
-                                new BsonDocument("key", new BsonInt32(1))
-                                        .append("seq", new BsonInt32(1)))
-                        .limit(20)
-                        .explain(Document.class);
+        load200(i -> Message.builder().id("k-" + i).key("k" + (i % 10)).topic("t").module("m"));
         String winning =
-                plan.get("queryPlanner", Document.class)
-                        .get("winningPlan", Document.class)
-                        .toJson();
+                winningPlan(
+                        store.collection()
+                                .find(
+                                        Document.parse(
+                                                "{$or: [{key: 'k1', seq: {$lte: 9.0E18}},"
+                                                        + " {key: 'k2', seq: {$lte: 9.0E18}}]}")),
+                        "key");
         assertThat(winning)
                 .contains("IXSCAN")
                 .contains(MongoOutboxStore.KEY_INDEX)
                 .doesNotContain("COLLSCAN");
+    }
+
+    /** Creates the indexes and inserts 200 messages, built by {@code message} from their number. */
+    private void load200(IntFunction<Message.Builder> message) {
+        store.createIndexes();
+        store.insert(
+                null, IntStream.range(0, 200).mapToObj(i -> message.apply(i).build()).toList());
+    }
+
+    /**
+     * The winning plan, as JSON, of the first 20 results of {@code find} sorted by {@code field}
+     * then {@code seq}.
+     */
+    private static String winningPlan(FindIterable<BsonDocument> find, String field) {
+        return find.sort(new BsonDocument(field, new BsonInt32(1)).append("seq", new BsonInt32(1)))
+                .limit(20)
+                .explain(Document.class)
+                .get("queryPlanner", Document.class)
+                .get("winningPlan", Document.class)
+                .toJson();
+    }
+
+    /**
+     * Asserts that the ids of the first 20 claimable documents that {@code filter} selects, in
+     * claim order, are read through the claim index, with no sort stage.
+     */
+    private void assertServedByTheClaimIndexWithoutASort(BsonDocument filter) {
+        String winning =
+                winningPlan(
+                        store.collection()
+                                .find(filter)
+                                .projection(new BsonDocument("_id", new BsonInt32(1))),
+                        "availableAt");
+        assertThat(winning)
+                .contains("IXSCAN")
+                .contains(MongoOutboxStore.CLAIM_INDEX)
+                .doesNotContain("\"SORT\"");
     }
 
     private static Map<String, Document> indexes(MongoOutboxStore store) {
@@ -148,65 +170,21 @@ class MongoIndexTest {
     @Test
     void claimQuery_isServedByTheClaimIndexWithoutASort() {
         assumeRealMongoDb();
-        store.createIndexes();
-        List<Message> messages = new ArrayList<>();
-        for (int i = 0; i < 200; i++) {
-            messages.add(Message.builder().id("p-" + i).topic("t").module("m").build());
-        }
-        store.insert(null, messages);
-        BsonDocument filter = Claimer.claimable(Long.MAX_VALUE);
-        Document plan =
-                store.collection()
-                        .find(filter)
-                        .projection(new BsonDocument("_id", new BsonInt32(1)))
-                        .sort(
-                                new BsonDocument("availableAt", new BsonInt32(1))
-                                        .append("seq", new BsonInt32(1)))
-                        .limit(20)
-                        .explain(Document.class);
-        String winning =
-                plan.get("queryPlanner", Document.class)
-                        .get("winningPlan", Document.class)
-                        .toJson();
-        assertThat(winning)
-                .contains("IXSCAN")
-                .contains(MongoOutboxStore.CLAIM_INDEX)
-                .doesNotContain("\"SORT\"");
+        load200(i -> Message.builder().id("p-" + i).topic("t").module("m"));
+        assertServedByTheClaimIndexWithoutASort(Claimer.claimable(Long.MAX_VALUE));
     }
 
     @Test
     void memberClaimQuery_isServedByTheClaimIndexWithoutASort() {
         assumeRealMongoDb();
-        store.createIndexes();
-        List<Message> messages = new ArrayList<>();
-        for (int i = 0; i < 200; i++) {
-            messages.add(
-                    Message.builder()
-                            .id("b-" + i)
-                            .key(i % 3 == 0 ? null : "k" + (i % 17))
-                            .topic("t")
-                            .module("m")
-                            .build());
-        }
-        store.insert(null, messages);
-        BsonDocument filter =
-                Claimer.inBuckets(Claimer.claimable(Long.MAX_VALUE), java.util.Set.of(1, 7, 200));
-        Document plan =
-                store.collection()
-                        .find(filter)
-                        .projection(new BsonDocument("_id", new BsonInt32(1)))
-                        .sort(
-                                new BsonDocument("availableAt", new BsonInt32(1))
-                                        .append("seq", new BsonInt32(1)))
-                        .limit(20)
-                        .explain(Document.class);
-        String winning =
-                plan.get("queryPlanner", Document.class)
-                        .get("winningPlan", Document.class)
-                        .toJson();
-        assertThat(winning)
-                .contains("IXSCAN")
-                .contains(MongoOutboxStore.CLAIM_INDEX)
-                .doesNotContain("\"SORT\"");
+        load200(
+                i ->
+                        Message.builder()
+                                .id("b-" + i)
+                                .key(i % 3 == 0 ? null : "k" + (i % 17))
+                                .topic("t")
+                                .module("m"));
+        assertServedByTheClaimIndexWithoutASort(
+                Claimer.inBuckets(Claimer.claimable(Long.MAX_VALUE), java.util.Set.of(1, 7, 200)));
     }
 }

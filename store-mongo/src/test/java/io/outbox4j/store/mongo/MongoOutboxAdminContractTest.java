@@ -4,7 +4,6 @@ import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.tck.OutboxAdminContract;
 import java.util.List;
-import org.bson.BsonDocument;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 
@@ -16,8 +15,7 @@ class MongoOutboxAdminContractTest extends OutboxAdminContract {
 
     @BeforeAll
     static void createStore() {
-        store = Mongo.store(Mongo.client(), COLLECTION);
-        store.createIndexes();
+        store = Mongo.indexedStore(COLLECTION);
     }
 
     @Override
@@ -27,7 +25,7 @@ class MongoOutboxAdminContractTest extends OutboxAdminContract {
 
     @Override
     protected void resetStore() {
-        store.collection().deleteMany(new BsonDocument());
+        Mongo.deleteAll(store);
     }
 
     @Override

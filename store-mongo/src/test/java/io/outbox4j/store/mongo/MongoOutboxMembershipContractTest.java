@@ -4,7 +4,6 @@ import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxStore;
 import io.outbox4j.tck.OutboxMembershipContract;
 import java.util.List;
-import org.bson.BsonDocument;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 
@@ -21,9 +20,8 @@ class MongoOutboxMembershipContractTest extends OutboxMembershipContract {
 
     @BeforeAll
     static void createStores() {
-        store = Mongo.store(Mongo.client(), COLLECTION);
+        store = Mongo.indexedStore(COLLECTION);
         second = Mongo.store(Mongo.secondClient(), COLLECTION);
-        store.createIndexes();
     }
 
     @Override
@@ -38,7 +36,7 @@ class MongoOutboxMembershipContractTest extends OutboxMembershipContract {
 
     @Override
     protected void resetStore() {
-        store.collection().deleteMany(new BsonDocument());
+        Mongo.deleteAll(store);
         store.membership().clear();
     }
 

@@ -44,9 +44,8 @@ class MongoOutboxStoreConcurrencyTest {
     void twoThreadsOnEachOfTwoStores_shareNoMessageAndLoseNone() throws Exception {
         int messages = 3000;
         String collection = Mongo.freshCollection("concurrency");
-        MongoOutboxStore first = Mongo.store(Mongo.client(), collection);
+        MongoOutboxStore first = Mongo.indexedStore(collection);
         MongoOutboxStore second = Mongo.store(Mongo.secondClient(), collection);
-        first.createIndexes();
         List<Message> all = new ArrayList<>(messages);
         for (int i = 0; i < messages; i++) {
             all.add(
@@ -116,9 +115,8 @@ class MongoOutboxStoreConcurrencyTest {
         int perKey = 30;
         int unkeyed = 60;
         String collection = Mongo.freshCollection("keyed");
-        MongoOutboxStore first = Mongo.store(Mongo.client(), collection);
+        MongoOutboxStore first = Mongo.indexedStore(collection);
         MongoOutboxStore second = Mongo.store(Mongo.secondClient(), collection);
-        first.createIndexes();
         List<Message> all = new ArrayList<>();
         for (int n = 0; n < perKey; n++) {
             for (int k = 0; k < keys; k++) {

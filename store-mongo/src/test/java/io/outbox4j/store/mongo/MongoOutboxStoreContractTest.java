@@ -6,7 +6,6 @@ import io.outbox4j.api.OutboxStore;
 import io.outbox4j.tck.OutboxStoreContract;
 import java.util.List;
 import java.util.Optional;
-import org.bson.BsonDocument;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 
@@ -29,7 +28,7 @@ class MongoOutboxStoreContractTest extends OutboxStoreContract {
 
     @BeforeAll
     static void createStores() {
-        store = Mongo.store(Mongo.client(), COLLECTION);
+        store = Mongo.indexedStore(COLLECTION);
         second = Mongo.store(Mongo.secondClient(), COLLECTION);
         notBlocking =
                 MongoOutboxStore.builder()
@@ -38,7 +37,6 @@ class MongoOutboxStoreContractTest extends OutboxStoreContract {
                         .collection(COLLECTION)
                         .deadLettersBlockTheirKey(false)
                         .build();
-        store.createIndexes();
         notBlocking.createIndexes();
     }
 
@@ -59,7 +57,7 @@ class MongoOutboxStoreContractTest extends OutboxStoreContract {
 
     @Override
     protected void resetStore() {
-        store.collection().deleteMany(new BsonDocument());
+        Mongo.deleteAll(store);
     }
 
     @Override
@@ -69,20 +67,10 @@ class MongoOutboxStoreContractTest extends OutboxStoreContract {
 
     @Override
     protected void enqueueOneCommitted(Message message) {
-        if (transactionsUnsupported().isPresent()) {
-            store.insert(null, List.of(message));
-            return;
-        }
-        try (ClientSession session = Mongo.client().startSession()) {
-            session.startTransaction();
-            try {
-                store.enqueue(session, message);
-            } catch (RuntimeException e) {
-                session.abortTransaction();
-                throw e;
-            }
-            session.commitTransaction();
-        }
+        Mongo.inCommittedTransaction(
+                Mongo.client(),
+                s -> store.enqueue(s, message),
+                () -> store.insert(null, List.of(message)));
     }
 
     @Override

@@ -11,17 +11,11 @@ import io.outbox4j.api.DuplicateMessageException;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.MessageLimits;
 import io.outbox4j.api.Release;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
-import org.bson.BsonArray;
-import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
-import org.bson.BsonInt32;
-import org.bson.BsonInt64;
 import org.bson.BsonString;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -42,14 +36,7 @@ class MongoOutboxStoreTest {
 
     @BeforeEach
     void freshCollection() {
-        store =
-                MongoOutboxStore.builder()
-                        .client(Mongo.client())
-                        .database(Mongo.DATABASE)
-                        .collection(Mongo.freshCollection("store"))
-                        .clock(Clock.fixed(ENQUEUED, ZoneOffset.UTC))
-                        .build();
-        store.createIndexes();
+        store = Mongo.storeAt("store", ENQUEUED);
     }
 
     private Message.Builder message() {
@@ -289,14 +276,7 @@ class MongoOutboxStoreTest {
 
     @Test
     void claim_deadLettersADocumentThatIsNotAValidMessage_andDeliversTheRest() {
-        store.collection()
-                .insertOne(
-                        new BsonDocument("_id", new BsonString("written-by-hand"))
-                                .append("seq", new BsonInt64(0))
-                                .append("topic", new BsonInt32(42))
-                                .append("availableAt", new BsonInt64(0))
-                                .append("parked", BsonBoolean.FALSE)
-                                .append("headers", new BsonArray()));
+        Mongo.insertNotAMessage(store);
         Message good = message().build();
         enqueue(good);
 

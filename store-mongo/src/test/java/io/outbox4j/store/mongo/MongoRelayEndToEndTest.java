@@ -26,8 +26,7 @@ class MongoRelayEndToEndTest {
     @Test
     void
             relayPublishesEverything_retriesTransientFailuresKeepingEachKeyInOrder_andDeadLettersThePoisonMessage() {
-        MongoOutboxStore store = Mongo.store(Mongo.client(), Mongo.freshCollection("relay"));
-        store.createIndexes();
+        MongoOutboxStore store = Mongo.indexedStore(Mongo.freshCollection("relay"));
         List<Message> messages = new ArrayList<>();
         for (int i = 0; i < 120; i++) {
             String id = (i % 10 == 3 ? "flaky-" : "ok-") + i;

@@ -44,8 +44,7 @@ class MongoRelaysAsMembersTest {
     @Test
     void threeMemberRelays_oneLeavesAndOneJoinsMidDrain_publishEveryMessage_inOrderPerKey() {
         collection = Mongo.freshCollection("members_relays");
-        MongoOutboxStore writer = Mongo.store(Mongo.client(), collection);
-        writer.createIndexes();
+        MongoOutboxStore writer = Mongo.indexedStore(collection);
         List<Message> messages = new ArrayList<>();
         for (int n = 0; n < PER_KEY; n++) {
             for (int k = 0; k < KEYS; k++) {

@@ -30,8 +30,7 @@ class MongoTransactionTest {
     @BeforeEach
     void freshCollections() {
         Mongo.assumeTransactions();
-        store = Mongo.store(Mongo.client(), Mongo.freshCollection("tx_outbox"));
-        store.createIndexes();
+        store = Mongo.indexedStore(Mongo.freshCollection("tx_outbox"));
         orders =
                 Mongo.client()
                         .getDatabase(Mongo.DATABASE)
