@@ -1,12 +1,11 @@
 package io.outbox4j.engine;
 
+import static io.outbox4j.engine.Fixtures.message;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.api.Observation.Outcome;
 import io.outbox4j.api.PublishOutcome;
-import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
@@ -15,12 +14,7 @@ import org.junit.jupiter.api.Test;
  * Each publisher call is bounded by deliveryTimeout, and no call starts after the batch's safety
  * limit of {@code (ceil(batchSize / workers) + 1) × deliveryTimeout}.
  */
-class DeliveryTimeoutTest {
-    private final MutableClock clock = new MutableClock();
-    private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
-    private final RecordingStore store = new RecordingStore(memory);
-    private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
-
+class DeliveryTimeoutTest extends RelayRig {
     @Test
     void aCallOverTheDeliveryTimeout_isCancelled_andItsMessagesFailRetryably() throws Exception {
         memory.enqueueCommitted(Fixtures.messages("m", 2));
@@ -74,12 +68,7 @@ class DeliveryTimeoutTest {
      */
     @Test
     void noCallStartsAfterTheBatchSafetyLimit_theRestIsGivenBackUntried() {
-        memory.enqueueCommitted(
-                List.of(
-                        Fixtures.message("k1", "k"),
-                        Fixtures.message("k2", "k"),
-                        Fixtures.message("k3", "k"),
-                        Fixtures.message("k4", "k")));
+        enqueue(message("k1", "k"), message("k2", "k"), message("k3", "k"), message("k4", "k"));
         Fixtures.ScriptedPublisher slow =
                 new Fixtures.ScriptedPublisher(
                         m -> {

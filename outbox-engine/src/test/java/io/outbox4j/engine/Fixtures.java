@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import org.awaitility.Awaitility;
 
 /** Small helpers shared by the engine tests. */
@@ -92,6 +93,18 @@ final class Fixtures {
 
         static ScriptedPublisher accepting() {
             return new ScriptedPublisher(m -> PublishOutcome.published());
+        }
+
+        /**
+         * Publishes every message but those whose id {@code fails} accepts: their calls fail
+         * retryably ("nack").
+         */
+        static ScriptedPublisher failing(Predicate<String> fails) {
+            return new ScriptedPublisher(
+                    m ->
+                            fails.test(m.id())
+                                    ? PublishOutcome.failed(new IllegalStateException("nack"))
+                                    : PublishOutcome.published());
         }
 
         @Override

@@ -11,7 +11,6 @@ import io.outbox4j.api.Observation.Outcome;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.api.Release;
-import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
@@ -22,11 +21,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /** Outcome writes ignore the caller's interrupt and run under their own bound. */
-class InterruptedCallerTest {
-    private final MutableClock clock = new MutableClock();
-    private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
-    private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
-
+class InterruptedCallerTest extends RelayRig {
     /** Runs as a completion write starts, on the thread that writes it. */
     private volatile Runnable onComplete = () -> {};
 
@@ -174,12 +169,7 @@ class InterruptedCallerTest {
                         return Set.of();
                     }
                 };
-        Publisher publisher =
-                new Fixtures.ScriptedPublisher(
-                        m ->
-                                m.id().equals("m2")
-                                        ? PublishOutcome.failed(new IllegalStateException("nack"))
-                                        : PublishOutcome.published());
+        Publisher publisher = Fixtures.ScriptedPublisher.failing("m2"::equals);
         long started = System.nanoTime();
         Relay.Result result;
         try (Relay relay =

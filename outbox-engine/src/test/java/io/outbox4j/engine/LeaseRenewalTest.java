@@ -10,7 +10,6 @@ import io.outbox4j.api.Observation.Outcome;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.api.StaleLeaseException;
-import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -25,14 +24,10 @@ import org.junit.jupiter.api.Test;
  * no hand-over once the lease can no longer be proven; a stale renewal drops its message. The clock
  * is moved by hand; the batch re-reads it every few milliseconds.
  */
-class LeaseRenewalTest {
+class LeaseRenewalTest extends RelayRig {
     private static final Duration LEASE = Duration.ofSeconds(15);
 
-    private final MutableClock clock = new MutableClock();
     private final Instant start = clock.instant();
-    private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
-    private final RecordingStore store = new RecordingStore(memory);
-    private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
 
     private Relay.Builder relay(RecordingStore on, Publisher publisher) {
         return Relay.builder(on, publisher)

@@ -1,5 +1,6 @@
 package io.outbox4j.engine;
 
+import static io.outbox4j.engine.Fixtures.message;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.api.ClaimRequest;
@@ -9,7 +10,6 @@ import io.outbox4j.api.Observation;
 import io.outbox4j.api.Observation.Outcome;
 import io.outbox4j.api.PermanentFailureException;
 import io.outbox4j.api.PublishOutcome;
-import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -22,12 +22,7 @@ import org.junit.jupiter.api.Test;
  * Per-key order inside one relay: lanes, no same-key overlap, claim order, and holding back behind
  * a failure.
  */
-class PerKeyOrderTest {
-    private final MutableClock clock = new MutableClock();
-    private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
-    private final RecordingStore store = new RecordingStore(memory);
-    private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
-
+class PerKeyOrderTest extends RelayRig {
     /** {@code n} messages cycling over {@code keys} keys: a0, b0, c0, a1, b1, … */
     private static List<Message> interleaved(int n, String... keys) {
         List<Message> list = new ArrayList<>();
@@ -81,18 +76,8 @@ class PerKeyOrderTest {
 
     @Test
     void whenAMessageFails_theLaterMessagesOfItsKey_areGivenBackUntried_andStayBehindIt() {
-        memory.enqueueCommitted(
-                List.of(
-                        Fixtures.message("a1", "a"),
-                        Fixtures.message("b1", "b"),
-                        Fixtures.message("a2", "a"),
-                        Fixtures.message("a3", "a")));
-        Fixtures.ScriptedPublisher publisher =
-                new Fixtures.ScriptedPublisher(
-                        m ->
-                                m.id().equals("a1")
-                                        ? PublishOutcome.failed(new IllegalStateException("nack"))
-                                        : PublishOutcome.published());
+        enqueue(message("a1", "a"), message("b1", "b"), message("a2", "a"), message("a3", "a"));
+        Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.failing("a1"::equals);
         try (Relay relay =
                 Relay.builder(store, publisher)
                         .clock(clock)
@@ -140,7 +125,7 @@ class PerKeyOrderTest {
     @Test
     void
             whenAMessageIsDeadLettered_theLaterMessagesOfItsKey_areGivenBackUntried_behindTheDeadLetter() {
-        memory.enqueueCommitted(List.of(Fixtures.message("a1", "a"), Fixtures.message("a2", "a")));
+        enqueue(message("a1", "a"), message("a2", "a"));
         Fixtures.ScriptedPublisher publisher =
                 new Fixtures.ScriptedPublisher(
                         m -> PublishOutcome.failed(new PermanentFailureException("poison")));

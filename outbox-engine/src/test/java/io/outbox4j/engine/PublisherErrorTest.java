@@ -1,5 +1,6 @@
 package io.outbox4j.engine;
 
+import static io.outbox4j.engine.Fixtures.message;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -9,7 +10,6 @@ import io.outbox4j.api.Observation;
 import io.outbox4j.api.Observation.Outcome;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
-import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -18,11 +18,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /** A java.lang.Error from a publisher: observed, leases released, rethrown. */
-class PublisherErrorTest {
-    private final MutableClock clock = new MutableClock();
-    private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
-    private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
-
+class PublisherErrorTest extends RelayRig {
     /**
      * Two workers: lane {a1} and lane {b1, b2}. The call with a1 throws an Error while b1's call is
      * in flight; b1's call is let go only once the engine has seen the Error (the first clock read
@@ -30,11 +26,7 @@ class PublisherErrorTest {
      */
     @Test
     void anError_isObserved_itsLeaseReleased_theRestGivenBackUntried_thenRethrown() {
-        memory.enqueueCommitted(
-                List.of(
-                        Fixtures.message("b1", "b"),
-                        Fixtures.message("a1", "a"),
-                        Fixtures.message("b2", "b")));
+        enqueue(message("b1", "b"), message("a1", "a"), message("b2", "b"));
         AssertionError boom = new AssertionError("publisher bug");
         CountDownLatch errorSeen = new CountDownLatch(1);
         Publisher publisher =
@@ -83,7 +75,7 @@ class PublisherErrorTest {
 
     @Test
     void anError_inTheRelayLoop_isObserved_andEndsTheLoop() throws Exception {
-        memory.enqueueCommitted(List.of(Fixtures.message("m1")));
+        enqueue(message("m1"));
         AssertionError boom = new AssertionError("publisher bug");
         Publisher publisher =
                 (messages, timeout) -> {

@@ -1,12 +1,12 @@
 package io.outbox4j.engine;
 
+import static io.outbox4j.engine.Fixtures.message;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.api.Backoff;
 import io.outbox4j.api.Observation;
 import io.outbox4j.api.Observation.Outcome;
 import io.outbox4j.api.PublishOutcome;
-import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -20,12 +20,7 @@ import org.junit.jupiter.api.Test;
  * Attempts count real tries: a message claimed but never handed to the publisher gives its attempt
  * back, so {@code maxAttempts} counts only the times the broker saw the message.
  */
-class RealTriesTest {
-    private final MutableClock clock = new MutableClock();
-    private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
-    private final RecordingStore store = new RecordingStore(memory);
-    private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
-
+class RealTriesTest extends RelayRig {
     /**
      * The issue's case: with maxAttempts 3, k2 waited behind k1 (claimed and held back) and was
      * dead-lettered "after 4 attempts" although the broker had seen it once. Here k1 and k2 each
@@ -33,11 +28,7 @@ class RealTriesTest {
      */
     @Test
     void aMessageHeldBackBehindItsKey_isNeverDeadLetteredForTriesItDidNotHave() {
-        memory.enqueueCommitted(
-                List.of(
-                        Fixtures.message("k1", "k"),
-                        Fixtures.message("k2", "k"),
-                        Fixtures.message("u1")));
+        enqueue(message("k1", "k"), message("k2", "k"), message("u1"));
         Map<String, AtomicInteger> handed = new ConcurrentHashMap<>();
         List<String> attemptMismatches = new ArrayList<>();
         Fixtures.ScriptedPublisher failsTwice =
@@ -83,13 +74,8 @@ class RealTriesTest {
 
     @Test
     void theLastRealTry_isDeadLettered_atMaxAttempts_notBefore() {
-        memory.enqueueCommitted(List.of(Fixtures.message("k1", "k"), Fixtures.message("k2", "k")));
-        Fixtures.ScriptedPublisher k1AlwaysFails =
-                new Fixtures.ScriptedPublisher(
-                        m ->
-                                m.id().equals("k1")
-                                        ? PublishOutcome.failed(new IllegalStateException("nack"))
-                                        : PublishOutcome.published());
+        enqueue(message("k1", "k"), message("k2", "k"));
+        Fixtures.ScriptedPublisher k1AlwaysFails = Fixtures.ScriptedPublisher.failing("k1"::equals);
         try (Relay relay =
                 Relay.builder(store, k1AlwaysFails)
                         .clock(clock)

@@ -7,7 +7,6 @@ import io.outbox4j.api.Message;
 import io.outbox4j.api.PermanentFailureException;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Release;
-import io.outbox4j.tck.InMemoryOutboxStore;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,11 +20,7 @@ import org.slf4j.event.Level;
  * failures with the driver's message; never a payload or a header value. Each test uses its own
  * relay owner and reads only the lines that name it.
  */
-class RelayLoggingTest {
-    private final MutableClock clock = new MutableClock();
-    private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
-    private final RecordingStore store = new RecordingStore(memory);
-
+class RelayLoggingTest extends RelayRig {
     private static List<CapturedLogs.Event> lines(String logger, String owner) {
         return CapturedLogs.of(logger, "relay '" + owner + "'");
     }

@@ -13,7 +13,6 @@ import io.outbox4j.api.PermanentFailureException;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.api.Release;
-import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -23,12 +22,7 @@ import org.junit.jupiter.api.Test;
  * One batch: claim → publish → record → observe, and what happens when the store or the publisher
  * misbehaves.
  */
-class RunOnceTest {
-    private final MutableClock clock = new MutableClock();
-    private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
-    private final RecordingStore store = new RecordingStore(memory);
-    private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
-
+class RunOnceTest extends RelayRig {
     private Relay.Builder relay(Publisher publisher) {
         return Relay.builder(store, publisher)
                 .owner("relay-1")
@@ -82,12 +76,7 @@ class RunOnceTest {
     void completions_areWrittenInOneCallPerBatch_failuresOneByOne() {
         memory.enqueueCommitted(Fixtures.messages("m", 10));
         Set<String> failing = Set.of("m3", "m7");
-        Publisher publisher =
-                new Fixtures.ScriptedPublisher(
-                        m ->
-                                failing.contains(m.id())
-                                        ? PublishOutcome.failed(new IllegalStateException("nack"))
-                                        : PublishOutcome.published());
+        Publisher publisher = Fixtures.ScriptedPublisher.failing(failing::contains);
         try (Relay relay = relay(publisher).batchSize(10).workers(4).build()) {
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(10, 8, 8, 2, 0, 0));
         }

@@ -9,7 +9,6 @@ import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Release;
 import io.outbox4j.api.RetryAfterException;
 import io.outbox4j.api.RetryableFailureException;
-import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -20,12 +19,7 @@ import org.junit.jupiter.api.Test;
  * Verdict precedence: permanent → exhausted → retry-after → backoff; the 0–50 % spread and its
  * overflow guards.
  */
-class VerdictTest {
-    private final MutableClock clock = new MutableClock();
-    private final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
-    private final RecordingStore store = new RecordingStore(memory);
-    private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
-
+class VerdictTest extends RelayRig {
     private Relay relay(Supplier<Throwable> failure, int maxAttempts, Backoff backoff) {
         return Relay.builder(
                         store,
