@@ -59,6 +59,24 @@ final class Fixtures {
                 .until(condition::getAsBoolean);
     }
 
+    /**
+     * Counts {@code entered} down, then waits up to 10 s for {@code gate} to open: what a publisher
+     * call that the test holds does. An interrupt ends the wait and stays set on the thread.
+     */
+    static void enterThenAwait(CountDownLatch entered, CountDownLatch gate) {
+        entered.countDown();
+        awaitOpen(gate);
+    }
+
+    /** Waits up to 10 s for {@code gate} to open; an interrupt ends the wait and stays set. */
+    static void awaitOpen(CountDownLatch gate) {
+        try {
+            gate.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     /** The loop thread of the relay with this owner, once it exists. */
     static Thread relayThread(String owner) {
         String name = "outbox4j-relay-" + owner;

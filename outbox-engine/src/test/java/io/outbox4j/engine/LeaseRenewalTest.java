@@ -64,12 +64,7 @@ class LeaseRenewalTest extends RelayRig {
         CountDownLatch answer = new CountDownLatch(1);
         Publisher slow =
                 (messages, timeout) -> {
-                    entered.countDown();
-                    try {
-                        answer.await(10, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
+                    Fixtures.enterThenAwait(entered, answer);
                     return messages.stream().map(m -> PublishOutcome.published()).toList();
                 };
         Relay.Result[] result = new Relay.Result[1];

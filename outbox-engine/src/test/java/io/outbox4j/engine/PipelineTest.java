@@ -382,12 +382,7 @@ class PipelineTest {
                 new Fixtures.ScriptedPublisher(
                         m -> {
                             if (m.id().equals("k1")) {
-                                entered.countDown();
-                                try {
-                                    finish.await(10, TimeUnit.SECONDS);
-                                } catch (InterruptedException e) {
-                                    Thread.currentThread().interrupt();
-                                }
+                                Fixtures.enterThenAwait(entered, finish);
                             }
                             return PublishOutcome.published();
                         });
@@ -432,12 +427,7 @@ class PipelineTest {
         Fixtures.ScriptedPublisher publisher =
                 new Fixtures.ScriptedPublisher(
                         m -> {
-                            twoCalls.countDown();
-                            try {
-                                finish.await(10, TimeUnit.SECONDS);
-                            } catch (InterruptedException e) {
-                                Thread.currentThread().interrupt();
-                            }
+                            Fixtures.enterThenAwait(twoCalls, finish);
                             return PublishOutcome.published();
                         });
         LeaseCountingStore store = new LeaseCountingStore(memory);
@@ -492,11 +482,7 @@ class PipelineTest {
         Publisher publisher =
                 (batch, timeout) -> {
                     if (batch.stream().anyMatch(m -> m.id().equals("slow"))) {
-                        try {
-                            finish.await(10, TimeUnit.SECONDS);
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
+                        Fixtures.awaitOpen(finish);
                     }
                     return batch.stream().map(m -> PublishOutcome.published()).toList();
                 };

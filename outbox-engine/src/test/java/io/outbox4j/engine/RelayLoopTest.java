@@ -339,12 +339,7 @@ class RelayLoopTest {
         Fixtures.ScriptedPublisher publisher =
                 new Fixtures.ScriptedPublisher(
                         m -> {
-                            entered.countDown();
-                            try {
-                                finish.await(10, TimeUnit.SECONDS);
-                            } catch (InterruptedException e) {
-                                Thread.currentThread().interrupt();
-                            }
+                            Fixtures.enterThenAwait(entered, finish);
                             return PublishOutcome.published();
                         });
         Relay relay = Relay.builder(store, publisher).owner("draining").observer(observer).build();

@@ -71,12 +71,7 @@ class RelayStateTest {
         CountDownLatch release = new CountDownLatch(1);
         Publisher slow =
                 (messages, timeout) -> {
-                    entered.countDown();
-                    try {
-                        release.await(10, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
+                    Fixtures.enterThenAwait(entered, release);
                     return messages.stream().map(m -> PublishOutcome.published()).toList();
                 };
         Relay relay = Relay.builder(memory, slow).owner("stopping").build();
