@@ -19,19 +19,31 @@ abstract class AdminLastErrorRules extends AdminRules {
         super(kit);
     }
 
+    /** A new message, committed, claimed and released (due at once) with {@code error}. */
+    private Message releasedOnce(String error) {
+        Message m = message();
+        committed(m);
+        claimAndRelease(m, error);
+        return m;
+    }
+
+    /**
+     * Claims {@code m}, which must be claimable, and releases it (due at once) with {@code error}.
+     */
+    private void claimAndRelease(Message m, String error) {
+        Delivery d = claimed(claimEach(m), m);
+        store().release(new Release(OWNER, d.receipt(), now(), error));
+    }
+
     @Test
     @DisplayName("lastError is the error of the last release")
     void required_lastErrorIsTheErrorOfTheLastRelease() {
-        Message m = message();
-        committed(m);
-        Delivery first = claimed(claimEach(m), m);
-        store().release(new Release(OWNER, first.receipt(), now(), "tck: broker down (1)"));
+        Message m = releasedOnce("tck: broker down (1)");
         assertThat(admin().lastError(m.id()))
                 .as("lastError of '%s' after a release must be that release's error", m.id())
                 .contains("tck: broker down (1)");
-        Delivery second = claimed(claimEach(m), m);
         String long2 = "tck: timeout (2) " + "x".repeat(Release.MAX_ERROR_LENGTH - 17);
-        store().release(new Release(OWNER, second.receipt(), now(), long2));
+        claimAndRelease(m, long2);
         Optional<String> last = admin().lastError(m.id());
         assertThat(last)
                 .as(
@@ -51,10 +63,7 @@ abstract class AdminLastErrorRules extends AdminRules {
     @Test
     @DisplayName("lastError of a dead letter is its reason")
     void required_lastErrorOfADeadLetterIsItsReason() {
-        Message m = message();
-        committed(m);
-        Delivery first = claimed(claimEach(m), m);
-        store().release(new Release(OWNER, first.receipt(), now(), "tck: broker down"));
+        Message m = releasedOnce("tck: broker down");
         deadLetterNow(m);
         Optional<String> last = admin().lastError(m.id());
         assertThat(last)

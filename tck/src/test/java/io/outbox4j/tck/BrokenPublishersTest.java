@@ -101,6 +101,17 @@ class BrokenPublishersTest {
         }
     }
 
+    /** The rules that read what was published back from the broker. */
+    private static final Set<String> AT_THE_BROKER_RULES =
+            Set.of(
+                    "required_publishedMessageIsReadableAtTheBroker",
+                    "required_aBatchArrivesWithEveryId",
+                    "optional_messagesSharingAKeyArriveInOrder",
+                    "required_concurrentPublishCallsAllArrive",
+                    "optional_permanentRejectionIsReportedAsPermanent",
+                    "optional_standardHeadersArriveWithTheMessage",
+                    "optional_publishAfterCloseSendsNothing");
+
     @Test
     @DisplayName("every publisher rule passes on the fake broker and none is skipped")
     void everyRulePassesOnTheFakeBroker() {
@@ -143,14 +154,7 @@ class BrokenPublishersTest {
     void dropsTheLastMessage() {
         assertFails(
                 DropsTheLastMessage.class,
-                Set.of(
-                        "required_publishedMessageIsReadableAtTheBroker",
-                        "required_aBatchArrivesWithEveryId",
-                        "optional_messagesSharingAKeyArriveInOrder",
-                        "required_concurrentPublishCallsAllArrive",
-                        "optional_permanentRejectionIsReportedAsPermanent",
-                        "optional_standardHeadersArriveWithTheMessage",
-                        "optional_publishAfterCloseSendsNothing"),
+                AT_THE_BROKER_RULES,
                 "never became readable at the broker under their id",
                 // its one-message call after close "publishes" the message it drops
                 "publish after close must fail the message as retryable");
@@ -171,14 +175,7 @@ class BrokenPublishersTest {
     void losesTheId() {
         assertFails(
                 LosesTheId.class,
-                Set.of(
-                        "required_publishedMessageIsReadableAtTheBroker",
-                        "required_aBatchArrivesWithEveryId",
-                        "optional_messagesSharingAKeyArriveInOrder",
-                        "required_concurrentPublishCallsAllArrive",
-                        "optional_permanentRejectionIsReportedAsPermanent",
-                        "optional_standardHeadersArriveWithTheMessage",
-                        "optional_publishAfterCloseSendsNothing"),
+                AT_THE_BROKER_RULES,
                 "the id must travel with the message",
                 "a closed publisher must send nothing");
     }

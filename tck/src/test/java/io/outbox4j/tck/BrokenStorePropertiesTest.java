@@ -101,30 +101,30 @@ class BrokenStorePropertiesTest {
 
     @Test
     void aBadSeedIsRefusedWithWhatWasGiven() {
-        Under.contract = BrokenStoresTest.NoDefect::new;
-        System.setProperty(OutboxStoreProperties.SEED_PROPERTY, "lucky");
-        assertThat(failureOf(run()))
-                .get()
-                .satisfies(
-                        e ->
-                                assertThat(e)
-                                        .hasMessageContaining(
-                                                "outbox4j.properties.seed must be a whole number,"
-                                                        + " but was 'lucky'"));
+        assertRefused(
+                OutboxStoreProperties.SEED_PROPERTY,
+                "lucky",
+                "outbox4j.properties.seed must be a whole number, but was 'lucky'");
     }
 
     @Test
     void aBadTriesSettingIsRefusedWithWhatWasGiven() {
+        assertRefused(
+                OutboxStoreProperties.TRIES_PROPERTY,
+                "many",
+                "outbox4j.properties.tries must be a whole number, but was 'many'");
+    }
+
+    /**
+     * Runs the property on the reference store with the system property {@code name} set to {@code
+     * value}, and asserts that the run fails with a message containing {@code message}.
+     */
+    private static void assertRefused(String name, String value, String message) {
         Under.contract = BrokenStoresTest.NoDefect::new;
-        System.setProperty(OutboxStoreProperties.TRIES_PROPERTY, "many");
+        System.setProperty(name, value);
         assertThat(failureOf(run()))
                 .get()
-                .satisfies(
-                        e ->
-                                assertThat(e)
-                                        .hasMessageContaining(
-                                                "outbox4j.properties.tries must be a whole number,"
-                                                        + " but was 'many'"));
+                .satisfies(e -> assertThat(e).hasMessageContaining(message));
     }
 
     private static String shrunkSteps(Optional<Throwable> failure) {

@@ -49,27 +49,17 @@ class ForwardingStore implements OutboxStore {
 
     @Override
     public synchronized Set<String> complete(Completion completion) {
-        Set<String> stale = delegate.complete(completion);
-        completion.receipts().stream().filter(r -> !stale.contains(r)).forEach(this::finished);
-        return stale;
+        return finishedBut(delegate.complete(completion), completion.receipts());
     }
 
     @Override
     public synchronized boolean release(Release release) {
-        boolean done = delegate.release(release);
-        if (done) {
-            finished(release.receipt());
-        }
-        return done;
+        return finishedIf(delegate.release(release), release.receipt());
     }
 
     @Override
     public synchronized boolean deadLetter(DeadLetter deadLetter) {
-        boolean done = delegate.deadLetter(deadLetter);
-        if (done) {
-            finished(deadLetter.receipt());
-        }
-        return done;
+        return finishedIf(delegate.deadLetter(deadLetter), deadLetter.receipt());
     }
 
     @Override
@@ -87,8 +77,20 @@ class ForwardingStore implements OutboxStore {
 
     @Override
     public synchronized Set<String> abandon(Abandonment abandonment) {
-        Set<String> stale = delegate.abandon(abandonment);
-        abandonment.receipts().stream().filter(r -> !stale.contains(r)).forEach(this::finished);
+        return finishedBut(delegate.abandon(abandonment), abandonment.receipts());
+    }
+
+    /** Forgets the lease behind {@code receipt} if {@code done}; returns {@code done}. */
+    private boolean finishedIf(boolean done, String receipt) {
+        if (done) {
+            finished(receipt);
+        }
+        return done;
+    }
+
+    /** Forgets the leases behind every receipt that {@code stale} leaves out; returns it. */
+    private Set<String> finishedBut(Set<String> stale, List<String> receipts) {
+        receipts.stream().filter(r -> !stale.contains(r)).forEach(this::finished);
         return stale;
     }
 
