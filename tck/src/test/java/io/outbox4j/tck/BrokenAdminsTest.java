@@ -1,5 +1,6 @@
 package io.outbox4j.tck;
 
+import static io.outbox4j.tck.KitReport.defect;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.api.Abandonment;
@@ -26,7 +27,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DisplayName;
@@ -103,22 +103,11 @@ class BrokenAdminsTest {
 
         @Override
         ForwardingStore wrapStore(InMemoryOutboxStore reference) {
-            return new ForwardingStore(reference) {
-                @Override
-                public synchronized List<Delivery> claim(ClaimRequest r) {
-                    return super.claim(r).stream()
-                            .map(
-                                    d ->
-                                            new Delivery(
-                                                    d.message(),
-                                                    d.receipt(),
-                                                    d.attempt()
-                                                            + before.getOrDefault(
-                                                                    d.message().id(), 0),
-                                                    d.enqueuedAt()))
-                            .collect(Collectors.toList());
-                }
-            };
+            return ForwardingStore.changingClaims(
+                    reference,
+                    (r, d) ->
+                            ForwardingStore.withAttempt(
+                                    d, d.attempt() + before.getOrDefault(d.message().id(), 0)));
         }
 
         @Override
@@ -486,15 +475,6 @@ class BrokenAdminsTest {
     // The verdicts
     // ------------------------------------------------------------------------------------------------
 
-    private static Arguments defect(
-            String does, Class<? extends BrokenAdminContract> kit, String... ruleThenPhrase) {
-        Map<String, String> rules = new LinkedHashMap<>();
-        for (int i = 0; i < ruleThenPhrase.length; i += 2) {
-            rules.put(ruleThenPhrase[i], ruleThenPhrase[i + 1]);
-        }
-        return Arguments.of(does, kit, rules);
-    }
-
     static Stream<Arguments> defects() {
         return Stream.of(
                 defect(
@@ -604,11 +584,9 @@ class BrokenAdminsTest {
     @Test
     @DisplayName("the forwarding wrappers without a defect pass every rule of the admin kit")
     void noDefect_passesEveryRule() {
-        KitReport report = KitReport.of(NoDefect.class);
-        assertThat(report.failed()).as("failures of the defect-free wrappers").isEmpty();
-        assertThat(report.skipped()).isEmpty();
-        assertThat(report.passed())
-                .hasSizeGreaterThanOrEqualTo(ReferenceAdminKitTest.MINIMUM_RULES);
+        KitReport.of(NoDefect.class)
+                .assertEveryRulePasses(
+                        "admin (defect-free wrappers)", ReferenceAdminKitTest.MINIMUM_RULES);
     }
 
     @ParameterizedTest(
@@ -617,31 +595,7 @@ class BrokenAdminsTest {
     @MethodSource("defects")
     void eachDefectFailsExactlyItsRules(
             String does, Class<? extends BrokenAdminContract> kit, Map<String, String> rules) {
-        KitReport report = KitReport.of(kit);
-        KitReport control = KitReport.of(NoDefect.class);
-        String failures =
-                report.failed().values().stream()
-                        .map(o -> "\n  " + o.rule() + ": " + o.message())
-                        .collect(Collectors.joining());
-        assertThat(report.failedContainers).isZero();
-        assertThat(report.failed().keySet())
-                .as(
-                        "%s must fail exactly %s, but the failures were:%s",
-                        kit.getSimpleName(), rules.keySet(), failures)
-                .containsExactlyInAnyOrderElementsOf(rules.keySet());
-        report.failed()
-                .forEach(
-                        (rule, outcome) ->
-                                assertThat(outcome.message())
-                                        .as(
-                                                "the failure message of %s for %s must say what the store did wrong",
-                                                rule, kit.getSimpleName())
-                                        .contains(rules.get(rule)));
-        Set<String> others = new TreeSet<>(control.outcomes.keySet());
-        others.removeAll(rules.keySet());
-        assertThat(report.passed().keySet())
-                .as("every rule unrelated to the defect of %s must still pass", kit.getSimpleName())
-                .containsExactlyInAnyOrderElementsOf(others);
+        BrokenStoresTest.assertBreaksExactly(kit, NoDefect.class, rules);
     }
 
     @Test

@@ -1,6 +1,6 @@
 package io.outbox4j.tck;
 
-import static org.assertj.core.api.Assertions.assertThat;
+import static io.outbox4j.tck.KitReport.defect;
 
 import io.outbox4j.api.Abandonment;
 import io.outbox4j.api.Buckets;
@@ -14,7 +14,6 @@ import io.outbox4j.api.OutboxStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -333,23 +332,13 @@ class BrokenMembershipsTest {
                         "B's next renewal must give B every bucket"));
     }
 
-    private static Arguments defect(
-            String does, Class<? extends OutboxMembershipContract> kit, String... ruleThenPhrase) {
-        Map<String, String> rules = new LinkedHashMap<>();
-        for (int i = 0; i < ruleThenPhrase.length; i += 2) {
-            rules.put(ruleThenPhrase[i], ruleThenPhrase[i + 1]);
-        }
-        return Arguments.of(does, kit, rules);
-    }
-
     @Test
     @DisplayName("the forwarding wrapper without a defect passes every membership rule")
     void controlPassesEveryRule() {
-        KitReport control = KitReport.of(NoDefect.class);
-        assertThat(control.failed()).isEmpty();
-        assertThat(control.skipped()).isEmpty();
-        assertThat(control.passed())
-                .hasSizeGreaterThanOrEqualTo(ReferenceMembershipKitTest.MINIMUM_RULES);
+        KitReport.of(NoDefect.class)
+                .assertEveryRulePasses(
+                        "membership (defect-free wrapper)",
+                        ReferenceMembershipKitTest.MINIMUM_RULES);
     }
 
     @ParameterizedTest(name = "a store that {0} fails exactly its rules")

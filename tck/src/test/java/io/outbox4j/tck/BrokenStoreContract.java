@@ -1,6 +1,5 @@
 package io.outbox4j.tck;
 
-import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxAdmin;
@@ -8,7 +7,6 @@ import io.outbox4j.api.OutboxStore;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.UnaryOperator;
-import java.util.stream.Collectors;
 
 /**
  * The kit over the reference store wrapped by one deliberate defect. Subclasses are run only
@@ -32,12 +30,7 @@ abstract class BrokenStoreContract extends OutboxStoreContract {
 
     /** A store whose claims pass every delivery through {@code change}. */
     static OutboxStore changingDeliveries(OutboxStore store, UnaryOperator<Delivery> change) {
-        return new ForwardingStore(store) {
-            @Override
-            public synchronized List<Delivery> claim(ClaimRequest r) {
-                return super.claim(r).stream().map(change).collect(Collectors.toList());
-            }
-        };
+        return ForwardingStore.changingClaims(store, (r, d) -> change.apply(d));
     }
 
     /** A store whose claims return each message passed through {@code change}. */

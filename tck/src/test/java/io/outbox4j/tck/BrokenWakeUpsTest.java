@@ -1,9 +1,10 @@
 package io.outbox4j.tck;
 
+import static io.outbox4j.tck.KitReport.defect;
+
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxWakeUps;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -141,14 +142,6 @@ class BrokenWakeUpsTest {
                         AcceptsNull.class,
                         "required_listenRefusesNull",
                         "listen(null) must be refused at once"));
-    }
-
-    private static Arguments defect(String does, Class<?> kit, String... rulesAndPhrases) {
-        Map<String, String> expected = new LinkedHashMap<>();
-        for (int i = 0; i < rulesAndPhrases.length; i += 2) {
-            expected.put(rulesAndPhrases[i], rulesAndPhrases[i + 1]);
-        }
-        return Arguments.of(does, kit, expected);
     }
 
     @ParameterizedTest(name = "a store that {0} fails exactly its rules")

@@ -13,6 +13,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BiFunction;
+import java.util.stream.Collectors;
 
 /**
  * Forwards every call to the reference store and remembers, per message, who holds its latest
@@ -33,6 +35,32 @@ class ForwardingStore implements OutboxStore {
 
     ForwardingStore(OutboxStore delegate) {
         this.delegate = delegate;
+    }
+
+    /**
+     * A store whose claims pass every delivery through {@code change}, which also gets the claim
+     * request that handed it out.
+     */
+    static ForwardingStore changingClaims(
+            OutboxStore store, BiFunction<ClaimRequest, Delivery, Delivery> change) {
+        return new ForwardingStore(store) {
+            @Override
+            public synchronized List<Delivery> claim(ClaimRequest r) {
+                return super.claim(r).stream()
+                        .map(d -> change.apply(r, d))
+                        .collect(Collectors.toList());
+            }
+        };
+    }
+
+    /** {@code d} reporting {@code attempt} as its attempt. */
+    static Delivery withAttempt(Delivery d, int attempt) {
+        return new Delivery(d.message(), d.receipt(), attempt, d.enqueuedAt());
+    }
+
+    /** {@code d} reporting {@code enqueuedAt} as its enqueue time. */
+    static Delivery withEnqueuedAt(Delivery d, Instant enqueuedAt) {
+        return new Delivery(d.message(), d.receipt(), d.attempt(), enqueuedAt);
     }
 
     @Override
