@@ -1,10 +1,6 @@
 package io.outbox4j.store.jdbi;
 
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Instant;
-import java.time.LocalDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -91,29 +87,8 @@ final class H2Dialect extends SqlDialect {
     }
 
     @Override
-    Object timeValue(Instant value) {
-        return LocalDateTime.ofInstant(value, ZoneOffset.UTC);
-    }
-
-    @Override
-    @Nullable Instant getTime(ResultSet rs, int column) throws SQLException {
-        LocalDateTime t = rs.getObject(column, LocalDateTime.class);
-        return t == null ? null : t.toInstant(ZoneOffset.UTC);
-    }
-
-    @Override
     String insertMembershipLockRow(String lockTable) {
         return "MERGE INTO " + lockTable + " (name) KEY (name) VALUES ('members')";
-    }
-
-    @Override
-    void lockBuckets(Handle h, Collection<Integer> buckets) {
-        lockBucketRows(h, buckets);
-    }
-
-    @Override
-    Set<Integer> tryLockBuckets(Handle h, Collection<Integer> buckets) {
-        return tryLockBucketRows(h, buckets);
     }
 
     /**

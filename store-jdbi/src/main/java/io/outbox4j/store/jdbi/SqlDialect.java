@@ -6,6 +6,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -272,11 +274,19 @@ abstract class SqlDialect {
         return insert;
     }
 
-    /** Binds an instant as this dialect's UTC timestamp value. */
-    abstract Object timeValue(Instant value);
+    /**
+     * Binds an instant as this dialect's UTC timestamp value; the default, for a {@code TIMESTAMP}
+     * column without a time zone: the UTC wall-clock time as a {@link LocalDateTime}.
+     */
+    Object timeValue(Instant value) {
+        return LocalDateTime.ofInstant(value, ZoneOffset.UTC);
+    }
 
     /** Reads a UTC timestamp written through {@link #timeValue}. */
-    abstract @Nullable Instant getTime(ResultSet rs, int column) throws SQLException;
+    @Nullable Instant getTime(ResultSet rs, int column) throws SQLException {
+        LocalDateTime t = rs.getObject(column, LocalDateTime.class);
+        return t == null ? null : t.toInstant(ZoneOffset.UTC);
+    }
 
     /** Reads a timestamp column by name. */
     final @Nullable Instant getTime(ResultSet rs, String column) throws SQLException {
@@ -301,15 +311,40 @@ abstract class SqlDialect {
      * Takes the locks of these buckets until the end of the transaction, waiting for them, in
      * ascending order (so two lockers never wait for each other in a cycle). Removals of keyed rows
      * take them before they unpark; the parking of a claim tries them ({@link #tryLockBuckets}).
+     * The default locks the buckets' rows of the bucket-owner table.
      */
-    abstract void lockBuckets(Handle h, Collection<Integer> buckets);
+    void lockBuckets(Handle h, Collection<Integer> buckets) {
+        if (buckets.isEmpty()) {
+            return;
+        }
+        h.createQuery(
+                        "SELECT bucket FROM "
+                                + bucketsTable
+                                + " WHERE bucket IN (<buckets>) ORDER BY bucket FOR UPDATE")
+                .bindList("buckets", new ArrayList<>(new TreeSet<>(buckets)))
+                .mapTo(Integer.class)
+                .list();
+    }
 
     /**
-     * Takes the locks of those buckets that nobody holds, without waiting.
+     * Takes the locks of those buckets that nobody holds, without waiting. The default locks the
+     * buckets' rows of the bucket-owner table ({@code SKIP LOCKED}).
      *
      * @return the buckets now locked by this transaction
      */
-    abstract Set<Integer> tryLockBuckets(Handle h, Collection<Integer> buckets);
+    Set<Integer> tryLockBuckets(Handle h, Collection<Integer> buckets) {
+        if (buckets.isEmpty()) {
+            return Set.of();
+        }
+        return new HashSet<>(
+                h.createQuery(
+                                "SELECT bucket FROM "
+                                        + bucketsTable
+                                        + " WHERE bucket IN (<buckets>) FOR UPDATE SKIP LOCKED")
+                        .bindList("buckets", new ArrayList<>(buckets))
+                        .mapTo(Integer.class)
+                        .list());
+    }
 
     /**
      * {@link #tryLockBuckets}, in a member's claim only of the buckets the member still owns: a
@@ -678,35 +713,6 @@ abstract class SqlDialect {
         return h.createUpdate("UPDATE " + table + " SET parked = FALSE WHERE id IN (<ids>)")
                 .bindList("ids", ids)
                 .execute();
-    }
-
-    /** Takes bucket locks made of the rows of the bucket-owner table. */
-    void lockBucketRows(Handle h, Collection<Integer> buckets) {
-        if (buckets.isEmpty()) {
-            return;
-        }
-        h.createQuery(
-                        "SELECT bucket FROM "
-                                + bucketsTable
-                                + " WHERE bucket IN (<buckets>) ORDER BY bucket FOR UPDATE")
-                .bindList("buckets", new ArrayList<>(new TreeSet<>(buckets)))
-                .mapTo(Integer.class)
-                .list();
-    }
-
-    /** Tries bucket locks made of the rows of the bucket-owner table ({@code SKIP LOCKED}). */
-    Set<Integer> tryLockBucketRows(Handle h, Collection<Integer> buckets) {
-        if (buckets.isEmpty()) {
-            return Set.of();
-        }
-        return new HashSet<>(
-                h.createQuery(
-                                "SELECT bucket FROM "
-                                        + bucketsTable
-                                        + " WHERE bucket IN (<buckets>) FOR UPDATE SKIP LOCKED")
-                        .bindList("buckets", new ArrayList<>(buckets))
-                        .mapTo(Integer.class)
-                        .list());
     }
 
     /**
