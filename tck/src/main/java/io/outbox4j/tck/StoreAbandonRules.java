@@ -10,7 +10,6 @@ import io.outbox4j.api.Delivery;
 import io.outbox4j.api.Extension;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxStore;
-import io.outbox4j.api.Release;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -52,9 +51,7 @@ abstract class StoreAbandonRules extends StoreRules {
                                 + " again, but your store reported %d",
                         m.id(), again.attempt())
                 .isEqualTo(1);
-        assertThat(secondStore().release(new Release(OWNER_B, again.receipt(), now(), "tck")))
-                .as("release by %s with its live receipt must return true", OWNER_B)
-                .isTrue();
+        assertReleases(secondStore(), OWNER_B, again, now(), "tck");
         Delivery afterRelease = claimOne(store(), OWNER_C, m);
         assertThat(afterRelease.attempt())
                 .as(
@@ -111,9 +108,7 @@ abstract class StoreAbandonRules extends StoreRules {
                         head.id(), follower.id(), deliveries(got), skewHint(got))
                 .containsExactly(head.id(), follower.id());
         Instant retryAt = now().plus(Duration.ofMinutes(10));
-        assertThat(store().release(new Release(OWNER_A, got.get(0).receipt(), retryAt, "tck")))
-                .as("release by %s with its live receipt must return true", OWNER_A)
-                .isTrue();
+        assertReleases(store(), OWNER_A, got.get(0), retryAt, "tck");
         assertAbandons(store(), OWNER_A, got.get(1));
         assertNothingClaimable(
                 secondStore(),

@@ -27,15 +27,7 @@ abstract class StoreDeadLetterRules extends StoreRules {
     void required_deadLetteredMessageIsNeverClaimedAgain() {
         Message m = message().build();
         Delivery d = leasedByOwnerA(m);
-        assertThat(
-                        store().deadLetter(
-                                        new DeadLetter(
-                                                OWNER_A,
-                                                d.receipt(),
-                                                "tck: poison message",
-                                                now())))
-                .as("deadLetter by %s with its live receipt must return true", OWNER_A)
-                .isTrue();
+        assertDeadLetters(store(), OWNER_A, d, "tck: poison message");
         assertNothingClaimable(store(), OWNER_B, "'" + m.id() + "' was dead-lettered");
         advance(Duration.ofDays(1));
         assertNothingClaimable(
@@ -74,8 +66,7 @@ abstract class StoreDeadLetterRules extends StoreRules {
     void required_deadLetteredReceiptIsStale() {
         Message m = message().build();
         Delivery d = leasedByOwnerA(m);
-        assertThat(store().deadLetter(new DeadLetter(OWNER_A, d.receipt(), "tck: poison", now())))
-                .isTrue();
+        assertDeadLetters(store(), OWNER_A, d, "tck: poison");
         Set<String> stale = store().complete(new Completion(OWNER_A, List.of(d.receipt())));
         assertThat(stale)
                 .as(

@@ -9,7 +9,6 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.DuplicateMessageException;
 import io.outbox4j.api.Message;
-import io.outbox4j.api.Release;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -216,9 +215,7 @@ abstract class StoreEnqueueRules extends StoreRules {
                         "Delivery.enqueuedAt has microsecond precision at most, but your store said %s",
                         at)
                 .isEqualTo(at);
-        assertThat(store().release(new Release(OWNER_A, first.receipt(), now(), "tck: retry")))
-                .as("release by %s with its live receipt must return true", OWNER_A)
-                .isTrue();
+        assertReleases(store(), OWNER_A, first, now(), "tck: retry");
         Delivery second = claimOne(secondStore(), OWNER_B, m);
         assertThat(second.enqueuedAt())
                 .as(

@@ -82,8 +82,7 @@ abstract class StoreLeaseExpiryRules extends StoreRules {
                                 + "2, but your store reported %d",
                         m.id(), second.attempt())
                 .isEqualTo(2);
-        assertThat(store().release(new Release(OWNER_B, second.receipt(), now(), "tck: retry")))
-                .isTrue();
+        assertReleases(store(), OWNER_B, second, now(), "tck: retry");
         Delivery third = claimOne(store(), OWNER_A, m);
         assertThat(third.attempt())
                 .as(

@@ -5,12 +5,10 @@ import static io.outbox4j.tck.Describe.ids;
 import static io.outbox4j.tck.Describe.idsOf;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.outbox4j.api.DeadLetter;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxAdmin;
 import io.outbox4j.api.OutboxStore;
-import io.outbox4j.api.Release;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -135,20 +133,10 @@ abstract class StorePerKeyOrderRules extends StoreRules {
                 claimHeadFirst(
                         store(), OWNER_A, first, List.of(second), "it is the first of its key");
         Instant retryAt = now().plus(Duration.ofMinutes(10));
-        assertThat(store().release(new Release(OWNER_A, got.get(0).receipt(), retryAt, "tck")))
-                .as("release by %s with its live receipt must return true", OWNER_A)
-                .isTrue();
+        assertReleases(store(), OWNER_A, got.get(0), retryAt, "tck");
         if (got.size() > 1) {
             // the relay held the later message back and hands it back "not started"
-            assertThat(
-                            store().release(
-                                            new Release(
-                                                    OWNER_A,
-                                                    got.get(1).receipt(),
-                                                    now(),
-                                                    "tck: not started")))
-                    .as("release by %s with its live receipt must return true", OWNER_A)
-                    .isTrue();
+            assertReleases(store(), OWNER_A, got.get(1), now(), "tck: not started");
         }
         String why = heldBack(second, first, "waits for its retry at " + retryAt);
         assertNothingClaimable(secondStore(), OWNER_B, why);
@@ -198,9 +186,7 @@ abstract class StorePerKeyOrderRules extends StoreRules {
         Message second = keyed(key);
         committed(first, second);
         Delivery d = claimTheFirst(store(), OWNER_A, first);
-        assertThat(store().deadLetter(new DeadLetter(OWNER_A, d.receipt(), "tck: poison", now())))
-                .as("deadLetter by %s with its live receipt must return true", OWNER_A)
-                .isTrue();
+        assertDeadLetters(store(), OWNER_A, d, "tck: poison");
         String why =
                 heldBack(second, first, "is dead-lettered")
                         + "; by default a dead letter blocks its key until it is replayed or"
@@ -217,9 +203,7 @@ abstract class StorePerKeyOrderRules extends StoreRules {
         Message second = keyed(key);
         committed(first, second);
         Delivery d = claimTheFirst(store(), OWNER_A, first);
-        assertThat(store().deadLetter(new DeadLetter(OWNER_A, d.receipt(), "tck: poison", now())))
-                .as("deadLetter by %s with its live receipt must return true", OWNER_A)
-                .isTrue();
+        assertDeadLetters(store(), OWNER_A, d, "tck: poison");
         assertNothingClaimable(store(), OWNER_B, heldBack(second, first, "is dead-lettered"));
         return List.of(first, second);
     }
@@ -287,9 +271,7 @@ abstract class StorePerKeyOrderRules extends StoreRules {
         Delivery d = claimTheFirst(lenient, OWNER_A, first);
         assertNothingClaimable(
                 lenient, OWNER_B, heldBack(second, first, "is leased (whatever the option)"));
-        assertThat(lenient.deadLetter(new DeadLetter(OWNER_A, d.receipt(), "tck: poison", now())))
-                .as("deadLetter by %s with its live receipt must return true", OWNER_A)
-                .isTrue();
+        assertDeadLetters(lenient, OWNER_A, d, "tck: poison");
         List<Delivery> got = claimAll(lenient, OWNER_B);
         assertThat(ids(got))
                 .as(

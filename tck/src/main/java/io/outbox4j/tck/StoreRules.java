@@ -7,11 +7,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Completion;
+import io.outbox4j.api.DeadLetter;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.DuplicateMessageException;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxAdmin;
 import io.outbox4j.api.OutboxStore;
+import io.outbox4j.api.Release;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -289,6 +291,24 @@ abstract class StoreRules extends KitRules {
                                 + "reported the receipt stale",
                         owner, delivery.message().id(), why)
                 .isEmpty();
+    }
+
+    /**
+     * Releases {@code d} through {@code on} as {@code owner}, due at {@code availableAt}, with
+     * {@code error}; the release must succeed.
+     */
+    static void assertReleases(
+            OutboxStore on, String owner, Delivery d, Instant availableAt, String error) {
+        assertThat(on.release(new Release(owner, d.receipt(), availableAt, error)))
+                .as("release by %s with its live receipt must return true", owner)
+                .isTrue();
+    }
+
+    /** Dead-letters {@code d} now through {@code on} as {@code owner}; it must succeed. */
+    void assertDeadLetters(OutboxStore on, String owner, Delivery d, String reason) {
+        assertThat(on.deadLetter(new DeadLetter(owner, d.receipt(), reason, now())))
+                .as("deadLetter by %s with its live receipt must return true", owner)
+                .isTrue();
     }
 
     /** The delivery of {@code m} in a claim, which must hold it. */
