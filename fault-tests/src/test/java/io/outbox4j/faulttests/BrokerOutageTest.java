@@ -5,7 +5,6 @@ import io.outbox4j.api.Observer;
 import io.outbox4j.testservices.KafkaServer;
 import java.time.Duration;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -60,11 +59,10 @@ class BrokerOutageTest {
             boolean drained = d.awaitDrained(Duration.ofMinutes(3));
             relay.close();
 
-            Map<String, Object> extra = new LinkedHashMap<>();
-            extra.put(
-                    "recoveryMeans",
-                    "from kafka.start() to the first publish of a message the relay held a lease"
-                            + " on while the broker was down");
+            Map<String, Object> extra =
+                    Drill.figures(
+                            "from kafka.start() to the first publish of a message the relay held a lease"
+                                    + " on while the broker was down");
             extra.put("drainedInTime", drained);
             d.report(extra);
             Drill.require(

@@ -1,7 +1,6 @@
 package io.outbox4j.faulttests;
 
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -49,12 +48,11 @@ class GracefulCloseTest {
             boolean drained = d.awaitDrained(Duration.ofMinutes(3));
             last.close();
 
-            Map<String, Object> extra = new LinkedHashMap<>();
-            extra.put(
-                    "recoveryMeans",
-                    "from close() to the first publish by another relay of a message the closed"
-                            + " relay had leased (none measured when the closed relay published all"
-                            + " of them itself)");
+            Map<String, Object> extra =
+                    Drill.figures(
+                            "from close() to the first publish by another relay of a message the closed"
+                                    + " relay had leased (none measured when the closed relay published all"
+                                    + " of them itself)");
             extra.put("seed", seed);
             extra.put("drainedInTime", drained);
             d.report(extra);

@@ -1,7 +1,6 @@
 package io.outbox4j.faulttests;
 
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -44,11 +43,10 @@ class KillNineTest {
             boolean drained = d.awaitDrained(Duration.ofMinutes(3));
             int exit = last.stop(Duration.ofSeconds(20));
 
-            Map<String, Object> extra = new LinkedHashMap<>();
-            extra.put(
-                    "recoveryMeans",
-                    "from SIGKILL to the first publish by another relay of a message the killed"
-                            + " relay had leased");
+            Map<String, Object> extra =
+                    Drill.figures(
+                            "from SIGKILL to the first publish by another relay of a message the killed"
+                                    + " relay had leased");
             extra.put("killsWhileHoldingLeases", killedHoldingLeases);
             extra.put("lastRelayExitCode", exit);
             extra.put("seed", seed);

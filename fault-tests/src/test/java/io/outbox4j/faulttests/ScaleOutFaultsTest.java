@@ -169,11 +169,10 @@ class ScaleOutFaultsTest {
                 exits.add(r.stop(Duration.ofSeconds(20)));
             }
 
-            Map<String, Object> extra = new LinkedHashMap<>();
-            extra.put(
-                    "recoveryMeans",
-                    "from SIGKILL to the first publish by another relay of a message the killed"
-                            + " relay had leased");
+            Map<String, Object> extra =
+                    Drill.figures(
+                            "from SIGKILL to the first publish by another relay of a message the killed"
+                                    + " relay had leased");
             Handover.summarise(d, handovers, extra);
             extra.put("takeoverBoundMillis", TAKEOVER_BOUND.toMillis());
             extra.put("killsWhileHoldingLeases", killedHoldingLeases);
@@ -452,13 +451,12 @@ class ScaleOutFaultsTest {
             }
             h.figures.put("publishedAgainAfterContThoughOthersHadWhileFrozen", republished);
             h.figures.put("timeline", timeline.samples());
-            Map<String, Object> extra = new LinkedHashMap<>();
-            extra.put(
-                    "recoveryMeans",
-                    "from "
-                            + (viaProxy ? "the freeze of its connections" : "SIGSTOP")
-                            + " to the first publish by another relay of a message the frozen"
-                            + " relay had leased");
+            Map<String, Object> extra =
+                    Drill.figures(
+                            "from "
+                                    + (viaProxy ? "the freeze of its connections" : "SIGSTOP")
+                                    + " to the first publish by another relay of a message the frozen"
+                                    + " relay had leased");
             Handover.summarise(d, List.of(h), extra);
             extra.put("frozenRelay", victim.name());
             extra.put("heldLeasesWhenFrozen", holding && !h.leased.isEmpty());
@@ -792,11 +790,10 @@ class ScaleOutFaultsTest {
                 exits.add(r.exitValue());
             }
 
-            Map<String, Object> extra = new LinkedHashMap<>();
-            extra.put(
-                    "recoveryMeans",
-                    "from SIGTERM to the first publish by another relay of a message the closing"
-                            + " relay had leased (it releases or completes them when it closes)");
+            Map<String, Object> extra =
+                    Drill.figures(
+                            "from SIGTERM to the first publish by another relay of a message the closing"
+                                    + " relay had leased (it releases or completes them when it closes)");
             extra.put("joins", joins);
             Handover.summarise(d, closes, extra);
             extra.put("membersAfterLastExit", d.db.store().members().size());

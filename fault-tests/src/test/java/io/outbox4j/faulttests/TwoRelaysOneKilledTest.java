@@ -2,7 +2,6 @@ package io.outbox4j.faulttests;
 
 import io.outbox4j.testservices.PostgresServer;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -51,11 +50,10 @@ class TwoRelaysOneKilledTest {
             boolean drained = d.awaitDrained(Duration.ofMinutes(3));
             int exit = b.stop(Duration.ofSeconds(20));
 
-            Map<String, Object> extra = new LinkedHashMap<>();
-            extra.put(
-                    "recoveryMeans",
-                    "from SIGKILL of relay-a to the first publish by relay-b of a message relay-a"
-                            + " had leased");
+            Map<String, Object> extra =
+                    Drill.figures(
+                            "from SIGKILL of relay-a to the first publish by relay-b of a message relay-a"
+                                    + " had leased");
             extra.put("survivorClaimed", b.journal().claimed());
             extra.put("survivorExitCode", exit);
             extra.put("seed", seed);
