@@ -12,6 +12,7 @@ import static io.outbox4j.store.mongo.Documents.PARKED;
 import static io.outbox4j.store.mongo.Documents.RECEIPT;
 import static io.outbox4j.store.mongo.Documents.SEQ;
 import static io.outbox4j.store.mongo.Documents.TOPIC;
+import static io.outbox4j.store.mongo.Documents.idIn;
 
 import com.mongodb.client.MongoCollection;
 import io.outbox4j.api.DeadLetterPage;
@@ -252,7 +253,7 @@ final class Admin {
         return (int)
                 collection
                         .updateMany(
-                                new BsonDocument(ID, new BsonDocument("$in", distinct))
+                                idIn(distinct)
                                         .append(
                                                 DEAD_AT,
                                                 new BsonDocument("$exists", BsonBoolean.TRUE)),
@@ -316,8 +317,7 @@ final class Admin {
      */
     private long discardIds(BsonArray ids) {
         BsonDocument dead =
-                new BsonDocument(ID, new BsonDocument("$in", ids))
-                        .append(DEAD_AT, new BsonDocument("$exists", BsonBoolean.TRUE));
+                idIn(ids).append(DEAD_AT, new BsonDocument("$exists", BsonBoolean.TRUE));
         Map<BsonValue, String> keyed = new HashMap<>();
         if (keys.deadLettersBlock()) {
             for (BsonDocument d :

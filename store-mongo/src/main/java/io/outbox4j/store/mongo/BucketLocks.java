@@ -1,5 +1,7 @@
 package io.outbox4j.store.mongo;
 
+import static io.outbox4j.store.mongo.Documents.idIn;
+
 import com.mongodb.ErrorCategory;
 import com.mongodb.MongoBulkWriteException;
 import com.mongodb.MongoException;
@@ -187,7 +189,7 @@ final class BucketLocks {
     private int grab(Held held, SortedSet<Integer> pending, @Nullable Map<Integer, Seen> seen) {
         BsonArray ids = new BsonArray();
         pending.forEach(b -> ids.add(idOf(b)));
-        BsonDocument in = new BsonDocument(ID, new BsonDocument("$in", ids));
+        BsonDocument in = idIn(ids);
         locks.updateMany(in.clone().append(HOLDER, BsonNull.VALUE), take(held.token));
         Map<String, BsonDocument> docs = new HashMap<>();
         for (BsonDocument d : locks.find(in)) {
@@ -353,7 +355,7 @@ final class BucketLocks {
         private BsonDocument mine(Collection<Integer> of) {
             BsonArray ids = new BsonArray();
             of.forEach(b -> ids.add(idOf(b)));
-            return new BsonDocument(ID, new BsonDocument("$in", ids)).append(HOLDER, token);
+            return idIn(ids).append(HOLDER, token);
         }
 
         private void release(Collection<Integer> of) {

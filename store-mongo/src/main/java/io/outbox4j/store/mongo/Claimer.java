@@ -10,6 +10,7 @@ import static io.outbox4j.store.mongo.Documents.PARKED;
 import static io.outbox4j.store.mongo.Documents.PARKED_BEHIND;
 import static io.outbox4j.store.mongo.Documents.RECEIPT;
 import static io.outbox4j.store.mongo.Documents.SEQ;
+import static io.outbox4j.store.mongo.Documents.idIn;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
@@ -261,14 +262,14 @@ final class Claimer {
             }
             if (!marks.isEmpty()) {
                 collection.updateMany(
-                        new BsonDocument(ID, new BsonDocument("$in", marks)),
+                        idIn(marks),
                         new BsonDocument(
                                 "$set", new BsonDocument(PARKED_BEHIND, BsonBoolean.TRUE)));
             }
             Set<BsonValue> present = new HashSet<>();
             for (BsonDocument d :
                     collection
-                            .find(new BsonDocument(ID, new BsonDocument("$in", witnesses)))
+                            .find(idIn(witnesses))
                             .projection(new BsonDocument(ID, new BsonInt32(1)))) {
                 present.add(Documents.idOf(d));
             }
@@ -283,8 +284,7 @@ final class Claimer {
                     });
             if (!park.isEmpty() && held.renew()) {
                 collection.updateMany(
-                        new BsonDocument(ID, new BsonDocument("$in", park))
-                                .append(PARKED, BsonBoolean.FALSE),
+                        idIn(park).append(PARKED, BsonBoolean.FALSE),
                         new BsonDocument("$set", new BsonDocument(PARKED, BsonBoolean.TRUE)));
             }
         }
@@ -343,7 +343,7 @@ final class Claimer {
                     (bucket, ids) ->
                             writes.add(
                                     new UpdateManyModel<>(
-                                            new BsonDocument(ID, new BsonDocument("$in", ids))
+                                            idIn(ids)
                                                     .append(
                                                             BUCKET,
                                                             new BsonDocument(
@@ -398,7 +398,7 @@ final class Claimer {
         BsonArray ids = new BsonArray();
         taken.forEach(t -> ids.add(t.id()));
         Map<BsonValue, BsonDocument> docs = new HashMap<>();
-        for (BsonDocument d : collection.find(new BsonDocument(ID, new BsonDocument("$in", ids)))) {
+        for (BsonDocument d : collection.find(idIn(ids))) {
             docs.put(Documents.idOf(d), d);
         }
         Set<String> broken = new HashSet<>();

@@ -4,6 +4,8 @@ import io.outbox4j.api.Buckets;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.MessageLimits;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Map;
 import org.bson.BsonArray;
 import org.bson.BsonBinary;
@@ -181,6 +183,12 @@ final class Documents {
     static int attemptsOf(BsonDocument d) {
         BsonValue v = d.get(ATTEMPTS);
         return v != null && v.isNumber() ? Math.max(0, v.asNumber().intValue()) : 0;
+    }
+
+    /** A filter on the documents whose {@code _id} is one of {@code ids}. */
+    static BsonDocument idIn(Collection<? extends BsonValue> ids) {
+        BsonArray in = ids instanceof BsonArray array ? array : new BsonArray(new ArrayList<>(ids));
+        return new BsonDocument(ID, new BsonDocument("$in", in));
     }
 
     /** The {@code _id} of a document read from the collection (every document has one). */

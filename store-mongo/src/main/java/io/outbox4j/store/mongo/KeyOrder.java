@@ -7,6 +7,7 @@ import static io.outbox4j.store.mongo.Documents.KEY;
 import static io.outbox4j.store.mongo.Documents.PARKED;
 import static io.outbox4j.store.mongo.Documents.PARKED_BEHIND;
 import static io.outbox4j.store.mongo.Documents.SEQ;
+import static io.outbox4j.store.mongo.Documents.idIn;
 
 import com.mongodb.MongoException;
 import com.mongodb.MongoNamespace;
@@ -109,15 +110,7 @@ final class KeyOrder {
             Set<String> marked = new HashSet<>();
             for (BsonDocument d :
                     collection
-                            .find(
-                                    new BsonDocument(
-                                                    ID,
-                                                    new BsonDocument(
-                                                            "$in",
-                                                            new BsonArray(
-                                                                    new ArrayList<>(
-                                                                            keyed.keySet()))))
-                                            .append(PARKED_BEHIND, BsonBoolean.TRUE))
+                            .find(idIn(keyed.keySet()).append(PARKED_BEHIND, BsonBoolean.TRUE))
                             .projection(new BsonDocument(KEY, new BsonInt32(1)))) {
                 String key = Documents.keyOf(d);
                 if (key != null) {

@@ -10,6 +10,7 @@ import static io.outbox4j.store.mongo.Documents.KEY;
 import static io.outbox4j.store.mongo.Documents.LAST_ERROR;
 import static io.outbox4j.store.mongo.Documents.OWNER;
 import static io.outbox4j.store.mongo.Documents.RECEIPT;
+import static io.outbox4j.store.mongo.Documents.idIn;
 
 import com.mongodb.client.MongoCollection;
 import com.mongodb.client.model.BulkWriteOptions;
@@ -189,14 +190,7 @@ final class Leasing {
             // were not given back by this call.
             for (BsonDocument d :
                     collection
-                            .find(
-                                    new BsonDocument(
-                                            ID,
-                                            new BsonDocument(
-                                                    "$in",
-                                                    new BsonArray(
-                                                            new ArrayList<>(
-                                                                    receiptById.keySet())))))
+                            .find(idIn(receiptById.keySet()))
                             .projection(new BsonDocument(RECEIPT, new BsonInt32(1)))) {
                 if (d.containsKey(RECEIPT)) {
                     stale.add(receiptById.get(d.get(ID)));
