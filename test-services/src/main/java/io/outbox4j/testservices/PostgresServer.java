@@ -186,11 +186,10 @@ public final class PostgresServer extends DatabaseServer {
                         + " -c listen_addresses=127.0.0.1 -c fsync=off"
                         + " -c synchronous_commit=off -c full_page_writes=off -c max_connections=300";
         List<String> start =
-                asPostgres(
+                pgCtl(
                         root,
-                        bin.resolve("pg_ctl").toString(),
-                        "-D",
-                        data.toString(),
+                        bin,
+                        data,
                         "-o",
                         options,
                         "-l",
@@ -201,16 +200,7 @@ public final class PostgresServer extends DatabaseServer {
                         "start");
         run(start, log, Duration.ofSeconds(70));
         // immediate: no checkpoint, connections cut; a later start runs crash recovery
-        List<String> stopNow =
-                asPostgres(
-                        root,
-                        bin.resolve("pg_ctl").toString(),
-                        "-D",
-                        data.toString(),
-                        "-m",
-                        "immediate",
-                        "-w",
-                        "stop");
+        List<String> stopNow = pgCtl(root, bin, data, "-m", "immediate", "-w", "stop");
         Runtime.getRuntime()
                 .addShutdownHook(
                         new Thread(
@@ -239,6 +229,14 @@ public final class PostgresServer extends DatabaseServer {
                 "jdbc:postgresql://127.0.0.1:" + port + "/postgres",
                 "local " + bin + ", data in " + dir,
                 control);
+    }
+
+    /** A {@code pg_ctl} command of {@code bin} on the data directory {@code data}. */
+    private static List<String> pgCtl(boolean root, Path bin, Path data, String... args) {
+        List<String> command =
+                new ArrayList<>(List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString()));
+        command.addAll(List.of(args));
+        return asPostgres(root, command.toArray(new String[0]));
     }
 
     private static List<String> asPostgres(boolean root, String... command) {
