@@ -4,7 +4,6 @@ import static io.outbox4j.engine.Fixtures.message;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outbox4j.api.Observation.Outcome;
-import io.outbox4j.api.PublishOutcome;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -70,11 +69,7 @@ class DeliveryTimeoutTest extends RelayRig {
     void noCallStartsAfterTheBatchSafetyLimit_theRestIsGivenBackUntried() {
         enqueue(message("k1", "k"), message("k2", "k"), message("k3", "k"), message("k4", "k"));
         Fixtures.ScriptedPublisher slow =
-                new Fixtures.ScriptedPublisher(
-                        m -> {
-                            clock.advance(Duration.ofSeconds(26));
-                            return PublishOutcome.published();
-                        });
+                Fixtures.ScriptedPublisher.taking(clock, Duration.ofSeconds(26));
         try (Relay relay =
                 Relay.builder(store, slow)
                         .clock(clock)

@@ -114,6 +114,27 @@ final class Fixtures {
         }
 
         /**
+         * Publishes every message once the test lets it: each first counts {@code entered} down and
+         * waits (up to 10 s) for {@code gate} to open.
+         */
+        static ScriptedPublisher held(CountDownLatch entered, CountDownLatch gate) {
+            return new ScriptedPublisher(
+                    m -> {
+                        enterThenAwait(entered, gate);
+                        return PublishOutcome.published();
+                    });
+        }
+
+        /** Publishes every message, each taking {@code each} by {@code clock}. */
+        static ScriptedPublisher taking(MutableClock clock, Duration each) {
+            return new ScriptedPublisher(
+                    m -> {
+                        clock.advance(each);
+                        return PublishOutcome.published();
+                    });
+        }
+
+        /**
          * Publishes every message but those whose id {@code fails} accepts: their calls fail
          * retryably ("nack").
          */

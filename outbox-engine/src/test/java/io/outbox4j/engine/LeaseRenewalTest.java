@@ -62,11 +62,7 @@ class LeaseRenewalTest extends RelayRig {
         memory.enqueueCommitted(Fixtures.messages("m", 4));
         CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch answer = new CountDownLatch(1);
-        Publisher slow =
-                (messages, timeout) -> {
-                    Fixtures.enterThenAwait(entered, answer);
-                    return messages.stream().map(m -> PublishOutcome.published()).toList();
-                };
+        Publisher slow = Fixtures.ScriptedPublisher.held(entered, answer);
         Relay.Result[] result = new Relay.Result[1];
         try (Relay relay = relay(store, slow).build()) {
             Thread batch = new Thread(() -> result[0] = relay.runOnce());
@@ -111,11 +107,7 @@ class LeaseRenewalTest extends RelayRig {
         // Each call takes 6s by the relay's clock: k1 from +0s, k2 from +6s (9s of the 15s lease
         // left), k3 would start at +12s with 3s left, under the 5s margin.
         Fixtures.ScriptedPublisher sixSecondsEach =
-                new Fixtures.ScriptedPublisher(
-                        m -> {
-                            clock.advance(Duration.ofSeconds(6));
-                            return PublishOutcome.published();
-                        });
+                Fixtures.ScriptedPublisher.taking(clock, Duration.ofSeconds(6));
         try (Relay relay = relay(failingExtend, sixSecondsEach).build()) {
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(3, 2, 2, 0, 0, 1));
         }
@@ -161,11 +153,7 @@ class LeaseRenewalTest extends RelayRig {
                 };
         memory.enqueueCommitted(lane("k", 3));
         Fixtures.ScriptedPublisher sixSecondsEach =
-                new Fixtures.ScriptedPublisher(
-                        m -> {
-                            clock.advance(Duration.ofSeconds(6));
-                            return PublishOutcome.published();
-                        });
+                Fixtures.ScriptedPublisher.taking(clock, Duration.ofSeconds(6));
         try (Relay relay = relay(down, sixSecondsEach).build()) {
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(3, 2, 2, 0, 0, 0));
         }

@@ -424,12 +424,7 @@ class PipelineTest {
         memory.enqueueCommitted(messages);
         CountDownLatch twoCalls = new CountDownLatch(2);
         CountDownLatch finish = new CountDownLatch(1);
-        Fixtures.ScriptedPublisher publisher =
-                new Fixtures.ScriptedPublisher(
-                        m -> {
-                            Fixtures.enterThenAwait(twoCalls, finish);
-                            return PublishOutcome.published();
-                        });
+        Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.held(twoCalls, finish);
         LeaseCountingStore store = new LeaseCountingStore(memory);
         Relay relay =
                 Relay.builder(store, publisher)

@@ -336,12 +336,7 @@ class RelayLoopTest {
         memory.enqueueCommitted(List.of(Fixtures.message("k1", "k"), Fixtures.message("k2", "k")));
         CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
-        Fixtures.ScriptedPublisher publisher =
-                new Fixtures.ScriptedPublisher(
-                        m -> {
-                            Fixtures.enterThenAwait(entered, finish);
-                            return PublishOutcome.published();
-                        });
+        Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.held(entered, finish);
         Relay relay = Relay.builder(store, publisher).owner("draining").observer(observer).build();
         relay.start();
         assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();

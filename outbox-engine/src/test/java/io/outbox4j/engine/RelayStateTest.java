@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.Message;
-import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.engine.Relay.State;
 import io.outbox4j.tck.InMemoryOutboxStore;
@@ -69,11 +68,7 @@ class RelayStateTest {
         memory.enqueueCommitted(List.of(Fixtures.message("m1")));
         CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        Publisher slow =
-                (messages, timeout) -> {
-                    Fixtures.enterThenAwait(entered, release);
-                    return messages.stream().map(m -> PublishOutcome.published()).toList();
-                };
+        Publisher slow = Fixtures.ScriptedPublisher.held(entered, release);
         Relay relay = Relay.builder(memory, slow).owner("stopping").build();
         relay.start();
         assertThat(entered.await(5, TimeUnit.SECONDS)).as("the publisher was called").isTrue();
