@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Map;
+import java.util.function.Predicate;
 import org.bson.BsonArray;
 import org.bson.BsonBinary;
 import org.bson.BsonBoolean;
@@ -233,39 +234,37 @@ final class Documents {
     }
 
     private static String string(BsonDocument d, String field) {
-        BsonValue v = d.get(field);
-        if (v == null || !v.isString()) {
-            throw new IllegalArgumentException(
-                    "field '"
-                            + field
-                            + "' must be a string, but was "
-                            + (v == null ? "missing" : v.getBsonType()));
-        }
-        return v.asString().getValue();
+        return required(d, field, BsonValue::isString, "a string").asString().getValue();
     }
 
     private static byte[] binary(BsonDocument d, String field) {
-        BsonValue v = d.get(field);
-        if (v == null || !v.isBinary()) {
-            throw new IllegalArgumentException(
-                    "field '"
-                            + field
-                            + "' must be binary, but was "
-                            + (v == null ? "missing" : v.getBsonType()));
-        }
-        return v.asBinary().getData();
+        return required(d, field, BsonValue::isBinary, "binary").asBinary().getData();
     }
 
     private static long int64(BsonDocument d, String field) {
+        return required(d, field, BsonValue::isInt64, "a 64-bit integer of epoch microseconds")
+                .asInt64()
+                .getValue();
+    }
+
+    /**
+     * The value of {@code field}, which {@code is} must accept.
+     *
+     * @throws IllegalArgumentException saying the field must be {@code what}, if it is missing or
+     *     {@code is} refuses it
+     */
+    private static BsonValue required(
+            BsonDocument d, String field, Predicate<BsonValue> is, String what) {
         BsonValue v = d.get(field);
-        if (v == null || !v.isInt64()) {
+        if (v == null || !is.test(v)) {
             throw new IllegalArgumentException(
                     "field '"
                             + field
-                            + "' must be a 64-bit integer of epoch microseconds,"
-                            + " but was "
+                            + "' must be "
+                            + what
+                            + ", but was "
                             + (v == null ? "missing" : v.getBsonType()));
         }
-        return v.asInt64().getValue();
+        return v;
     }
 }

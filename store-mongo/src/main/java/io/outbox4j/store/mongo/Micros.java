@@ -34,15 +34,7 @@ final class Micros {
 
     /** An instant rounded down to the microsecond (the enqueue time), held at the range's ends. */
     static long floor(Instant instant) {
-        long seconds = instant.getEpochSecond();
-        long micros = instant.getNano() / 1000;
-        if (seconds > (Long.MAX_VALUE - micros) / PER_SECOND) {
-            return Long.MAX_VALUE;
-        }
-        if (seconds < Long.MIN_VALUE / PER_SECOND + 1) {
-            return Long.MIN_VALUE;
-        }
-        return seconds * PER_SECOND + micros;
+        return Nanos.heldCount(instant.getEpochSecond(), instant.getNano() / 1000, PER_SECOND);
     }
 
     /** Converts a stored microsecond count back to an instant. */

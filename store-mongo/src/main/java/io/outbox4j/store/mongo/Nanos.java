@@ -17,15 +17,21 @@ final class Nanos {
 
     /** The instant in epoch nanoseconds, held at the ends of the 64-bit range. */
     static long of(Instant instant) {
-        long seconds = instant.getEpochSecond();
-        long nanos = instant.getNano();
-        if (seconds > (Long.MAX_VALUE - nanos) / PER_SECOND) {
+        return heldCount(instant.getEpochSecond(), instant.getNano(), PER_SECOND);
+    }
+
+    /**
+     * {@code seconds × perSecond + fraction} (a fraction of a second, {@code 0 <= fraction <
+     * perSecond}), held at the ends of the 64-bit range instead of overflowing.
+     */
+    static long heldCount(long seconds, long fraction, long perSecond) {
+        if (seconds > (Long.MAX_VALUE - fraction) / perSecond) {
             return Long.MAX_VALUE;
         }
-        if (seconds < Long.MIN_VALUE / PER_SECOND + 1) {
+        if (seconds < Long.MIN_VALUE / perSecond + 1) {
             return Long.MIN_VALUE;
         }
-        return seconds * PER_SECOND + nanos;
+        return seconds * perSecond + fraction;
     }
 
     /** A microsecond count (the enqueue time) in nanoseconds, held at the ends of the range. */
