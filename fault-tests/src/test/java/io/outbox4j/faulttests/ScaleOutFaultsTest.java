@@ -176,24 +176,9 @@ class ScaleOutFaultsTest {
             Handover.summarise(d, handovers, extra);
             extra.put("takeoverBoundMillis", TAKEOVER_BOUND.toMillis());
             extra.put("killsWhileHoldingLeases", killedHoldingLeases);
-            extra.put("exitCodes", exits);
-            extra.put("trickleRanOutAtMillis", writer.trickleRanOutAtMillis());
             extra.put("seed", seed);
-            extra.put("drainedInTime", drained);
-            d.report(extra);
-
-            SoftAssertions soft = new SoftAssertions();
-            soft.check(d::verify);
-            for (Handover h : handovers) {
-                soft.assertThat(h.lastMillis(d))
-                        .as(
-                                "%s of %s: the last of the %d keys of its buckets with messages"
-                                        + " to take over taken over by another relay (ms after the"
-                                        + " kill; null: not all were; seed %d)",
-                                h.kind, h.relay, h.eligible(d), seed)
-                        .isNotNull()
-                        .isLessThan(TAKEOVER_BOUND.toMillis());
-            }
+            SoftAssertions soft = reportAndVerify(d, extra, exits, writer, drained);
+            checkTakenOver(soft, d, handovers, "the kill; null: not all were", seed);
             soft.assertThat(takenOverInTime).as("kills taken over within 30 s").isEqualTo(kills);
             checkTrickle(soft, writer);
             soft.assertThat(killedHoldingLeases)
@@ -460,14 +445,8 @@ class ScaleOutFaultsTest {
             Handover.summarise(d, List.of(h), extra);
             extra.put("frozenRelay", victim.name());
             extra.put("heldLeasesWhenFrozen", holding && !h.leased.isEmpty());
-            extra.put("exitCodes", exits);
-            extra.put("trickleRanOutAtMillis", writer.trickleRanOutAtMillis());
             extra.put("seed", seed);
-            extra.put("drainedInTime", drained);
-            d.report(extra);
-
-            SoftAssertions soft = new SoftAssertions();
-            soft.check(d::verify);
+            SoftAssertions soft = reportAndVerify(d, extra, exits, writer, drained);
             if (where != Freeze.ANYWHERE) {
                 soft.assertThat(frozenAsWanted(where, frozenIn))
                         .as("the relay was frozen %s (idle transactions: %s)", where, frozenIn)
@@ -798,14 +777,8 @@ class ScaleOutFaultsTest {
             Handover.summarise(d, closes, extra);
             extra.put("membersAfterLastExit", d.db.store().members().size());
             extra.put("notGraceful", notGraceful);
-            extra.put("exitCodes", exits);
-            extra.put("trickleRanOutAtMillis", writer.trickleRanOutAtMillis());
             extra.put("seed", seed);
-            extra.put("drainedInTime", drained);
-            d.report(extra);
-
-            SoftAssertions soft = new SoftAssertions();
-            soft.check(d::verify);
+            SoftAssertions soft = reportAndVerify(d, extra, exits, writer, drained);
             soft.assertThat(notGraceful)
                     .as(
                             "relays that did not exit by themselves within 30 s of SIGTERM, or"
@@ -817,16 +790,7 @@ class ScaleOutFaultsTest {
             soft.assertThat(d.db.store().members())
                     .as("members left after every relay closed")
                     .isEmpty();
-            for (Handover h : closes) {
-                soft.assertThat(h.lastMillis(d))
-                        .as(
-                                "%s of %s: the last of the %d keys of its buckets with messages"
-                                        + " to take over taken over by another relay (ms after"
-                                        + " SIGTERM; seed %d)",
-                                h.kind, h.relay, h.eligible(d), seed)
-                        .isNotNull()
-                        .isLessThan(TAKEOVER_BOUND.toMillis());
-            }
+            checkTakenOver(soft, d, closes, "SIGTERM", seed);
             checkTrickle(soft, writer);
             soft.assertAll();
         }
@@ -890,13 +854,7 @@ class ScaleOutFaultsTest {
             extra.put("startToOwningBucketsMillis", joined);
             extra.put("recordsPerRelay", published);
             extra.put("loggedTheStoresClockOffset", sawOffset);
-            extra.put("exitCodes", exits);
-            extra.put("trickleRanOutAtMillis", writer.trickleRanOutAtMillis());
-            extra.put("drainedInTime", drained);
-            d.report(extra);
-
-            SoftAssertions soft = new SoftAssertions();
-            soft.check(d::verify);
+            SoftAssertions soft = reportAndVerify(d, extra, exits, writer, drained);
             for (String name : List.of("relay-ahead", "relay-behind")) {
                 soft.assertThat(published.get(name))
                         .as("messages published by %s (its claims are not refused)", name)
@@ -948,6 +906,44 @@ class ScaleOutFaultsTest {
      * slow as the one the drills were written on); otherwise the later faults found buckets with
      * nothing to take over.
      */
+    /**
+     * Adds what every scale-out drill reports last (the relays' exit codes, when the writer's
+     * trickle ran out, whether the outbox drained in time), writes the figures, and starts the soft
+     * checks with the drill's own verification.
+     */
+    private static SoftAssertions reportAndVerify(
+            Drill d,
+            Map<String, Object> extra,
+            List<Integer> exits,
+            PacedWriter writer,
+            boolean drained) {
+        extra.put("exitCodes", exits);
+        extra.put("trickleRanOutAtMillis", writer.trickleRanOutAtMillis());
+        extra.put("drainedInTime", drained);
+        d.report(extra);
+        SoftAssertions soft = new SoftAssertions();
+        soft.check(d::verify);
+        return soft;
+    }
+
+    /**
+     * Checks that for every handover the last key of the relay's buckets with messages to take over
+     * was taken over by another relay within {@link #TAKEOVER_BOUND} of the fault ({@code after}
+     * names it).
+     */
+    private static void checkTakenOver(
+            SoftAssertions soft, Drill d, List<Handover> handovers, String after, long seed) {
+        for (Handover h : handovers) {
+            soft.assertThat(h.lastMillis(d))
+                    .as(
+                            "%s of %s: the last of the %d keys of its buckets with messages to take"
+                                    + " over taken over by another relay (ms after %s; seed %d)",
+                            h.kind, h.relay, h.eligible(d), after, seed)
+                    .isNotNull()
+                    .isLessThan(TAKEOVER_BOUND.toMillis());
+        }
+    }
+
     private static void checkTrickle(SoftAssertions soft, PacedWriter writer) {
         soft.assertThat(writer.trickleRanOutAtMillis())
                 .as(
