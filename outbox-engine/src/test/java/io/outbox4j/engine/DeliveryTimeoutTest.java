@@ -21,9 +21,7 @@ class DeliveryTimeoutTest extends RelayRig {
         Relay.Result result;
         long started = System.nanoTime();
         try (Relay relay =
-                Relay.builder(store, hanging)
-                        .clock(clock)
-                        .observer(observer)
+                relayOn(store, hanging)
                         .workers(1)
                         .deliveryTimeout(Duration.ofMillis(200))
                         .backoff(attempt -> Duration.ofMinutes(1))
@@ -71,9 +69,7 @@ class DeliveryTimeoutTest extends RelayRig {
         Fixtures.ScriptedPublisher slow =
                 Fixtures.ScriptedPublisher.taking(clock, Duration.ofSeconds(26));
         try (Relay relay =
-                Relay.builder(store, slow)
-                        .clock(clock)
-                        .observer(observer)
+                relayOn(store, slow)
                         .batchSize(4)
                         .workers(1)
                         .deliveryTimeout(Duration.ofSeconds(10))

@@ -78,12 +78,7 @@ class InterruptedCallerTest extends RelayRig {
                 (messages, timeout) ->
                         messages.stream().map(m -> PublishOutcome.published()).toList();
         Relay.Result result;
-        try (Relay relay =
-                Relay.builder(interruptSensitive, publisher)
-                        .clock(clock)
-                        .observer(observer)
-                        .workers(1)
-                        .build()) {
+        try (Relay relay = relayOn(interruptSensitive, publisher).workers(1).build()) {
             result = relay.runOnce();
         } finally {
             onComplete = () -> {};
@@ -99,11 +94,7 @@ class InterruptedCallerTest extends RelayRig {
         memory.enqueueCommitted(Fixtures.messages("m", 3));
         Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.accepting();
         Relay.Result result;
-        try (Relay relay =
-                Relay.builder(interruptSensitive, publisher)
-                        .clock(clock)
-                        .observer(observer)
-                        .build()) {
+        try (Relay relay = relayOn(interruptSensitive, publisher).build()) {
             Thread.currentThread().interrupt();
             result = relay.runOnce();
         } finally {
@@ -125,12 +116,7 @@ class InterruptedCallerTest extends RelayRig {
         Fixtures.HangingPublisher hanging = new Fixtures.HangingPublisher();
         AtomicReference<Relay.Result> result = new AtomicReference<>();
         AtomicBoolean keptInterrupt = new AtomicBoolean();
-        try (Relay relay =
-                Relay.builder(interruptSensitive, hanging)
-                        .clock(clock)
-                        .observer(observer)
-                        .workers(1)
-                        .build()) {
+        try (Relay relay = relayOn(interruptSensitive, hanging).workers(1).build()) {
             Thread caller =
                     new Thread(
                             () -> {
@@ -173,11 +159,7 @@ class InterruptedCallerTest extends RelayRig {
         long started = System.nanoTime();
         Relay.Result result;
         try (Relay relay =
-                Relay.builder(hanging, publisher)
-                        .clock(clock)
-                        .observer(observer)
-                        .storeWriteTimeout(Duration.ofMillis(300))
-                        .build()) {
+                relayOn(hanging, publisher).storeWriteTimeout(Duration.ofMillis(300)).build()) {
             result = relay.runOnce();
         }
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isLessThan(3_000);

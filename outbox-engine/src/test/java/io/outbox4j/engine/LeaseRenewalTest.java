@@ -30,11 +30,9 @@ class LeaseRenewalTest extends RelayRig {
     private final Instant start = clock.instant();
 
     private Relay.Builder relay(RecordingStore on, Publisher publisher) {
-        return Relay.builder(on, publisher)
+        return relayOn(on, publisher)
                 .owner("renewing")
-                .clock(clock)
                 .clockCheck(Duration.ofMillis(5))
-                .observer(observer)
                 .lease(LEASE)
                 .workers(1);
     }

@@ -79,11 +79,7 @@ class PerKeyOrderTest extends RelayRig {
         enqueue(message("a1", "a"), message("b1", "b"), message("a2", "a"), message("a3", "a"));
         Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.failing("a1"::equals);
         try (Relay relay =
-                Relay.builder(store, publisher)
-                        .clock(clock)
-                        .observer(observer)
-                        .backoff(attempt -> Duration.ofMinutes(1))
-                        .build()) {
+                relayOn(store, publisher).backoff(attempt -> Duration.ofMinutes(1)).build()) {
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(4, 1, 1, 1, 0, 2));
         }
         assertThat(publisher.publishedIdsInOrder()).containsExactlyInAnyOrder("a1", "b1");
@@ -129,8 +125,7 @@ class PerKeyOrderTest extends RelayRig {
         Fixtures.ScriptedPublisher publisher =
                 new Fixtures.ScriptedPublisher(
                         m -> PublishOutcome.failed(new PermanentFailureException("poison")));
-        try (Relay relay =
-                Relay.builder(store, publisher).clock(clock).observer(observer).build()) {
+        try (Relay relay = relayOn(store, publisher).build()) {
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(2, 0, 0, 0, 1, 1));
         }
         assertThat(publisher.publishedIdsInOrder()).containsExactly("a1");

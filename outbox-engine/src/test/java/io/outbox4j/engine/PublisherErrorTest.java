@@ -44,9 +44,7 @@ class PublisherErrorTest extends RelayRig {
                     return messages.stream().map(m -> PublishOutcome.published()).toList();
                 };
         try (Relay relay =
-                Relay.builder(memory, publisher)
-                        .clock(clock)
-                        .observer(observer)
+                relayOn(memory, publisher)
                         .workers(2)
                         .minMessagesPerCall(1)
                         .backoff(attempt -> Duration.ofMinutes(1))
@@ -127,11 +125,7 @@ class PublisherErrorTest extends RelayRig {
                     throw new StackOverflowError();
                 };
         try (Relay relay =
-                Relay.builder(memory, publisher)
-                        .clock(clock)
-                        .observer(observer)
-                        .backoff(attempt -> Duration.ofMinutes(1))
-                        .build()) {
+                relayOn(memory, publisher).backoff(attempt -> Duration.ofMinutes(1)).build()) {
             assertThatThrownBy(relay::runOnce).isInstanceOf(StackOverflowError.class);
         }
         assertThat(observer.outcomes()).containsExactly(Outcome.RELEASED, Outcome.ABANDONED);

@@ -77,9 +77,7 @@ class RealTriesTest extends RelayRig {
         enqueue(message("k1", "k"), message("k2", "k"));
         Fixtures.ScriptedPublisher k1AlwaysFails = Fixtures.ScriptedPublisher.failing("k1"::equals);
         try (Relay relay =
-                Relay.builder(store, k1AlwaysFails)
-                        .clock(clock)
-                        .observer(observer)
+                relayOn(store, k1AlwaysFails)
                         .maxAttempts(3)
                         .backoff(Backoff.fixed(Duration.ZERO))
                         .build()) {

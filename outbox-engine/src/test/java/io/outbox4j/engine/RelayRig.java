@@ -1,6 +1,8 @@
 package io.outbox4j.engine;
 
 import io.outbox4j.api.Message;
+import io.outbox4j.api.OutboxStore;
+import io.outbox4j.api.Publisher;
 import io.outbox4j.tck.InMemoryOutboxStore;
 import java.util.List;
 
@@ -13,6 +15,11 @@ abstract class RelayRig {
     final InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
     final RecordingStore store = new RecordingStore(memory);
     final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
+
+    /** A relay builder over {@code on}, on the rig's clock, reporting to the rig's observer. */
+    Relay.Builder relayOn(OutboxStore on, Publisher publisher) {
+        return Relay.builder(on, publisher).clock(clock).observer(observer);
+    }
 
     /**
      * Enqueues the messages, in this order, in one committed transaction of the reference store.

@@ -24,11 +24,7 @@ import org.junit.jupiter.api.Test;
  */
 class RunOnceTest extends RelayRig {
     private Relay.Builder relay(Publisher publisher) {
-        return Relay.builder(store, publisher)
-                .owner("relay-1")
-                .clock(clock)
-                .observer(observer)
-                .backoff(attempt -> Duration.ofMinutes(1));
+        return relayOn(store, publisher).owner("relay-1").backoff(attempt -> Duration.ofMinutes(1));
     }
 
     @Test
@@ -245,8 +241,7 @@ class RunOnceTest extends RelayRig {
         Publisher publisher =
                 new Fixtures.ScriptedPublisher(
                         m -> PublishOutcome.failed(new IllegalStateException("nack")));
-        try (Relay relay =
-                Relay.builder(failing, publisher).clock(clock).observer(observer).build()) {
+        try (Relay relay = relayOn(failing, publisher).build()) {
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(1, 0, 0, 0, 0, 0));
         }
         assertThat(observer.storeErrors).containsExactly(down);
