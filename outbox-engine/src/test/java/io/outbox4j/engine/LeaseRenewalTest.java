@@ -37,6 +37,24 @@ class LeaseRenewalTest extends RelayRig {
                 .workers(1);
     }
 
+    /**
+     * Enqueues k1, k2 and k3 of key k and runs one batch over {@code on}, asserting its result,
+     * with a publisher whose every call takes 6 s by the relay's clock: k1 from +0s, k2 from +6s
+     * (9s of the 15s lease left), k3 would start at +12s with 3s left, under the 5s margin.
+     *
+     * @return the publisher
+     */
+    private Fixtures.ScriptedPublisher runLaneOfSixSecondCalls(
+            RecordingStore on, Relay.Result expected) {
+        memory.enqueueCommitted(lane("k", 3));
+        Fixtures.ScriptedPublisher sixSecondsEach =
+                Fixtures.ScriptedPublisher.taking(clock, Duration.ofSeconds(6));
+        try (Relay relay = relay(on, sixSecondsEach).build()) {
+            assertThat(relay.runOnce()).isEqualTo(expected);
+        }
+        return sixSecondsEach;
+    }
+
     private static List<io.outbox4j.api.Message> lane(String key, int n) {
         List<io.outbox4j.api.Message> list = new ArrayList<>();
         for (int i = 1; i <= n; i++) {
@@ -101,14 +119,8 @@ class LeaseRenewalTest extends RelayRig {
                         throw new IllegalStateException("connection refused");
                     }
                 };
-        memory.enqueueCommitted(lane("k", 3));
-        // Each call takes 6s by the relay's clock: k1 from +0s, k2 from +6s (9s of the 15s lease
-        // left), k3 would start at +12s with 3s left, under the 5s margin.
         Fixtures.ScriptedPublisher sixSecondsEach =
-                Fixtures.ScriptedPublisher.taking(clock, Duration.ofSeconds(6));
-        try (Relay relay = relay(failingExtend, sixSecondsEach).build()) {
-            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(3, 2, 2, 0, 0, 1));
-        }
+                runLaneOfSixSecondCalls(failingExtend, new Relay.Result(3, 2, 2, 0, 0, 1));
         assertThat(sixSecondsEach.publishedIdsInOrder()).containsExactly("k1", "k2");
         assertThat(failingExtend.extensions).as("renewals were tried").isNotEmpty();
         assertThat(observer.storeErrors)
@@ -149,12 +161,7 @@ class LeaseRenewalTest extends RelayRig {
                         throw new IllegalStateException("connection refused");
                     }
                 };
-        memory.enqueueCommitted(lane("k", 3));
-        Fixtures.ScriptedPublisher sixSecondsEach =
-                Fixtures.ScriptedPublisher.taking(clock, Duration.ofSeconds(6));
-        try (Relay relay = relay(down, sixSecondsEach).build()) {
-            assertThat(relay.runOnce()).isEqualTo(new Relay.Result(3, 2, 2, 0, 0, 0));
-        }
+        runLaneOfSixSecondCalls(down, new Relay.Result(3, 2, 2, 0, 0, 0));
         assertThat(observer.outcomes())
                 .containsExactly(Outcome.COMPLETED, Outcome.COMPLETED, Outcome.NOT_RECORDED);
         assertThat(memory.claim(new ClaimRequest("other", clock.instant(), LEASE, 10)))
