@@ -210,11 +210,7 @@ class RunOnceTest extends RelayRig {
                     }
                 };
         memory.enqueueCommitted(Fixtures.messages("m", 2));
-        try (Relay relay =
-                Relay.builder(failing, Fixtures.ScriptedPublisher.accepting())
-                        .clock(clock)
-                        .observer(observer)
-                        .build()) {
+        try (Relay relay = relayOn(failing, Fixtures.ScriptedPublisher.accepting()).build()) {
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(2, 2, 0, 0, 0, 0));
             assertThat(observer.storeErrors).containsExactly(down);
             assertThat(observer.outcomes())
