@@ -99,6 +99,25 @@ public abstract class OutboxWakeUpsContract {
                 .isTrue();
     }
 
+    /** A listener a rule watches: its name in a failure, and the semaphore its wake-up releases. */
+    private record Watched(String who, Semaphore woken) {}
+
+    /**
+     * Commits {@code COMMITS} times, one message each, and asserts after each commit that every
+     * watched listener was woken.
+     */
+    private void assertEachCommitWakes(Watched... listeners) throws InterruptedException {
+        for (int i = 1; i <= COMMITS; i++) {
+            for (Watched l : listeners) {
+                l.woken().drainPermits();
+            }
+            commitOne();
+            for (Watched l : listeners) {
+                assertWoken(l.woken(), l.who(), i);
+            }
+        }
+    }
+
     /** Rules about who is woken and when. */
     @Nested
     @DisplayName("wake-ups")
@@ -108,11 +127,7 @@ public abstract class OutboxWakeUpsContract {
         void required_eachCommitWakesAListener() throws InterruptedException {
             Semaphore woken = new Semaphore(0);
             listen(woken);
-            for (int i = 1; i <= COMMITS; i++) {
-                woken.drainPermits();
-                commitOne();
-                assertWoken(woken, "the listener", i);
-            }
+            assertEachCommitWakes(new Watched("the listener", woken));
         }
 
         @Test
@@ -122,13 +137,9 @@ public abstract class OutboxWakeUpsContract {
             Semaphore second = new Semaphore(0);
             listen(first);
             listen(second);
-            for (int i = 1; i <= COMMITS; i++) {
-                first.drainPermits();
-                second.drainPermits();
-                commitOne();
-                assertWoken(first, "the first of two listeners", i);
-                assertWoken(second, "the second of two listeners", i);
-            }
+            assertEachCommitWakes(
+                    new Watched("the first of two listeners", first),
+                    new Watched("the second of two listeners", second));
         }
 
         @Test
@@ -139,11 +150,7 @@ public abstract class OutboxWakeUpsContract {
             Listening toClose = listen(closed);
             listen(open);
             toClose.close();
-            for (int i = 1; i <= COMMITS; i++) {
-                open.drainPermits();
-                commitOne();
-                assertWoken(open, "the listener left open", i);
-            }
+            assertEachCommitWakes(new Watched("the listener left open", open));
         }
     }
 
