@@ -314,16 +314,7 @@ abstract class SqlDialect {
      * The default locks the buckets' rows of the bucket-owner table.
      */
     void lockBuckets(Handle h, Collection<Integer> buckets) {
-        if (buckets.isEmpty()) {
-            return;
-        }
-        h.createQuery(
-                        "SELECT bucket FROM "
-                                + bucketsTable
-                                + " WHERE bucket IN (<buckets>) ORDER BY bucket FOR UPDATE")
-                .bindList("buckets", new ArrayList<>(new TreeSet<>(buckets)))
-                .mapTo(Integer.class)
-                .list();
+        lockBucketRows(h, buckets, "ORDER BY bucket FOR UPDATE");
     }
 
     /**
@@ -333,17 +324,25 @@ abstract class SqlDialect {
      * @return the buckets now locked by this transaction
      */
     Set<Integer> tryLockBuckets(Handle h, Collection<Integer> buckets) {
+        return new HashSet<>(lockBucketRows(h, buckets, "FOR UPDATE SKIP LOCKED"));
+    }
+
+    /**
+     * Locks the rows of these buckets in the bucket-owner table with {@code locking} (the tail of
+     * the select: {@code … FOR UPDATE …}) and returns the buckets whose rows it locked.
+     */
+    private List<Integer> lockBucketRows(Handle h, Collection<Integer> buckets, String locking) {
         if (buckets.isEmpty()) {
-            return Set.of();
+            return List.of();
         }
-        return new HashSet<>(
-                h.createQuery(
-                                "SELECT bucket FROM "
-                                        + bucketsTable
-                                        + " WHERE bucket IN (<buckets>) FOR UPDATE SKIP LOCKED")
-                        .bindList("buckets", new ArrayList<>(buckets))
-                        .mapTo(Integer.class)
-                        .list());
+        return h.createQuery(
+                        "SELECT bucket FROM "
+                                + bucketsTable
+                                + " WHERE bucket IN (<buckets>) "
+                                + locking)
+                .bindList("buckets", new ArrayList<>(new TreeSet<>(buckets)))
+                .mapTo(Integer.class)
+                .list();
     }
 
     /**
