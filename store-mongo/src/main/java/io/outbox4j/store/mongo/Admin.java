@@ -76,15 +76,13 @@ final class Admin {
 
     OutboxStatistics statistics(Instant now) {
         long at = Nanos.of(now);
-        Map<String, Counts> byTopic = new TreeMap<>();
-        Counts total = new Counts();
+        Tally tally = new Tally();
         BsonDocument exists = new BsonDocument("$exists", BsonBoolean.TRUE);
         BsonDocument absent = new BsonDocument("$exists", BsonBoolean.FALSE);
-        count(
+        BsonDocument notDue = new BsonDocument("$gt", new BsonInt64(at));
+        tally.add(
                 new BsonDocument(AVAILABLE_AT, new BsonDocument("$lte", new BsonInt64(at))),
                 true,
-                byTopic,
-                total,
                 (c, g) -> {
                     c.ready += count(g);
                     BsonValue oldest = g.get("oldest");
@@ -92,26 +90,15 @@ final class Admin {
                         c.oldestReady = Math.min(c.oldestReady, oldest.asNumber().longValue());
                     }
                 });
-        count(
-                new BsonDocument(AVAILABLE_AT, new BsonDocument("$gt", new BsonInt64(at)))
-                        .append(RECEIPT, exists),
+        tally.add(
+                new BsonDocument(AVAILABLE_AT, notDue).append(RECEIPT, exists),
                 false,
-                byTopic,
-                total,
                 (c, g) -> c.leased += count(g));
-        count(
-                new BsonDocument(AVAILABLE_AT, new BsonDocument("$gt", new BsonInt64(at)))
-                        .append(RECEIPT, absent),
+        tally.add(
+                new BsonDocument(AVAILABLE_AT, notDue).append(RECEIPT, absent),
                 false,
-                byTopic,
-                total,
                 (c, g) -> c.delayed += count(g));
-        count(
-                new BsonDocument(DEAD_AT, exists),
-                false,
-                byTopic,
-                total,
-                (c, g) -> c.dead += count(g));
+        tally.add(new BsonDocument(DEAD_AT, exists), false, (c, g) -> c.dead += count(g));
         long blockedKeys = 0;
         if (keys.deadLettersBlock()) {
             for (BsonDocument d :
@@ -128,8 +115,8 @@ final class Admin {
             }
         }
         Map<String, TopicStatistics> topics = new TreeMap<>();
-        byTopic.forEach((t, c) -> topics.put(t, c.toStatistics(now)));
-        return new OutboxStatistics(now, total.toStatistics(now), topics, blockedKeys);
+        tally.byTopic.forEach((t, c) -> topics.put(t, c.toStatistics(now)));
+        return new OutboxStatistics(now, tally.total.toStatistics(now), topics, blockedKeys);
     }
 
     private static long count(BsonDocument group) {
@@ -137,29 +124,35 @@ final class Admin {
         return n != null && n.isNumber() ? n.asNumber().longValue() : 0;
     }
 
-    /** Groups the documents matching {@code match} by topic and adds each group's figures. */
-    private void count(
-            BsonDocument match,
-            boolean oldest,
-            Map<String, Counts> byTopic,
-            Counts total,
-            BiConsumer<Counts, BsonDocument> add) {
-        BsonDocument group =
-                new BsonDocument(ID, new BsonString("$" + TOPIC))
-                        .append("n", new BsonDocument("$sum", new BsonInt32(1)));
-        if (oldest) {
-            group.append("oldest", new BsonDocument("$min", new BsonString("$" + AVAILABLE_AT)));
-        }
-        for (BsonDocument g :
-                collection.aggregate(
-                        List.of(
-                                new BsonDocument("$match", match),
-                                new BsonDocument("$group", group)))) {
-            add.accept(total, g);
-            BsonValue topic = g.get(ID);
-            if (topic != null && topic.isString()) {
-                add.accept(
-                        byTopic.computeIfAbsent(topic.asString().getValue(), t -> new Counts()), g);
+    /** The counts of a statistics call, per topic and in total. */
+    private final class Tally {
+        final Map<String, Counts> byTopic = new TreeMap<>();
+        final Counts total = new Counts();
+
+        /**
+         * Groups the documents matching {@code match} by topic (with the earliest {@code
+         * availableAt} of each group if {@code oldest}) and adds each group's figures.
+         */
+        void add(BsonDocument match, boolean oldest, BiConsumer<Counts, BsonDocument> add) {
+            BsonDocument group =
+                    new BsonDocument(ID, new BsonString("$" + TOPIC))
+                            .append("n", new BsonDocument("$sum", new BsonInt32(1)));
+            if (oldest) {
+                group.append(
+                        "oldest", new BsonDocument("$min", new BsonString("$" + AVAILABLE_AT)));
+            }
+            for (BsonDocument g :
+                    collection.aggregate(
+                            List.of(
+                                    new BsonDocument("$match", match),
+                                    new BsonDocument("$group", group)))) {
+                add.accept(total, g);
+                BsonValue topic = g.get(ID);
+                if (topic != null && topic.isString()) {
+                    add.accept(
+                            byTopic.computeIfAbsent(topic.asString().getValue(), t -> new Counts()),
+                            g);
+                }
             }
         }
     }
