@@ -2,7 +2,6 @@ package io.outbox4j.tck;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.outbox4j.api.DeadLetter;
 import io.outbox4j.api.DeadLetterPage;
 import io.outbox4j.api.DeadLetterQuery;
 import io.outbox4j.api.DeadMessage;
@@ -43,22 +42,8 @@ abstract class AdminDeadLetterRules extends AdminRules {
         Instant t = now();
         Map<Message, Instant> deadAt = new LinkedHashMap<>();
         deadAt.put(y, t.plus(Duration.ofMinutes(3)));
-        assertThat(
-                        store().deadLetter(
-                                        new DeadLetter(
-                                                OWNER,
-                                                claimed(first, x).receipt(),
-                                                reasonOf(x),
-                                                t.plus(Duration.ofMinutes(1)))))
-                .isTrue();
-        assertThat(
-                        store().deadLetter(
-                                        new DeadLetter(
-                                                OWNER,
-                                                claimed(first, z).receipt(),
-                                                reasonOf(z),
-                                                t.plus(Duration.ofMinutes(2)))))
-                .isTrue();
+        deadLetterLeased(first, x, t.plus(Duration.ofMinutes(1)));
+        deadLetterLeased(first, z, t.plus(Duration.ofMinutes(2)));
         deadLetter(deadAt); // y, on its second attempt
         List<DeadMessage> listed = admin().deadLetters(DeadLetterQuery.all()).items();
         assertThat(idsOfDead(listed))

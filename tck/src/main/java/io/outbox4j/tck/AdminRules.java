@@ -120,17 +120,23 @@ abstract class AdminRules extends KitRules {
     /** Claims the messages and dead-letters each at the given instant with a reason naming it. */
     void deadLetter(Map<Message, Instant> deadAt) {
         Map<String, Delivery> leases = claimEach(deadAt.keySet().toArray(new Message[0]));
-        deadAt.forEach(
-                (m, at) ->
-                        assertThat(
-                                        store().deadLetter(
-                                                        new DeadLetter(
-                                                                OWNER,
-                                                                claimed(leases, m).receipt(),
-                                                                reasonOf(m),
-                                                                at)))
-                                .as("setting up: deadLetter of '%s' with its live receipt", m.id())
-                                .isTrue());
+        deadAt.forEach((m, at) -> deadLetterLeased(leases, m, at));
+    }
+
+    /**
+     * Dead-letters {@code m}, whose lease is in {@code leases}, at {@code at} with a reason naming
+     * it; the dead-lettering must succeed.
+     */
+    void deadLetterLeased(Map<String, Delivery> leases, Message m, Instant at) {
+        assertThat(
+                        store().deadLetter(
+                                        new DeadLetter(
+                                                OWNER,
+                                                claimed(leases, m).receipt(),
+                                                reasonOf(m),
+                                                at)))
+                .as("setting up: deadLetter of '%s' with its live receipt", m.id())
+                .isTrue();
     }
 
     void deadLetterNow(Message... messages) {
