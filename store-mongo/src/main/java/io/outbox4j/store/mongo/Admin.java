@@ -12,6 +12,8 @@ import static io.outbox4j.store.mongo.Documents.PARKED;
 import static io.outbox4j.store.mongo.Documents.RECEIPT;
 import static io.outbox4j.store.mongo.Documents.SEQ;
 import static io.outbox4j.store.mongo.Documents.TOPIC;
+import static io.outbox4j.store.mongo.Documents.ascending;
+import static io.outbox4j.store.mongo.Documents.fields;
 import static io.outbox4j.store.mongo.Documents.idIn;
 
 import com.mongodb.client.MongoCollection;
@@ -173,9 +175,7 @@ final class Admin {
         List<BsonDocument> docs =
                 collection
                         .find(filter)
-                        .sort(
-                                new BsonDocument(DEAD_AT, new BsonInt32(1))
-                                        .append(SEQ, new BsonInt32(1)))
+                        .sort(ascending(DEAD_AT, SEQ))
                         .limit(query.limit() + 1)
                         .batchSize(query.limit() + 1)
                         .into(new ArrayList<>());
@@ -292,7 +292,7 @@ final class Admin {
             for (BsonDocument d :
                     collection
                             .find(selected)
-                            .projection(new BsonDocument(ID, new BsonInt32(1)))
+                            .projection(fields(ID))
                             .limit(DeadLetterQuery.MAX_LIMIT)
                             .batchSize(DeadLetterQuery.MAX_LIMIT)) {
                 chunk.add(Documents.idOf(d));
@@ -313,8 +313,7 @@ final class Admin {
                 idIn(ids).append(DEAD_AT, new BsonDocument("$exists", BsonBoolean.TRUE));
         Map<BsonValue, String> keyed = new HashMap<>();
         if (keys.deadLettersBlock()) {
-            for (BsonDocument d :
-                    collection.find(dead).projection(new BsonDocument(KEY, new BsonInt32(1)))) {
+            for (BsonDocument d : collection.find(dead).projection(fields(KEY))) {
                 String key = Documents.keyOf(d);
                 if (key != null) {
                     keyed.put(Documents.idOf(d), key);
@@ -329,10 +328,7 @@ final class Admin {
         BsonDocument d =
                 collection
                         .find(new BsonDocument(ID, new BsonString(id)))
-                        .projection(
-                                new BsonDocument(DEAD_AT, new BsonInt32(1))
-                                        .append(DEAD_REASON, new BsonInt32(1))
-                                        .append(LAST_ERROR, new BsonInt32(1)))
+                        .projection(fields(DEAD_AT, DEAD_REASON, LAST_ERROR))
                         .first();
         if (d == null) {
             return Optional.empty();

@@ -10,6 +10,8 @@ import static io.outbox4j.store.mongo.Documents.PARKED;
 import static io.outbox4j.store.mongo.Documents.PARKED_BEHIND;
 import static io.outbox4j.store.mongo.Documents.RECEIPT;
 import static io.outbox4j.store.mongo.Documents.SEQ;
+import static io.outbox4j.store.mongo.Documents.ascending;
+import static io.outbox4j.store.mongo.Documents.fields;
 import static io.outbox4j.store.mongo.Documents.idIn;
 
 import com.mongodb.client.MongoCollection;
@@ -138,15 +140,8 @@ final class Claimer {
             List<BsonDocument> read =
                     collection
                             .find(candidates)
-                            .projection(
-                                    new BsonDocument(ID, new BsonInt32(1))
-                                            .append(KEY, new BsonInt32(1))
-                                            .append(BUCKET, new BsonInt32(1))
-                                            .append(SEQ, new BsonInt32(1))
-                                            .append(AVAILABLE_AT, new BsonInt32(1)))
-                            .sort(
-                                    new BsonDocument(AVAILABLE_AT, new BsonInt32(1))
-                                            .append(SEQ, new BsonInt32(1)))
+                            .projection(fields(ID, KEY, BUCKET, SEQ, AVAILABLE_AT))
+                            .sort(ascending(AVAILABLE_AT, SEQ))
                             .limit(pageSize)
                             .batchSize(pageSize)
                             .into(new ArrayList<>());
@@ -267,10 +262,7 @@ final class Claimer {
                                 "$set", new BsonDocument(PARKED_BEHIND, BsonBoolean.TRUE)));
             }
             Set<BsonValue> present = new HashSet<>();
-            for (BsonDocument d :
-                    collection
-                            .find(idIn(witnesses))
-                            .projection(new BsonDocument(ID, new BsonInt32(1)))) {
+            for (BsonDocument d : collection.find(idIn(witnesses)).projection(fields(ID))) {
                 present.add(Documents.idOf(d));
             }
             BsonArray park = new BsonArray();

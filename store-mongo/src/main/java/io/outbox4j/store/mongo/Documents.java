@@ -186,6 +186,24 @@ final class Documents {
         return v != null && v.isNumber() ? Math.max(0, v.asNumber().intValue()) : 0;
     }
 
+    /** A projection that keeps these fields. */
+    static BsonDocument fields(String... names) {
+        return ones(names);
+    }
+
+    /** A sort (or index keys) ascending by these fields, the first first. */
+    static BsonDocument ascending(String... names) {
+        return ones(names);
+    }
+
+    private static BsonDocument ones(String... names) {
+        BsonDocument d = new BsonDocument();
+        for (String name : names) {
+            d.append(name, new BsonInt32(1));
+        }
+        return d;
+    }
+
     /** A filter on the documents whose {@code _id} is one of {@code ids}. */
     static BsonDocument idIn(Collection<? extends BsonValue> ids) {
         BsonArray in = ids instanceof BsonArray array ? array : new BsonArray(new ArrayList<>(ids));

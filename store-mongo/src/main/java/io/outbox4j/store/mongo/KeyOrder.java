@@ -7,6 +7,8 @@ import static io.outbox4j.store.mongo.Documents.KEY;
 import static io.outbox4j.store.mongo.Documents.PARKED;
 import static io.outbox4j.store.mongo.Documents.PARKED_BEHIND;
 import static io.outbox4j.store.mongo.Documents.SEQ;
+import static io.outbox4j.store.mongo.Documents.ascending;
+import static io.outbox4j.store.mongo.Documents.fields;
 import static io.outbox4j.store.mongo.Documents.idIn;
 
 import com.mongodb.MongoException;
@@ -111,7 +113,7 @@ final class KeyOrder {
             for (BsonDocument d :
                     collection
                             .find(idIn(keyed.keySet()).append(PARKED_BEHIND, BsonBoolean.TRUE))
-                            .projection(new BsonDocument(KEY, new BsonInt32(1)))) {
+                            .projection(fields(KEY))) {
                 String key = Documents.keyOf(d);
                 if (key != null) {
                     marked.add(key);
@@ -206,14 +208,8 @@ final class KeyOrder {
             for (BsonDocument d :
                     collection
                             .find(filter)
-                            .projection(
-                                    new BsonDocument(ID, new BsonInt32(1))
-                                            .append(KEY, new BsonInt32(1))
-                                            .append(SEQ, new BsonInt32(1))
-                                            .append(PARKED_BEHIND, new BsonInt32(1)))
-                            .sort(
-                                    new BsonDocument(KEY, new BsonInt32(1))
-                                            .append(SEQ, new BsonInt32(1)))
+                            .projection(fields(ID, KEY, SEQ, PARKED_BEHIND))
+                            .sort(ascending(KEY, SEQ))
                             .limit(wanted)
                             .batchSize(wanted)) {
                 last = d.getString(KEY).getValue();
@@ -336,10 +332,8 @@ final class KeyOrder {
                                                                                         "$exists",
                                                                                         BsonBoolean
                                                                                                 .FALSE)))))))
-                        .projection(
-                                new BsonDocument(KEY, new BsonInt32(1))
-                                        .append(SEQ, new BsonInt32(1)))
-                        .sort(new BsonDocument(KEY, new BsonInt32(1)).append(SEQ, new BsonInt32(1)))
+                        .projection(fields(KEY, SEQ))
+                        .sort(ascending(KEY, SEQ))
                         .limit(limit)
                         .batchSize(limit)) {
             String key = Documents.keyOf(d);
@@ -389,13 +383,8 @@ final class KeyOrder {
                                     scoped(
                                             new BsonDocument(KEY, new BsonDocument("$in", names))
                                                     .append(PARKED, BsonBoolean.TRUE)))
-                            .projection(
-                                    new BsonDocument(ID, new BsonInt32(1))
-                                            .append(KEY, new BsonInt32(1))
-                                            .append(SEQ, new BsonInt32(1)))
-                            .sort(
-                                    new BsonDocument(KEY, new BsonInt32(1))
-                                            .append(SEQ, new BsonInt32(1)))
+                            .projection(fields(ID, KEY, SEQ))
+                            .sort(ascending(KEY, SEQ))
                             .limit(roundSize)
                             .batchSize(roundSize)) {
                 last = d.getString(KEY).getValue();

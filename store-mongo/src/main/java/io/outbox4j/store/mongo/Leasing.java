@@ -10,6 +10,7 @@ import static io.outbox4j.store.mongo.Documents.KEY;
 import static io.outbox4j.store.mongo.Documents.LAST_ERROR;
 import static io.outbox4j.store.mongo.Documents.OWNER;
 import static io.outbox4j.store.mongo.Documents.RECEIPT;
+import static io.outbox4j.store.mongo.Documents.fields;
 import static io.outbox4j.store.mongo.Documents.idIn;
 
 import com.mongodb.client.MongoCollection;
@@ -76,7 +77,7 @@ final class Leasing {
             for (BsonDocument d :
                     collection
                             .find(new BsonDocument(ID, in(receiptById.keySet())))
-                            .projection(new BsonDocument(ID, new BsonInt32(1)))) {
+                            .projection(fields(ID))) {
                 String receipt = receiptById.get(d.getString(ID).getValue());
                 if (receipt != null) {
                     stale.add(receipt);
@@ -138,9 +139,7 @@ final class Leasing {
         for (BsonDocument d :
                 collection
                         .find(leasedBy(owner, byToken))
-                        .projection(
-                                new BsonDocument(RECEIPT, new BsonInt32(1))
-                                        .append(ENQUEUED_AT, new BsonInt32(1)))) {
+                        .projection(fields(RECEIPT, ENQUEUED_AT))) {
             String token = d.getString(RECEIPT).getValue();
             String id = d.getString(ID).getValue();
             String receipt = byToken.getOrDefault(token, Map.of()).get(id);
@@ -189,9 +188,7 @@ final class Leasing {
             // Some leases changed hands in between: those still leased (or gone)
             // were not given back by this call.
             for (BsonDocument d :
-                    collection
-                            .find(idIn(receiptById.keySet()))
-                            .projection(new BsonDocument(RECEIPT, new BsonInt32(1)))) {
+                    collection.find(idIn(receiptById.keySet())).projection(fields(RECEIPT))) {
                 if (d.containsKey(RECEIPT)) {
                     stale.add(receiptById.get(d.get(ID)));
                 }
@@ -246,11 +243,7 @@ final class Leasing {
         for (BsonDocument d :
                 collection
                         .find(new BsonDocument(ID, in(allIds)))
-                        .projection(
-                                new BsonDocument(ID, new BsonInt32(1))
-                                        .append(RECEIPT, new BsonInt32(1))
-                                        .append(OWNER, new BsonInt32(1))
-                                        .append(KEY, new BsonInt32(1)))) {
+                        .projection(fields(ID, RECEIPT, OWNER, KEY))) {
             BsonValue token = d.get(RECEIPT);
             if (token == null || !token.isString() || !leases.owner.equals(d.get(OWNER))) {
                 continue;
@@ -317,11 +310,7 @@ final class Leasing {
         BsonDocument lease = new BsonDocument(ID, id).append(RECEIPT, token).append(OWNER, owner);
         Map<BsonValue, String> keyed = Map.of();
         if (!keys.deadLettersBlock()) {
-            BsonDocument d =
-                    collection
-                            .find(lease)
-                            .projection(new BsonDocument(KEY, new BsonInt32(1)))
-                            .first();
+            BsonDocument d = collection.find(lease).projection(fields(KEY)).first();
             if (d == null) {
                 return false;
             }

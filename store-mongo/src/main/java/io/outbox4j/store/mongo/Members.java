@@ -1,5 +1,7 @@
 package io.outbox4j.store.mongo;
 
+import static io.outbox4j.store.mongo.Documents.fields;
+
 import com.mongodb.ErrorCategory;
 import com.mongodb.MongoWriteException;
 import com.mongodb.client.MongoCollection;
@@ -28,7 +30,6 @@ import org.bson.BsonArray;
 import org.bson.BsonBoolean;
 import org.bson.BsonDateTime;
 import org.bson.BsonDocument;
-import org.bson.BsonInt32;
 import org.bson.BsonInt64;
 import org.bson.BsonNull;
 import org.bson.BsonString;
@@ -201,9 +202,7 @@ final class Members {
                                                 List.of(
                                                         new BsonString("$" + LEASE_UNTIL),
                                                         new BsonString("$$NOW")))));
-        boolean isLive =
-                members.find(live).projection(new BsonDocument(ID, new BsonInt32(1))).first()
-                        != null;
+        boolean isLive = members.find(live).projection(fields(ID)).first() != null;
         return isLive ? owned : Set.of();
     }
 
@@ -232,7 +231,7 @@ final class Members {
                                         LEASE_UNTIL,
                                         new BsonDocument(
                                                 "$gt", new BsonDateTime(now.toEpochMilli()))))
-                        .projection(new BsonDocument(ID, new BsonInt32(1)))) {
+                        .projection(fields(ID))) {
             BsonValue id = d.get(ID);
             if (id != null && id.isString()) {
                 live.add(id.asString().getValue());

@@ -5,6 +5,7 @@ import static io.outbox4j.store.mongo.Documents.DEAD_AT;
 import static io.outbox4j.store.mongo.Documents.KEY;
 import static io.outbox4j.store.mongo.Documents.PARKED;
 import static io.outbox4j.store.mongo.Documents.SEQ;
+import static io.outbox4j.store.mongo.Documents.ascending;
 
 import com.mongodb.ErrorCategory;
 import com.mongodb.MongoBulkWriteException;
@@ -53,7 +54,6 @@ import java.util.Set;
 import java.util.function.Supplier;
 import org.bson.BsonBoolean;
 import org.bson.BsonDocument;
-import org.bson.BsonInt32;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -272,10 +272,6 @@ public final class MongoOutboxStore
                                                             new BsonDocument(
                                                                     PARKED, BsonBoolean.TRUE)))));
                 });
-    }
-
-    private static BsonDocument ascending(String first, String second) {
-        return new BsonDocument(first, new BsonInt32(1)).append(second, new BsonInt32(1));
     }
 
     /**
