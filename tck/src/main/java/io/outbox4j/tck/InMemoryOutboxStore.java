@@ -32,6 +32,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
@@ -339,76 +340,66 @@ public class InMemoryOutboxStore extends InMemoryAdmin
 
     @Override
     public Set<String> complete(Completion completion) {
-        synchronized (storage) {
-            Set<String> stale = new LinkedHashSet<>();
-            for (String receipt : completion.receipts()) {
-                Row r = storage.leased(completion.owner(), receipt);
-                if (r == null) {
-                    stale.add(receipt);
-                } else {
-                    storage.remove(r);
-                }
-            }
-            return stale;
-        }
+        return onEachLeased(completion.owner(), completion.receipts(), storage::remove);
     }
 
     @Override
     public boolean release(Release release) {
-        synchronized (storage) {
-            Row r = storage.leased(release.owner(), release.receipt());
-            if (r == null) {
-                return false;
-            }
-            storage.clearLease(r);
-            r.availableAt = release.availableAt();
-            r.lastError = release.error();
-            return true;
-        }
+        return onEachLeased(
+                        release.owner(),
+                        List.of(release.receipt()),
+                        r -> {
+                            storage.clearLease(r);
+                            r.availableAt = release.availableAt();
+                            r.lastError = release.error();
+                        })
+                .isEmpty();
     }
 
     @Override
     public boolean deadLetter(DeadLetter deadLetter) {
-        synchronized (storage) {
-            Row r = storage.leased(deadLetter.owner(), deadLetter.receipt());
-            if (r == null) {
-                return false;
-            }
-            storage.clearLease(r);
-            r.deadAt = deadLetter.at();
-            r.deadReason = deadLetter.reason();
-            return true;
-        }
+        return onEachLeased(
+                        deadLetter.owner(),
+                        List.of(deadLetter.receipt()),
+                        r -> {
+                            storage.clearLease(r);
+                            r.deadAt = deadLetter.at();
+                            r.deadReason = deadLetter.reason();
+                        })
+                .isEmpty();
     }
 
     @Override
     public Set<String> extend(Extension extension) {
-        synchronized (storage) {
-            Set<String> stale = new LinkedHashSet<>();
-            for (String receipt : extension.receipts()) {
-                Row r = storage.leased(extension.owner(), receipt);
-                if (r == null) {
-                    stale.add(receipt);
-                } else {
-                    r.availableAt = extension.until();
-                }
-            }
-            return stale;
-        }
+        return onEachLeased(
+                extension.owner(), extension.receipts(), r -> r.availableAt = extension.until());
     }
 
     @Override
     public Set<String> abandon(Abandonment abandonment) {
-        synchronized (storage) {
-            Set<String> stale = new LinkedHashSet<>();
-            for (String receipt : abandonment.receipts()) {
-                Row r = storage.leased(abandonment.owner(), receipt);
-                if (r == null) {
-                    stale.add(receipt);
-                } else {
+        return onEachLeased(
+                abandonment.owner(),
+                abandonment.receipts(),
+                r -> {
                     storage.clearLease(r);
                     r.availableAt = r.enqueuedAt;
                     r.attempts = Math.max(0, r.attempts - 1);
+                });
+    }
+
+    /**
+     * Under the storage lock, runs {@code write} on the row of each receipt that is {@code owner}'s
+     * live lease, and returns the other receipts (stale), in order.
+     */
+    private Set<String> onEachLeased(String owner, List<String> receipts, Consumer<Row> write) {
+        synchronized (storage) {
+            Set<String> stale = new LinkedHashSet<>();
+            for (String receipt : receipts) {
+                Row r = storage.leased(owner, receipt);
+                if (r == null) {
+                    stale.add(receipt);
+                } else {
+                    write.accept(r);
                 }
             }
             return stale;
