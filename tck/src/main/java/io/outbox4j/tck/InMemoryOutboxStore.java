@@ -345,28 +345,30 @@ public class InMemoryOutboxStore extends InMemoryAdmin
 
     @Override
     public boolean release(Release release) {
-        return onEachLeased(
-                        release.owner(),
-                        List.of(release.receipt()),
-                        r -> {
-                            storage.clearLease(r);
-                            r.availableAt = release.availableAt();
-                            r.lastError = release.error();
-                        })
-                .isEmpty();
+        synchronized (storage) {
+            Row r = storage.leased(release.owner(), release.receipt());
+            if (r == null) {
+                return false;
+            }
+            storage.clearLease(r);
+            r.availableAt = release.availableAt();
+            r.lastError = release.error();
+            return true;
+        }
     }
 
     @Override
     public boolean deadLetter(DeadLetter deadLetter) {
-        return onEachLeased(
-                        deadLetter.owner(),
-                        List.of(deadLetter.receipt()),
-                        r -> {
-                            storage.clearLease(r);
-                            r.deadAt = deadLetter.at();
-                            r.deadReason = deadLetter.reason();
-                        })
-                .isEmpty();
+        synchronized (storage) {
+            Row r = storage.leased(deadLetter.owner(), deadLetter.receipt());
+            if (r == null) {
+                return false;
+            }
+            storage.clearLease(r);
+            r.deadAt = deadLetter.at();
+            r.deadReason = deadLetter.reason();
+            return true;
+        }
     }
 
     @Override
