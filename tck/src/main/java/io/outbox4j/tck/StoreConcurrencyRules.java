@@ -27,6 +27,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -100,6 +103,66 @@ abstract class StoreConcurrencyRules extends StoreRules {
         }
     }
 
+    /**
+     * The claims of racing claimers that take turns with completions, and when they may stop. A
+     * claim that comes back empty proves nothing while another claim runs: a store may hold a
+     * claimable row locked while it decides about it ({@code FOR UPDATE SKIP LOCKED} of a claim
+     * that then finds the row blocked and leaves it), and the other claimer skips it. So a claimer
+     * that found nothing and knows of no message in flight claims once more alone, with no other
+     * claim running: if that claim is empty too, nothing is left that the store would hand out, and
+     * every claimer stops.
+     */
+    private static final class Claims {
+        private final ReadWriteLock turns = new ReentrantReadWriteLock(true);
+        private final AtomicInteger inFlight = new AtomicInteger();
+        private volatile boolean drained;
+
+        /**
+         * Claims beside the other claimers; after an empty claim with nothing in flight, claims
+         * once more alone. The deliveries count as in flight until {@link #finished}.
+         */
+        List<Delivery> claim(OutboxStore on, ClaimRequest request) {
+            List<Delivery> got = claimHolding(turns.readLock(), on, request);
+            if (!got.isEmpty() || inFlight.get() != 0) {
+                return got;
+            }
+            Lock alone = turns.writeLock();
+            alone.lock();
+            try {
+                if (drained || inFlight.get() != 0) {
+                    return List.of();
+                }
+                got = on.claim(request);
+                inFlight.addAndGet(got.size());
+                drained = got.isEmpty();
+                return got;
+            } finally {
+                alone.unlock();
+            }
+        }
+
+        private List<Delivery> claimHolding(Lock turn, OutboxStore on, ClaimRequest request) {
+            turn.lock();
+            try {
+                List<Delivery> got = on.claim(request);
+                inFlight.addAndGet(got.size()); // before another claimer may claim alone
+                return got;
+            } finally {
+                turn.unlock();
+            }
+        }
+
+        /** Counts deliveries as completed, released or abandoned (no longer in flight). */
+        void finished(int deliveries) {
+            inFlight.addAndGet(-deliveries);
+        }
+
+        /** Whether a claim alone, with nothing in flight, found nothing: every claimer stops. */
+        boolean drained() {
+            return drained;
+        }
+    }
+
     @Test
     @DisplayName(
             "claimers racing on two store instances never share a message, and every message is claimed once")
@@ -158,11 +221,11 @@ abstract class StoreConcurrencyRules extends StoreRules {
         Map<String, String> holder = new ConcurrentHashMap<>();
         Set<String> completed = ConcurrentHashMap.newKeySet();
         Set<String> releasedOnce = ConcurrentHashMap.newKeySet();
-        AtomicInteger inFlight = new AtomicInteger();
+        Claims claims = new Claims();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         race(
                 (on, owner) -> {
-                    while (violations.size() < MAX_VIOLATIONS) {
+                    while (violations.size() < MAX_VIOLATIONS && !claims.drained()) {
                         if (System.nanoTime() > deadline) {
                             violation(
                                     owner
@@ -173,17 +236,13 @@ abstract class StoreConcurrencyRules extends StoreRules {
                                             + " messages completed");
                             return;
                         }
-                        boolean idle = inFlight.get() == 0;
                         List<Delivery> got =
-                                on.claim(new ClaimRequest(owner, at, Duration.ofHours(1), 10));
+                                claims.claim(
+                                        on, new ClaimRequest(owner, at, Duration.ofHours(1), 10));
                         if (got.isEmpty()) {
-                            if (idle) {
-                                return;
-                            }
                             letOthersRun();
                             continue;
                         }
-                        inFlight.addAndGet(got.size());
                         List<String> toComplete = new ArrayList<>();
                         for (Delivery d : got) {
                             String id = d.message().id();
@@ -221,7 +280,7 @@ abstract class StoreConcurrencyRules extends StoreRules {
                                                     + id
                                                     + "' was reported stale");
                                 }
-                                inFlight.decrementAndGet();
+                                claims.finished(1);
                             } else {
                                 toComplete.add(d.receipt());
                             }
@@ -244,7 +303,7 @@ abstract class StoreConcurrencyRules extends StoreRules {
                                     violation("'" + d.message().id() + "' was completed twice");
                                 }
                             }
-                            inFlight.addAndGet(-toComplete.size());
+                            claims.finished(toComplete.size());
                         }
                     }
                 });
@@ -291,11 +350,13 @@ abstract class StoreConcurrencyRules extends StoreRules {
         Map<String, String> holder = new HashMap<>();
         Set<String> releasedOnce = ConcurrentHashMap.newKeySet();
         AtomicInteger finished = new AtomicInteger();
-        AtomicInteger inFlight = new AtomicInteger();
+        Claims claims = new Claims();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         race(
                 (on, owner) -> {
-                    while (violations.size() < MAX_VIOLATIONS && finished.get() < count) {
+                    while (violations.size() < MAX_VIOLATIONS
+                            && finished.get() < count
+                            && !claims.drained()) {
                         if (System.nanoTime() > deadline) {
                             violation(
                                     owner
@@ -306,17 +367,13 @@ abstract class StoreConcurrencyRules extends StoreRules {
                                             + " messages completed (a key stayed blocked)");
                             return;
                         }
-                        boolean idle = inFlight.get() == 0;
                         List<Delivery> got =
-                                on.claim(new ClaimRequest(owner, at, Duration.ofHours(1), 7));
+                                claims.claim(
+                                        on, new ClaimRequest(owner, at, Duration.ofHours(1), 7));
                         if (got.isEmpty()) {
-                            if (idle) {
-                                return; // nothing leased and nothing claimable: no more work
-                            }
                             letOthersRun();
                             continue;
                         }
-                        inFlight.addAndGet(got.size());
                         Map<String, List<Delivery>> byKey = new LinkedHashMap<>();
                         for (Delivery d : got) {
                             byKey.computeIfAbsent(
@@ -399,7 +456,7 @@ abstract class StoreConcurrencyRules extends StoreRules {
                                 && !on.complete(new Completion(owner, toComplete)).isEmpty()) {
                             violation("complete by " + owner + " of live leases was stale");
                         }
-                        inFlight.addAndGet(-got.size());
+                        claims.finished(got.size());
                     }
                 });
         assertThat(violations)

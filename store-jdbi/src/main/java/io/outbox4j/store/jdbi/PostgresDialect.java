@@ -70,10 +70,18 @@ final class PostgresDialect extends SqlDialect {
      * keyed completions twice as slow. JIT compilation is turned off too: a statement whose
      * estimate crosses {@code jit_above_cost} (as one that had to scan a small table with
      * sequential scans disabled did) was compiled on every execution, 0.9 s for a claim of 7 rows.
+     *
+     * <p>The statements that follow in the transaction also use the prepared statement's generic
+     * plan ({@code plan_cache_mode}): with the default, PostgreSQL judged the generic plan of a
+     * statement over {@code id = ANY(:ids)} dearer than a custom plan for the few ids of each call
+     * and planned the claim and completion anew on almost every call (pg_stat_statements in the
+     * latency benchmark: 778 plans in 990 calls of the completion), planning that cost the server
+     * more than running them. With sequential scans disabled the generic plans are the index plans.
      */
     static final String INDEX_PLANS =
             "set_config('enable_seqscan', 'off', true) AS no_seqscan,"
-                    + " set_config('jit', 'off', true) AS no_jit";
+                    + " set_config('jit', 'off', true) AS no_jit,"
+                    + " set_config('plan_cache_mode', 'force_generic_plan', true) AS generic";
 
     /**
      * Makes a statement sent together with the lock do nothing unless it runs at READ COMMITTED (at
@@ -117,7 +125,10 @@ final class PostgresDialect extends SqlDialect {
     /** Deletes keyed leases of one claim and unparks their keys. */
     final String completeKeyed;
 
-    /** {@link #lockBucketsOfIds}, then {@link #completeKeyed}, in one round trip. */
+    /**
+     * {@link #claimSettings}, the locks of {@link #lockBucketsOfIds}, then {@link #completeKeyed},
+     * in one round trip.
+     */
     final String lockAndCompleteKeyed;
 
     // The hot paths, prepared on the connection without Jdbi's statement machinery (see Sql):
@@ -145,12 +156,12 @@ final class PostgresDialect extends SqlDialect {
                         + ", set_config('idle_in_transaction_session_timeout', '"
                         + IDLE_CUT_OFF_MILLIS
                         + "', true) AS idle_cut_off";
-        this.lockBucketsOfIds =
-                level
-                        + " FROM (SELECT count(pg_advisory_xact_lock(:class, s.b)) FROM (SELECT"
-                        + " DISTINCT bucket AS b FROM "
+        String locks =
+                "SELECT count(pg_advisory_xact_lock(:class, s.b)) FROM (SELECT DISTINCT bucket AS b"
+                        + " FROM "
                         + table
-                        + " WHERE id = ANY(:ids) AND bucket IS NOT NULL ORDER BY 1) s) l";
+                        + " WHERE id = ANY(:ids) AND bucket IS NOT NULL ORDER BY 1) s";
+        this.lockBucketsOfIds = level + " FROM (" + locks + ") l";
         // The rows are locked first, the predecessors probed for those rows only: a probe in the
         // list of the locking select would run for every claimable row when the planner sorts
         // them (20 000 probes, each a scan of the table, with statistics that say it is empty).
@@ -230,7 +241,8 @@ final class PostgresDialect extends SqlDialect {
                         + firstParked
                         + " WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.id = w.id))))"
                         + " SELECT id, receipt, msg_key FROM d";
-        this.lockAndCompleteKeyed = lockBucketsOfIds + "; " + completeKeyed;
+        // the settings first, so that the lock statement is planned with them too
+        this.lockAndCompleteKeyed = claimSettings + "; " + locks + "; " + completeKeyed;
         this.claimFreeSql = Sql.named(claimSettings + "; " + claimFree);
         this.claimFreeOwnedSql = Sql.named(claimSettings + "; " + claimFreeOwned);
         this.lockAndCompleteKeyedSql = Sql.named(lockAndCompleteKeyed);
@@ -455,6 +467,7 @@ final class PostgresDialect extends SqlDialect {
                         db,
                         "claim",
                         member == null ? claimFreeSql : claimFreeOwnedSql,
+                        0,
                         b ->
                                 (member == null
                                                 ? b.time("now", now, this)
@@ -558,6 +571,7 @@ final class PostgresDialect extends SqlDialect {
                             db,
                             "complete",
                             lockAndCompleteKeyedSql,
+                            1,
                             b ->
                                     b.set("class", lockKey)
                                             .set("owner", owner)
@@ -682,15 +696,16 @@ final class PostgresDialect extends SqlDialect {
     }
 
     /**
-     * Runs "the settings (for a keyed completion with its buckets' locks); a statement" in one
-     * round trip: without an open transaction the two run as one implicit transaction, whose locks
-     * last until the statement is done, and whose second statement takes its snapshot after the
-     * locks were granted. No lock is held across a round trip to the client. Returns the
-     * statement's rows, or null when the transaction was not at READ COMMITTED (the statement is
-     * then guarded to change nothing, and from now on every transaction asks for that level).
+     * Runs "the settings; {@code between} statements (a keyed completion's bucket locks); a
+     * statement" in one round trip: without an open transaction they run as one implicit
+     * transaction, whose locks last until the statement is done, and whose last statement takes its
+     * snapshot after the locks were granted. No lock is held across a round trip to the client.
+     * Returns the statement's rows, or null when the transaction was not at READ COMMITTED (the
+     * statement is then guarded to change nothing, and from now on every transaction asks for that
+     * level).
      */
     private <T> @Nullable List<T> afterSettings(
-            Db db, String operation, Sql sql, Binder binder, RowReader<T> rows) {
+            Db db, String operation, Sql sql, int between, Binder binder, RowReader<T> rows) {
         if (askForReadCommitted) {
             return null;
         }
@@ -706,6 +721,9 @@ final class PostgresDialect extends SqlDialect {
                                         try (ResultSet rs = st.getResultSet()) {
                                             rs.next();
                                             level = rs.getString(1);
+                                        }
+                                        for (int i = 0; i < between; i++) {
+                                            nextResult(st, "the claim settings").close();
                                         }
                                         List<T> out = new ArrayList<>();
                                         try (ResultSet rs = nextResult(st, "the claim settings")) {
