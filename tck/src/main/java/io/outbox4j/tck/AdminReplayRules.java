@@ -63,12 +63,12 @@ abstract class AdminReplayRules extends AdminRules {
                                 + " store returned %s",
                         m.id(), replayAt, deliveries(got))
                 .containsExactly(m.id());
-        assertThat(got.get(0).attempt())
-                .as(
-                        "a replay resets the attempts: the next claim of '%s' (tried twice before) is"
-                                + " attempt 1, but your store reported %d",
-                        m.id(), got.get(0).attempt())
-                .isEqualTo(1);
+        assertAttempt(
+                got.get(0),
+                1,
+                "a replay resets the attempts: the next claim of '%s' (tried twice "
+                        + "before) is attempt 1",
+                m.id());
     }
 
     @Test
@@ -87,11 +87,7 @@ abstract class AdminReplayRules extends AdminRules {
                                 + " (its follower '%s' may come after it), but your store returned %s",
                         head.id(), next.id(), deliveries(got))
                 .isEqualTo(head.id());
-        assertThat(got.get(0).attempt())
-                .as(
-                        "a replayed message starts again at attempt 1, but your store reported %d",
-                        got.get(0).attempt())
-                .isEqualTo(1);
+        assertAttempt(got.get(0), 1, "a replayed message starts again at attempt 1");
         store().complete(new Completion(OTHER, List.of(got.get(0).receipt())));
         if (got.size() == 1) {
             List<Delivery> after = claimAll(OWNER);

@@ -80,6 +80,7 @@ abstract class AdminRules extends KitRules {
         return message(TOPIC_A).build();
     }
 
+    @Override
     Message keyed(String key) {
         return message(TOPIC_A).key(key).build();
     }

@@ -116,16 +116,15 @@ abstract class AdminStatisticsRules extends AdminRules {
     private record HeadAndFollower(Message head, Message follower, Delivery lease) {}
 
     private HeadAndFollower leaseTheHeadOfANewKey() {
-        String key = nextKey();
-        Message head = keyed(key);
-        Message follower = keyed(key);
-        committed(head, follower);
+        SameKey k = committedHeadAndFollower();
         List<Delivery> got =
                 store().claim(new ClaimRequest(OWNER, now(), LEASE, 1)); // only the head
         assertThat(ids(got))
-                .as("setting up: claim(limit=1) must lease the head of the key '%s'", key)
-                .containsExactly(head.id());
-        return new HeadAndFollower(head, follower, got.get(0));
+                .as(
+                        "setting up: claim(limit=1) must lease the head of the key '%s'",
+                        k.head().key().orElseThrow())
+                .containsExactly(k.head().id());
+        return new HeadAndFollower(k.head(), k.follower(), got.get(0));
     }
 
     @Test

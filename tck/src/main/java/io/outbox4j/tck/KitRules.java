@@ -1,5 +1,9 @@
 package io.outbox4j.tck;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.errorprone.annotations.FormatMethod;
+import com.google.errorprone.annotations.FormatString;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.Message;
@@ -37,6 +41,12 @@ abstract class KitRules {
 
     /** The kit's {@code clockSkewTolerance()}. */
     abstract Duration clockSkewTolerance();
+
+    /** A message of the kit's test data with the given ordering key. */
+    abstract Message keyed(String key);
+
+    /** Two messages of one key, the head enqueued before the follower. */
+    record SameKey(Message head, Message follower) {}
 
     @BeforeEach
     void resetStoreAndClock() {
@@ -79,11 +89,33 @@ abstract class KitRules {
         syncWithWallClock();
     }
 
+    /**
+     * Enqueues two messages of a fresh key in one committed transaction, the head first, and lets
+     * the kit's clock catch up.
+     */
+    SameKey committedHeadAndFollower() {
+        String key = nextKey();
+        SameKey k = new SameKey(keyed(key), keyed(key));
+        committed(k.head(), k.follower());
+        return k;
+    }
+
     List<Delivery> claim(OutboxStore on, String owner, int limit) {
         return on.claim(new ClaimRequest(owner, now(), LEASE, limit));
     }
 
     List<Delivery> claimAll(OutboxStore on, String owner) {
         return claim(on, owner, ClaimRequest.MAX_LIMIT);
+    }
+
+    /**
+     * Checks that {@code d} is attempt {@code expected}; the failure says why ({@code why}
+     * formatted with {@code args}) and what the store reported.
+     */
+    @FormatMethod
+    static void assertAttempt(Delivery d, int expected, @FormatString String why, Object... args) {
+        assertThat(d.attempt())
+                .as("%s, but your store reported %d", String.format(why, args), d.attempt())
+                .isEqualTo(expected);
     }
 }

@@ -44,29 +44,27 @@ abstract class StoreAbandonRules extends StoreRules {
         Delivery first = leasedByOwnerA(m);
         assertAbandons(store(), OWNER_A, first);
         Delivery again = claimOne(secondStore(), OWNER_B, m);
-        assertThat(again.attempt())
-                .as(
-                        "'%s' was claimed (attempt 1) and abandoned, never handed to a publisher:"
-                                + " abandon takes the attempt back, so the next claim is attempt 1"
-                                + " again, but your store reported %d",
-                        m.id(), again.attempt())
-                .isEqualTo(1);
+        assertAttempt(
+                again,
+                1,
+                "'%s' was claimed (attempt 1) and abandoned, never handed to a "
+                        + "publisher: abandon takes the attempt back, so the next claim is "
+                        + "attempt 1 again",
+                m.id());
         assertReleases(secondStore(), OWNER_B, again, now(), "tck");
         Delivery afterRelease = claimOne(store(), OWNER_C, m);
-        assertThat(afterRelease.attempt())
-                .as(
-                        "a release counts the attempt (a real try failed), so the claim after it is"
-                                + " attempt 2, but your store reported %d",
-                        afterRelease.attempt())
-                .isEqualTo(2);
+        assertAttempt(
+                afterRelease,
+                2,
+                "a release counts the attempt (a real try failed), so the claim after "
+                        + "it is attempt 2");
         assertAbandons(store(), OWNER_C, afterRelease);
         Delivery last = claimOne(store(), OWNER_A, m);
-        assertThat(last.attempt())
-                .as(
-                        "after one real try and an abandoned claim, the next claim is attempt 2 again,"
-                                + " but your store reported %d",
-                        last.attempt())
-                .isEqualTo(2);
+        assertAttempt(
+                last,
+                2,
+                "after one real try and an abandoned claim, the next claim is attempt "
+                        + "2 again");
     }
 
     @Test
@@ -96,17 +94,14 @@ abstract class StoreAbandonRules extends StoreRules {
     @DisplayName(
             "a later message that was claimed with its key's head and abandoned waits while the head waits for its retry")
     void required_abandonedFollowerWaitsBehindItsReleasedHead() {
-        String key = nextKey();
-        Message head = keyed(key);
-        Message follower = keyed(key);
-        committed(head, follower);
+        SameKey k = committedHeadAndFollower();
         List<Delivery> got = claimAll(store(), OWNER_A);
         assertThat(ids(got))
                 .as(
                         "a claim of everything must lease '%s' and then '%s' (both of one key, in"
                                 + " enqueue order), but your store returned %s%s",
-                        head.id(), follower.id(), deliveries(got), skewHint(got))
-                .containsExactly(head.id(), follower.id());
+                        k.head().id(), k.follower().id(), deliveries(got), skewHint(got))
+                .containsExactly(k.head().id(), k.follower().id());
         Instant retryAt = now().plus(Duration.ofMinutes(10));
         assertReleases(store(), OWNER_A, got.get(0), retryAt, "tck");
         assertAbandons(store(), OWNER_A, got.get(1));
@@ -114,9 +109,9 @@ abstract class StoreAbandonRules extends StoreRules {
                 secondStore(),
                 OWNER_B,
                 "'"
-                        + follower.id()
+                        + k.follower().id()
                         + "' was abandoned, but '"
-                        + head.id()
+                        + k.head().id()
                         + "' of its key waits for its retry at "
                         + retryAt
                         + ", so the abandoned follower must wait too");
@@ -125,28 +120,26 @@ abstract class StoreAbandonRules extends StoreRules {
                 claimHeadFirst(
                         secondStore(),
                         OWNER_B,
-                        head,
-                        List.of(follower),
+                        k.head(),
+                        List.of(k.follower()),
                         "its retry is due and it is the first of its key");
-        assertThat(retry.get(0).attempt())
-                .as(
-                        "the retry of '%s' (one real try failed) must be attempt 2, but your store"
-                                + " reported %d",
-                        head.id(), retry.get(0).attempt())
-                .isEqualTo(2);
+        assertAttempt(
+                retry.get(0),
+                2,
+                "the retry of '%s' (one real try failed) must be attempt 2",
+                k.head().id());
         Delivery f;
         if (retry.size() > 1) {
             f = retry.get(1);
         } else {
             assertCompletes(secondStore(), OWNER_B, retry.get(0), "the lease is live");
-            f = claimOne(store(), OWNER_C, follower);
+            f = claimOne(store(), OWNER_C, k.follower());
         }
-        assertThat(f.attempt())
-                .as(
-                        "'%s' was claimed once and abandoned, so its next claim is attempt 1, but your"
-                                + " store reported %d",
-                        follower.id(), f.attempt())
-                .isEqualTo(1);
+        assertAttempt(
+                f,
+                1,
+                "'%s' was claimed once and abandoned, so its next claim is attempt 1",
+                k.follower().id());
     }
 
     @Test
@@ -212,11 +205,11 @@ abstract class StoreAbandonRules extends StoreRules {
                 .as("a second abandon with the same receipt must report it stale")
                 .containsExactly(d.receipt());
         Delivery again = claimOne(secondStore(), OWNER_B, m);
-        assertThat(again.attempt())
-                .as(
-                        "'%s' was claimed once and abandoned (the stale writes after that changed"
-                                + " nothing), so its next claim is attempt 1, but your store reported %d",
-                        m.id(), again.attempt())
-                .isEqualTo(1);
+        assertAttempt(
+                again,
+                1,
+                "'%s' was claimed once and abandoned (the stale writes after that "
+                        + "changed nothing), so its next claim is attempt 1",
+                m.id());
     }
 }

@@ -68,12 +68,7 @@ abstract class StoreExtendRules extends StoreRules {
                 "'" + extended.id() + "' is leased until " + until + ", 1 ms later");
         advanceTo(until);
         Delivery after = claimOne(secondStore(), OWNER_C, extended);
-        assertThat(after.attempt())
-                .as(
-                        "after the extended lease ended, the next claim must be attempt 2, but your"
-                                + " store reported %d",
-                        after.attempt())
-                .isEqualTo(2);
+        assertAttempt(after, 2, "after the extended lease ended, the next claim must be attempt 2");
     }
 
     @Test

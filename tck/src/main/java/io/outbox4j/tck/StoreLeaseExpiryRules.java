@@ -76,20 +76,15 @@ abstract class StoreLeaseExpiryRules extends StoreRules {
                 .isEqualTo(1);
         advanceTo(claimedAt.plus(LEASE));
         Delivery second = claimOne(store(), OWNER_B, m);
-        assertThat(second.attempt())
-                .as(
-                        "after the first lease ended, the next claim of '%s' must be attempt "
-                                + "2, but your store reported %d",
-                        m.id(), second.attempt())
-                .isEqualTo(2);
+        assertAttempt(
+                second,
+                2,
+                "after the first lease ended, the next claim of '%s' must be attempt 2",
+                m.id());
         assertReleases(store(), OWNER_B, second, now(), "tck: retry");
         Delivery third = claimOne(store(), OWNER_A, m);
-        assertThat(third.attempt())
-                .as(
-                        "after a release, the next claim of '%s' must be attempt 3, but your "
-                                + "store reported %d",
-                        m.id(), third.attempt())
-                .isEqualTo(3);
+        assertAttempt(
+                third, 3, "after a release, the next claim of '%s' must be attempt 3", m.id());
     }
 
     @Test

@@ -55,13 +55,10 @@ abstract class StorePerKeyOrderRules extends StoreRules {
     @DisplayName(
             "a later message of a key is not claimable while an earlier one is leased, by another owner or by the same one")
     void required_laterMessageWaitsWhileAnEarlierOneIsLeased() {
-        String key = nextKey();
-        Message first = keyed(key);
-        Message second = keyed(key);
-        committed(first, second);
+        SameKey k = committedHeadAndFollower();
         Instant claimedAt = now();
-        claimTheFirst(store(), OWNER_A, first);
-        String why = heldBack(second, first, "is leased by " + OWNER_A);
+        claimTheFirst(store(), OWNER_A, k.head());
+        String why = heldBack(k.follower(), k.head(), "is leased by " + OWNER_A);
         assertNothingClaimable(store(), OWNER_B, why);
         assertNothingClaimable(secondStore(), OWNER_B, why + " (asked through secondStore())");
         assertNothingClaimable(
@@ -74,8 +71,8 @@ abstract class StorePerKeyOrderRules extends StoreRules {
         claimHeadFirst(
                 secondStore(),
                 OWNER_B,
-                first,
-                List.of(second),
+                k.head(),
+                List.of(k.follower()),
                 "its lease ended, so it is handed out again before the later message of its key");
     }
 
@@ -125,20 +122,21 @@ abstract class StorePerKeyOrderRules extends StoreRules {
     @DisplayName(
             "a later message of a key is not claimable while an earlier one waits for its retry")
     void required_laterMessageWaitsWhileAnEarlierOneWaitsForItsRetry() {
-        String key = nextKey();
-        Message first = keyed(key);
-        Message second = keyed(key);
-        committed(first, second);
+        SameKey k = committedHeadAndFollower();
         List<Delivery> got =
                 claimHeadFirst(
-                        store(), OWNER_A, first, List.of(second), "it is the first of its key");
+                        store(),
+                        OWNER_A,
+                        k.head(),
+                        List.of(k.follower()),
+                        "it is the first of its key");
         Instant retryAt = now().plus(Duration.ofMinutes(10));
         assertReleases(store(), OWNER_A, got.get(0), retryAt, "tck");
         if (got.size() > 1) {
             // the relay held the later message back and hands it back "not started"
             assertReleases(store(), OWNER_A, got.get(1), now(), "tck: not started");
         }
-        String why = heldBack(second, first, "waits for its retry at " + retryAt);
+        String why = heldBack(k.follower(), k.head(), "waits for its retry at " + retryAt);
         assertNothingClaimable(secondStore(), OWNER_B, why);
         advanceTo(retryAt.minusMillis(1));
         assertNothingClaimable(store(), OWNER_B, why + ", 1 ms later");
@@ -146,8 +144,8 @@ abstract class StorePerKeyOrderRules extends StoreRules {
         claimHeadFirst(
                 secondStore(),
                 OWNER_B,
-                first,
-                List.of(second),
+                k.head(),
+                List.of(k.follower()),
                 "its retry is due, and it comes before the later message of its key");
     }
 
@@ -181,14 +179,11 @@ abstract class StorePerKeyOrderRules extends StoreRules {
     @Test
     @DisplayName("a later message of a key is not claimable while an earlier one is dead-lettered")
     void required_deadLetterBlocksLaterMessagesOfItsKey() {
-        String key = nextKey();
-        Message first = keyed(key);
-        Message second = keyed(key);
-        committed(first, second);
-        Delivery d = claimTheFirst(store(), OWNER_A, first);
+        SameKey k = committedHeadAndFollower();
+        Delivery d = claimTheFirst(store(), OWNER_A, k.head());
         assertDeadLetters(store(), OWNER_A, d, "tck: poison");
         String why =
-                heldBack(second, first, "is dead-lettered")
+                heldBack(k.follower(), k.head(), "is dead-lettered")
                         + "; by default a dead letter blocks its key until it is replayed or"
                         + " discarded (store() must be built with the defaults)";
         assertNothingClaimable(store(), OWNER_B, why);
@@ -197,15 +192,13 @@ abstract class StorePerKeyOrderRules extends StoreRules {
     }
 
     /** Enqueues two messages of a key and dead-letters the first; returns them. */
-    private List<Message> deadHeadAndFollower() {
-        String key = nextKey();
-        Message first = keyed(key);
-        Message second = keyed(key);
-        committed(first, second);
-        Delivery d = claimTheFirst(store(), OWNER_A, first);
+    private SameKey deadHeadAndFollower() {
+        SameKey k = committedHeadAndFollower();
+        Delivery d = claimTheFirst(store(), OWNER_A, k.head());
         assertDeadLetters(store(), OWNER_A, d, "tck: poison");
-        assertNothingClaimable(store(), OWNER_B, heldBack(second, first, "is dead-lettered"));
-        return List.of(first, second);
+        assertNothingClaimable(
+                store(), OWNER_B, heldBack(k.follower(), k.head(), "is dead-lettered"));
+        return k;
     }
 
     @Test
@@ -213,29 +206,25 @@ abstract class StorePerKeyOrderRules extends StoreRules {
             "a dead letter blocks its key until it is replayed; then it is claimed first, on attempt 1")
     void optional_deadLetterBlocksItsKeyUntilReplayed() {
         OutboxAdmin admin = requireAdmin("replay a dead letter");
-        List<Message> m = deadHeadAndFollower();
-        int replayed = admin.replay(List.of(m.get(0).id()), now());
+        SameKey m = deadHeadAndFollower();
+        int replayed = admin.replay(List.of(m.head().id()), now());
         assertThat(replayed)
                 .as(
                         "admin().replay of the dead letter '%s' must replay 1, but your store"
                                 + " replayed %d",
-                        m.get(0).id(), replayed)
+                        m.head().id(), replayed)
                 .isEqualTo(1);
         List<Delivery> got =
                 claimHeadFirst(
                         secondStore(),
                         OWNER_B,
-                        m.get(0),
-                        List.of(m.get(1)),
+                        m.head(),
+                        List.of(m.follower()),
                         "it was replayed, and it is still the first of its key");
-        assertThat(got.get(0).attempt())
-                .as(
-                        "a replayed message starts again at attempt 1, but your store reported %d",
-                        got.get(0).attempt())
-                .isEqualTo(1);
+        assertAttempt(got.get(0), 1, "a replayed message starts again at attempt 1");
         if (got.size() == 1) {
             assertCompletes(secondStore(), OWNER_B, got.get(0), "the lease is live");
-            claimOne(store(), OWNER_C, m.get(1));
+            claimOne(store(), OWNER_C, m.follower());
         }
     }
 
@@ -243,15 +232,15 @@ abstract class StorePerKeyOrderRules extends StoreRules {
     @DisplayName("a dead letter blocks its key until it is discarded")
     void optional_deadLetterBlocksItsKeyUntilDiscarded() {
         OutboxAdmin admin = requireAdmin("discard a dead letter");
-        List<Message> m = deadHeadAndFollower();
-        int discarded = admin.discard(List.of(m.get(0).id()));
+        SameKey m = deadHeadAndFollower();
+        int discarded = admin.discard(List.of(m.head().id()));
         assertThat(discarded)
                 .as(
                         "admin().discard of the dead letter '%s' must discard 1, but your store"
                                 + " discarded %d",
-                        m.get(0).id(), discarded)
+                        m.head().id(), discarded)
                 .isEqualTo(1);
-        claimOne(secondStore(), OWNER_B, m.get(1));
+        claimOne(secondStore(), OWNER_B, m.follower());
     }
 
     @Test
@@ -264,13 +253,12 @@ abstract class StorePerKeyOrderRules extends StoreRules {
                 "skipped: storeWhereDeadLettersDoNotBlock() returned empty (the store has no"
                         + " option under which dead letters do not block their key)");
         OutboxStore lenient = option.orElseThrow();
-        String key = nextKey();
-        Message first = keyed(key);
-        Message second = keyed(key);
-        committed(first, second);
-        Delivery d = claimTheFirst(lenient, OWNER_A, first);
+        SameKey k = committedHeadAndFollower();
+        Delivery d = claimTheFirst(lenient, OWNER_A, k.head());
         assertNothingClaimable(
-                lenient, OWNER_B, heldBack(second, first, "is leased (whatever the option)"));
+                lenient,
+                OWNER_B,
+                heldBack(k.follower(), k.head(), "is leased (whatever the option)"));
         assertDeadLetters(lenient, OWNER_A, d, "tck: poison");
         List<Delivery> got = claimAll(lenient, OWNER_B);
         assertThat(ids(got))
@@ -278,26 +266,22 @@ abstract class StorePerKeyOrderRules extends StoreRules {
                         "storeWhereDeadLettersDoNotBlock() is built so that a dead letter no longer"
                                 + " counts as an earlier message of its key: after '%s' was"
                                 + " dead-lettered, '%s' must be claimable, but your store returned %s",
-                        first.id(), second.id(), deliveries(got))
-                .containsExactly(second.id());
+                        k.head().id(), k.follower().id(), deliveries(got))
+                .containsExactly(k.follower().id());
     }
 
     @Test
     @DisplayName("a later message of a key becomes claimable once the earlier one completes")
     void required_laterMessageBecomesClaimableWhenTheEarlierOneCompletes() {
-        String key = nextKey();
-        Message first = keyed(key);
-        Message second = keyed(key);
-        committed(first, second);
-        Delivery d = claimTheFirst(store(), OWNER_A, first);
+        SameKey k = committedHeadAndFollower();
+        Delivery d = claimTheFirst(store(), OWNER_A, k.head());
         assertCompletes(store(), OWNER_A, d, "the lease is live");
-        Delivery next = claimOne(secondStore(), OWNER_B, second);
-        assertThat(next.attempt())
-                .as(
-                        "'%s' was held back, never claimed: its first claim is attempt 1, but your"
-                                + " store reported %d",
-                        second.id(), next.attempt())
-                .isEqualTo(1);
+        Delivery next = claimOne(secondStore(), OWNER_B, k.follower());
+        assertAttempt(
+                next,
+                1,
+                "'%s' was held back, never claimed: its first claim is attempt 1",
+                k.follower().id());
     }
 
     @Test
@@ -381,11 +365,8 @@ abstract class StorePerKeyOrderRules extends StoreRules {
     @DisplayName(
             "messages without a key, and messages of other keys, are not held back by a blocked key")
     void required_unkeyedAndOtherKeysAreNotHeldBack() {
-        String key = nextKey();
-        Message first = keyed(key);
-        Message second = keyed(key);
-        committed(first, second);
-        claimTheFirst(store(), OWNER_A, first);
+        SameKey k = committedHeadAndFollower();
+        claimTheFirst(store(), OWNER_A, k.head());
         Message unkeyed = message().build();
         Message otherKey = keyed(nextKey());
         committed(unkeyed, otherKey);
@@ -395,10 +376,10 @@ abstract class StorePerKeyOrderRules extends StoreRules {
                         "while '%s' is leased, only its own key is blocked: '%s' (no key) and '%s'"
                                 + " (another key) must be claimable and '%s' not, but your store"
                                 + " returned %s%s",
-                        first.id(),
+                        k.head().id(),
                         unkeyed.id(),
                         otherKey.id(),
-                        second.id(),
+                        k.follower().id(),
                         deliveries(got),
                         skewHint(got))
                 .containsExactlyInAnyOrder(unkeyed.id(), otherKey.id());

@@ -117,6 +117,7 @@ abstract class StoreRules extends KitRules {
                 .payload("payload of " + clock.lastId());
     }
 
+    @Override
     Message keyed(String key) {
         return message().key(key).build();
     }
