@@ -586,7 +586,7 @@ class BrokenAdminsTest {
     void noDefect_passesEveryRule() {
         KitReport.of(NoDefect.class)
                 .assertEveryRulePasses(
-                        "admin (defect-free wrappers)", ReferenceAdminKitTest.MINIMUM_RULES);
+                        "admin (defect-free wrappers)", ReferenceKitsTest.Kit.ADMIN.minimumRules);
     }
 
     @ParameterizedTest(

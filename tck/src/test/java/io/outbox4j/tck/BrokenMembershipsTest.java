@@ -338,7 +338,7 @@ class BrokenMembershipsTest {
         KitReport.of(NoDefect.class)
                 .assertEveryRulePasses(
                         "membership (defect-free wrapper)",
-                        ReferenceMembershipKitTest.MINIMUM_RULES);
+                        ReferenceKitsTest.Kit.MEMBERSHIP.minimumRules);
     }
 
     @ParameterizedTest(name = "a store that {0} fails exactly its rules")

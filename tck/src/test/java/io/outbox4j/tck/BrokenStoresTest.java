@@ -1257,7 +1257,7 @@ class BrokenStoresTest {
     void noDefect_passesEveryRule() {
         KitReport.of(NoDefect.class)
                 .assertEveryRulePasses(
-                        "store (defect-free wrapper)", ReferenceStoreKitTest.MINIMUM_RULES);
+                        "store (defect-free wrapper)", ReferenceKitsTest.Kit.STORE.minimumRules);
     }
 
     @ParameterizedTest(
