@@ -14,23 +14,13 @@ import org.jdbi.v3.core.JdbiException;
  * one more try when the database aborted the work for a deadlock or a conflict, and Jdbi's
  * exceptions wrapped in the library's own.
  */
-final class Db {
+record Db(Jdbi jdbi, SqlDialect dialect, String ddlResource) {
     /**
      * Tries of work the database aborted for a deadlock or a conflict. Without a lock shared by
      * every claimer, InnoDB (MariaDB, MySQL) now and then picks a completion or a claim as the
      * victim of a deadlock on index records; it is retried after a short random pause.
      */
     private static final int TRIES = 6;
-
-    private final Jdbi jdbi;
-    private final SqlDialect dialect;
-    private final String ddlResource;
-
-    Db(Jdbi jdbi, SqlDialect dialect, String ddlResource) {
-        this.jdbi = jdbi;
-        this.dialect = dialect;
-        this.ddlResource = ddlResource;
-    }
 
     /** Runs work in one transaction of its own (the dialect's isolation level). */
     <T> T transaction(String operation, HandleCallback<T, RuntimeException> work) {

@@ -87,16 +87,16 @@ final class Dispatcher {
         Instant at = Times.decision(release.availableAt());
         String error = HeaderCodec.storableText(release.error());
         return db.statement(
-                        "release",
-                        h ->
-                                h.createUpdate(dialect.release)
-                                        .bind("at", dialect.time(at))
-                                        .bind("error", error)
-                                        .bind("id", receipt.get().id())
-                                        .bind("token", receipt.get().token())
-                                        .bind("owner", release.owner())
-                                        .execute())
-                == 1;
+                "release",
+                h ->
+                        updateLease(
+                                h,
+                                dialect.release,
+                                receipt.get(),
+                                release.owner(),
+                                at,
+                                "error",
+                                error));
     }
 
     /**
@@ -137,12 +137,29 @@ final class Dispatcher {
             Receipt receipt,
             Instant at,
             String reason) {
-        return h.createUpdate(dialect.deadLetter)
+        return updateLease(
+                h, dialect.deadLetter, receipt, deadLetter.owner(), at, "reason", reason);
+    }
+
+    /**
+     * Runs a release or dead-letter update of the one row the receipt's live lease holds, binding
+     * {@code :at}, the text (the release error or dead-letter reason) under its name, and the
+     * lease's id, token and owner; true if it changed the row.
+     */
+    private boolean updateLease(
+            org.jdbi.v3.core.Handle h,
+            String update,
+            Receipt receipt,
+            String owner,
+            Instant at,
+            String textName,
+            String text) {
+        return h.createUpdate(update)
                         .bind("at", dialect.time(at))
-                        .bind("reason", reason)
+                        .bind(textName, text)
                         .bind("id", receipt.id())
                         .bind("token", receipt.token())
-                        .bind("owner", deadLetter.owner())
+                        .bind("owner", owner)
                         .execute()
                 == 1;
     }

@@ -129,10 +129,7 @@ final class H2Dialect extends SqlDialect {
     @Override
     List<StoredRow> lease(Handle h, List<Candidate> taken, LeaseTerms terms) {
         List<StoredRow> rows =
-                h.createQuery(lease)
-                        .bind("until", time(terms.until()))
-                        .bind("owner", terms.owner())
-                        .bind("token", terms.token())
+                terms.bindTo(h.createQuery(lease), this)
                         .bindList("ids", ids(taken))
                         .map((rs, ctx) -> StoredRow.read(rs, this))
                         .list();

@@ -318,12 +318,7 @@ class MariaDbDialect extends SqlDialect {
 
     @Override
     List<StoredRow> lease(Handle h, List<Candidate> taken, LeaseTerms terms) {
-        int moved =
-                bindKeys(h.createUpdate(lease), ids(taken))
-                        .bind("until", time(terms.until()))
-                        .bind("owner", terms.owner())
-                        .bind("token", terms.token())
-                        .execute();
+        int moved = terms.bindTo(bindKeys(h.createUpdate(lease), ids(taken)), this).execute();
         List<StoredRow> rows = new ArrayList<>(taken.size());
         if (moved == taken.size()) {
             for (Candidate c : taken) {

@@ -21,6 +21,7 @@ import java.util.regex.Pattern;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.HandleCallback;
 import org.jdbi.v3.core.argument.Argument;
+import org.jdbi.v3.core.mapper.RowMapper;
 import org.jdbi.v3.core.statement.PreparedBatch;
 import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
@@ -819,28 +820,24 @@ abstract class SqlDialect {
 
     /** The leases and keys of rows a statement returned as {@code id, receipt, msg_key}. */
     static Removed<Receipt.Lease> removedLeases(Query query) {
-        Set<Receipt.Lease> leases = new HashSet<>();
-        Map<String, Integer> keys = new HashMap<>();
-        query.map(
-                        (rs, ctx) -> {
-                            leases.add(lease(rs));
-                            String key = rs.getString("msg_key");
-                            if (key != null) {
-                                keys.merge(key, 1, Integer::sum);
-                            }
-                            return key;
-                        })
-                .list();
-        return new Removed<>(leases, keys);
+        return removed(query, (rs, ctx) -> lease(rs));
     }
 
     /** The ids and keys of rows a statement returned as {@code id, msg_key}. */
     static Removed<String> removedIds(Query query) {
-        Set<String> ids = new HashSet<>();
+        return removed(query, (rs, ctx) -> rs.getString("id"));
+    }
+
+    /**
+     * What each row a statement returned names ({@code item}), and the rows' keys ({@code
+     * msg_key}).
+     */
+    private static <T> Removed<T> removed(Query query, RowMapper<T> item) {
+        Set<T> items = new HashSet<>();
         Map<String, Integer> keys = new HashMap<>();
         query.map(
                         (rs, ctx) -> {
-                            ids.add(rs.getString("id"));
+                            items.add(item.map(rs, ctx));
                             String key = rs.getString("msg_key");
                             if (key != null) {
                                 keys.merge(key, 1, Integer::sum);
@@ -848,7 +845,7 @@ abstract class SqlDialect {
                             return key;
                         })
                 .list();
-        return new Removed<>(ids, keys);
+        return new Removed<>(items, keys);
     }
 
     /** The leases of rows a statement returned as {@code id, receipt}. */

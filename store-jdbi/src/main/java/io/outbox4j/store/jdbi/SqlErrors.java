@@ -6,6 +6,7 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * Classifies the errors of the supported databases by SQLState and vendor code, never by message
@@ -38,27 +39,22 @@ final class SqlErrors {
 
     /** A unique-key violation: PostgreSQL and H2 23505, MariaDB and MySQL 23000 with error 1062. */
     static boolean duplicateKey(Throwable t) {
-        for (SQLException s : chain(t)) {
-            if ("23505".equals(s.getSQLState())
-                    || (s.getErrorCode() == 1062 && "23000".equals(s.getSQLState()))) {
-                return true;
-            }
-        }
-        return false;
+        return anyInChain(
+                t,
+                s ->
+                        "23505".equals(s.getSQLState())
+                                || (s.getErrorCode() == 1062 && "23000".equals(s.getSQLState())));
     }
 
     /** An unknown table: PostgreSQL 42P01, MariaDB and MySQL 42S02 / 1146, H2 42S02 / 42102. */
     static boolean missingTable(Throwable t) {
-        for (SQLException s : chain(t)) {
-            String state = s.getSQLState();
-            if ("42P01".equals(state)
-                    || "42S02".equals(state)
-                    || s.getErrorCode() == 1146
-                    || s.getErrorCode() == 42102) {
-                return true;
-            }
-        }
-        return false;
+        return anyInChain(
+                t,
+                s ->
+                        "42P01".equals(s.getSQLState())
+                                || "42S02".equals(s.getSQLState())
+                                || s.getErrorCode() == 1146
+                                || s.getErrorCode() == 42102);
     }
 
     /**
@@ -67,16 +63,18 @@ final class SqlErrors {
      * timeout (50200).
      */
     static boolean transientConflict(Throwable t) {
-        for (SQLException s : chain(t)) {
-            String state = s.getSQLState();
-            if ("40001".equals(state)
-                    || "40P01".equals(state)
-                    || s.getErrorCode() == 1213
-                    || s.getErrorCode() == 50200) {
-                return true;
-            }
-        }
-        return false;
+        return anyInChain(
+                t,
+                s ->
+                        "40001".equals(s.getSQLState())
+                                || "40P01".equals(s.getSQLState())
+                                || s.getErrorCode() == 1213
+                                || s.getErrorCode() == 50200);
+    }
+
+    /** Whether an SQL exception in the chain passes the test. */
+    private static boolean anyInChain(Throwable t, Predicate<SQLException> test) {
+        return chain(t).stream().anyMatch(test);
     }
 
     /**
