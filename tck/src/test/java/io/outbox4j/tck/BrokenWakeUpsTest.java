@@ -7,6 +7,7 @@ import io.outbox4j.api.OutboxWakeUps;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -58,16 +59,25 @@ class BrokenWakeUpsTest {
         }
     }
 
+    /**
+     * Refuses a null wake-up but never listens to a commit; {@code onListen} gets each wake-up when
+     * its listening starts.
+     */
+    static OutboxWakeUps deafToCommits(Consumer<Runnable> onListen) {
+        return wakeUp -> {
+            if (wakeUp == null) {
+                throw new IllegalArgumentException("wakeUp must not be null");
+            }
+            onListen.accept(wakeUp);
+            return () -> {};
+        };
+    }
+
     /** Listens to nothing: its relays only poll, although it says it wakes them. */
     static class NeverWakes extends BrokenWakeUpsContract {
         @Override
         OutboxWakeUps breakIt(InMemoryOutboxStore reference) {
-            return wakeUp -> {
-                if (wakeUp == null) {
-                    throw new IllegalArgumentException("wakeUp must not be null");
-                }
-                return () -> {};
-            };
+            return deafToCommits(wakeUp -> {});
         }
     }
 
@@ -75,13 +85,7 @@ class BrokenWakeUpsTest {
     static class WakesOnlyWhenListening extends BrokenWakeUpsContract {
         @Override
         OutboxWakeUps breakIt(InMemoryOutboxStore reference) {
-            return wakeUp -> {
-                if (wakeUp == null) {
-                    throw new IllegalArgumentException("wakeUp must not be null");
-                }
-                wakeUp.run();
-                return () -> {};
-            };
+            return deafToCommits(Runnable::run);
         }
     }
 
