@@ -18,8 +18,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeSet;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import org.bson.BsonArray;
 import org.bson.BsonDocument;
 import org.bson.BsonInt64;
@@ -70,7 +68,6 @@ final class BucketLocks {
     private static final String ID = "_id";
     private static final String HOLDER = "holder";
     private static final String VERSION = "version";
-    private static final long MAX_PAUSE_MILLIS = 16;
 
     private final MongoCollection<BsonDocument> locks;
     private final long leaseNanos;
@@ -277,19 +274,14 @@ final class BucketLocks {
     }
 
     private void pause(int pauses, String what) {
-        long millis = Math.min(MAX_PAUSE_MILLIS, 1L << Math.min(pauses, 4));
-        try {
-            TimeUnit.MICROSECONDS.sleep(
-                    ThreadLocalRandom.current().nextLong(millis * 500, millis * 1000 + 1));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw Failures.of(
-                    "MongoDB outbox "
-                            + locks.getNamespace()
-                            + ": "
-                            + what
-                            + " was interrupted while waiting for bucket locks");
-        }
+        Pause.beforeRound(
+                pauses,
+                500,
+                "MongoDB outbox "
+                        + locks.getNamespace()
+                        + ": "
+                        + what
+                        + " was interrupted while waiting for bucket locks");
     }
 
     /** Bucket locks, held. Closing gives them back. */

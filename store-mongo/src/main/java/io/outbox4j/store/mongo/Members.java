@@ -24,8 +24,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeSet;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import org.bson.BsonArray;
 import org.bson.BsonBoolean;
 import org.bson.BsonDateTime;
@@ -80,7 +78,6 @@ final class Members {
     static final int MAX_ROUNDS = 100;
 
     private static final String ID = "_id";
-    private static final long MAX_PAUSE_MILLIS = 16;
 
     private final MongoCollection<BsonDocument> members;
     private final MongoCollection<BsonDocument> buckets;
@@ -334,17 +331,12 @@ final class Members {
 
     /** Waits a little, at random, before the next compare-and-set round. */
     private void pause(int round) {
-        long millis = Math.min(MAX_PAUSE_MILLIS, 1L << Math.min(round, 4));
-        try {
-            TimeUnit.MICROSECONDS.sleep(
-                    ThreadLocalRandom.current().nextLong(millis * 250, millis * 1000 + 1));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw Failures.of(
-                    "MongoDB outbox "
-                            + buckets.getNamespace()
-                            + ": a membership change was interrupted while retrying");
-        }
+        Pause.beforeRound(
+                round,
+                250,
+                "MongoDB outbox "
+                        + buckets.getNamespace()
+                        + ": a membership change was interrupted while retrying");
     }
 
     private OutboxException tooBusy(String what) {
