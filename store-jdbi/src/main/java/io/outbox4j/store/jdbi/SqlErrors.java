@@ -48,13 +48,7 @@ final class SqlErrors {
 
     /** An unknown table: PostgreSQL 42P01, MariaDB and MySQL 42S02 / 1146, H2 42S02 / 42102. */
     static boolean missingTable(Throwable t) {
-        return anyInChain(
-                t,
-                s ->
-                        "42P01".equals(s.getSQLState())
-                                || "42S02".equals(s.getSQLState())
-                                || s.getErrorCode() == 1146
-                                || s.getErrorCode() == 42102);
+        return anyInChain(t, Set.of("42P01", "42S02"), Set.of(1146, 42102));
     }
 
     /**
@@ -63,13 +57,16 @@ final class SqlErrors {
      * timeout (50200).
      */
     static boolean transientConflict(Throwable t) {
+        return anyInChain(t, Set.of("40001", "40P01"), Set.of(1213, 50200));
+    }
+
+    /** Whether an SQL exception in the chain has one of these SQL states or vendor error codes. */
+    private static boolean anyInChain(Throwable t, Set<String> states, Set<Integer> errorCodes) {
         return anyInChain(
                 t,
                 s ->
-                        "40001".equals(s.getSQLState())
-                                || "40P01".equals(s.getSQLState())
-                                || s.getErrorCode() == 1213
-                                || s.getErrorCode() == 50200);
+                        (s.getSQLState() != null && states.contains(s.getSQLState()))
+                                || errorCodes.contains(s.getErrorCode()));
     }
 
     /** Whether an SQL exception in the chain passes the test. */
