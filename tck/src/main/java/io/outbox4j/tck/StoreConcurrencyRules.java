@@ -30,6 +30,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -61,6 +62,24 @@ abstract class StoreConcurrencyRules extends StoreRules {
         }
         syncWithWallClock();
         return all;
+    }
+
+    /**
+     * Records that {@code owner} holds a live lease on message {@code id}: a violation if another
+     * claimer still held one.
+     */
+    private void hold(Map<String, String> holder, String id, String owner) {
+        String previous = holder.putIfAbsent(id, owner);
+        if (previous != null) {
+            violation(
+                    "'"
+                            + id
+                            + "' was handed to "
+                            + owner
+                            + " while "
+                            + previous
+                            + " still held a live lease on it");
+        }
     }
 
     private void violation(String text) {
@@ -112,16 +131,45 @@ abstract class StoreConcurrencyRules extends StoreRules {
      * claim running: if that claim is empty too, nothing is left that the store would hand out, and
      * every claimer stops.
      */
-    private static final class Claims {
+    private final class Claims {
         private final ReadWriteLock turns = new ReentrantReadWriteLock(true);
         private final AtomicInteger inFlight = new AtomicInteger();
+        private final Instant at;
+        private final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         private volatile boolean drained;
+
+        /** Claims at {@code at} (the kit's clock once the messages are enqueued). */
+        Claims(Instant at) {
+            this.at = at;
+        }
+
+        /**
+         * The next deliveries for {@code owner} (1-hour leases), after empty claims while others
+         * hold what is left; empty when the claimer stops: nothing is left, the race already broke
+         * the contract, or 60 s passed (a violation that says how far the claimers got, {@code
+         * done}).
+         */
+        List<Delivery> next(OutboxStore on, String owner, int limit, Supplier<String> done) {
+            while (violations.size() < MAX_VIOLATIONS && !drained) {
+                if (System.nanoTime() > deadline) {
+                    violation(owner + " gave up after 60 s with " + done.get());
+                    return List.of();
+                }
+                List<Delivery> got =
+                        claim(on, new ClaimRequest(owner, at, Duration.ofHours(1), limit));
+                if (!got.isEmpty()) {
+                    return got;
+                }
+                letOthersRun();
+            }
+            return List.of();
+        }
 
         /**
          * Claims beside the other claimers; after an empty claim with nothing in flight, claims
          * once more alone. The deliveries count as in flight until {@link #finished}.
          */
-        List<Delivery> claim(OutboxStore on, ClaimRequest request) {
+        private List<Delivery> claim(OutboxStore on, ClaimRequest request) {
             List<Delivery> got = claimHolding(turns.readLock(), on, request);
             if (!got.isEmpty() || inFlight.get() != 0) {
                 return got;
@@ -156,11 +204,6 @@ abstract class StoreConcurrencyRules extends StoreRules {
         void finished(int deliveries) {
             inFlight.addAndGet(-deliveries);
         }
-
-        /** Whether a claim alone, with nothing in flight, found nothing: every claimer stops. */
-        boolean drained() {
-            return drained;
-        }
     }
 
     @Test
@@ -182,34 +225,16 @@ abstract class StoreConcurrencyRules extends StoreRules {
                         }
                         handedOut.addAndGet(got.size());
                         for (Delivery d : got) {
-                            String previous = holder.putIfAbsent(d.message().id(), owner);
-                            if (previous != null) {
-                                violation(
-                                        "'"
-                                                + d.message().id()
-                                                + "' was handed to "
-                                                + owner
-                                                + " while "
-                                                + previous
-                                                + " still held a live lease on it");
-                            }
+                            hold(holder, d.message().id(), owner);
                         }
                     }
                 });
-        assertThat(violations)
-                .as(
-                        "%d claimers raced over %d messages with 1-hour leases; a message must never "
-                                + "be handed to two live leases, but your store did so: %s",
-                        CLAIMERS, all.size(), violations)
-                .isEmpty();
-        List<String> lost =
-                idsOf(all).stream().filter(id -> !holder.containsKey(id)).limit(10).toList();
-        assertThat(holder)
-                .as(
-                        "every one of the %d messages must be claimed exactly once by the racing "
-                                + "claimers, but your store never handed out %d of them (first: %s)%s",
-                        all.size(), all.size() - holder.size(), lost, skewHint(holder.isEmpty()))
-                .hasSize(all.size());
+        assertRace(
+                "with 1-hour leases; a message must never be handed to two live leases, but your"
+                        + " store did so",
+                all,
+                holder.keySet(),
+                "claimed exactly once by the racing claimers, but your store never handed out");
     }
 
     @Test
@@ -221,42 +246,27 @@ abstract class StoreConcurrencyRules extends StoreRules {
         Map<String, String> holder = new ConcurrentHashMap<>();
         Set<String> completed = ConcurrentHashMap.newKeySet();
         Set<String> releasedOnce = ConcurrentHashMap.newKeySet();
-        Claims claims = new Claims();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        Claims claims = new Claims(at);
         race(
                 (on, owner) -> {
-                    while (violations.size() < MAX_VIOLATIONS && !claims.drained()) {
-                        if (System.nanoTime() > deadline) {
-                            violation(
-                                    owner
-                                            + " gave up after 60 s with "
-                                            + completed.size()
-                                            + " of "
-                                            + all.size()
-                                            + " messages completed");
-                            return;
-                        }
+                    while (true) {
                         List<Delivery> got =
-                                claims.claim(
-                                        on, new ClaimRequest(owner, at, Duration.ofHours(1), 10));
+                                claims.next(
+                                        on,
+                                        owner,
+                                        10,
+                                        () ->
+                                                completed.size()
+                                                        + " of "
+                                                        + all.size()
+                                                        + " messages completed");
                         if (got.isEmpty()) {
-                            letOthersRun();
-                            continue;
+                            return;
                         }
                         List<String> toComplete = new ArrayList<>();
                         for (Delivery d : got) {
                             String id = d.message().id();
-                            String previous = holder.putIfAbsent(id, owner);
-                            if (previous != null) {
-                                violation(
-                                        "'"
-                                                + id
-                                                + "' was handed to "
-                                                + owner
-                                                + " while "
-                                                + previous
-                                                + " still held a live lease on it");
-                            }
+                            hold(holder, id, owner);
                             if (completed.contains(id)) {
                                 violation(
                                         "'"
@@ -307,22 +317,34 @@ abstract class StoreConcurrencyRules extends StoreRules {
                         }
                     }
                 });
+        assertRace(
+                "completing (and releasing a quarter of them) concurrently; your store broke the"
+                        + " contract",
+                all,
+                completed,
+                "completed exactly once, but your store never handed out again or lost");
+    }
+
+    /**
+     * Asserts that racing claimers saw no violation (the race described by {@code race}) and that
+     * every message of {@code all} is in {@code done} ({@code doneMeans}: what must have happened
+     * to each, and what the store did instead).
+     */
+    private void assertRace(String race, List<Message> all, Set<String> done, String doneMeans) {
         assertThat(violations)
                 .as(
-                        "%d claimers completed (and released a quarter of) %d messages "
-                                + "concurrently; your store broke the contract: %s",
-                        CLAIMERS, all.size(), violations)
+                        "%d claimers raced over %d messages %s: %s",
+                        CLAIMERS, all.size(), race, violations)
                 .isEmpty();
-        List<String> lost =
-                idsOf(all).stream().filter(id -> !completed.contains(id)).limit(10).toList();
-        assertThat(completed)
+        List<String> lost = idsOf(all).stream().filter(id -> !done.contains(id)).limit(10).toList();
+        assertThat(done)
                 .as(
-                        "every one of the %d messages must be completed exactly once, but %d were "
-                                + "never handed out again or lost (first: %s)%s",
+                        "every one of the %d messages must be %s %d of them (first: %s)%s",
                         all.size(),
-                        all.size() - completed.size(),
+                        doneMeans,
+                        all.size() - done.size(),
                         lost,
-                        skewHint(completed.isEmpty()))
+                        skewHint(done.isEmpty()))
                 .hasSize(all.size());
     }
 
@@ -350,29 +372,23 @@ abstract class StoreConcurrencyRules extends StoreRules {
         Map<String, String> holder = new HashMap<>();
         Set<String> releasedOnce = ConcurrentHashMap.newKeySet();
         AtomicInteger finished = new AtomicInteger();
-        Claims claims = new Claims();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        Claims claims = new Claims(at);
         race(
                 (on, owner) -> {
-                    while (violations.size() < MAX_VIOLATIONS
-                            && finished.get() < count
-                            && !claims.drained()) {
-                        if (System.nanoTime() > deadline) {
-                            violation(
-                                    owner
-                                            + " gave up after 60 s with "
-                                            + finished.get()
-                                            + " of "
-                                            + count
-                                            + " messages completed (a key stayed blocked)");
-                            return;
-                        }
+                    while (finished.get() < count) {
                         List<Delivery> got =
-                                claims.claim(
-                                        on, new ClaimRequest(owner, at, Duration.ofHours(1), 7));
+                                claims.next(
+                                        on,
+                                        owner,
+                                        7,
+                                        () ->
+                                                finished.get()
+                                                        + " of "
+                                                        + count
+                                                        + " messages completed (a key stayed"
+                                                        + " blocked)");
                         if (got.isEmpty()) {
-                            letOthersRun();
-                            continue;
+                            return;
                         }
                         Map<String, List<Delivery>> byKey = new LinkedHashMap<>();
                         for (Delivery d : got) {

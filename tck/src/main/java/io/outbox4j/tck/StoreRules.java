@@ -220,6 +220,19 @@ abstract class StoreRules extends KitRules {
         return claimOne(store(), OWNER_A, m);
     }
 
+    /**
+     * Enqueues two messages in one committed transaction and claims both as {@link #OWNER_A} on
+     * {@link #store()}, in whatever order the store lists them.
+     */
+    List<Delivery> leasedByOwnerA(Message first, Message second) {
+        committed(first, second);
+        List<Delivery> got = claimAll(store(), OWNER_A);
+        assertThat(ids(got))
+                .as("a claim must lease both available messages%s", skewHint(got))
+                .containsExactlyInAnyOrder(first.id(), second.id());
+        return got;
+    }
+
     /** Claims exactly the one message expected to be available. */
     Delivery claimOne(OutboxStore on, String owner, Message expected) {
         List<Delivery> got = claimAll(on, owner);
