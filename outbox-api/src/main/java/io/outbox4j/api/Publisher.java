@@ -3,6 +3,7 @@ package io.outbox4j.api;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -65,6 +66,48 @@ public interface Publisher extends AutoCloseable {
             }
         }
         Checks.positive(timeout, "timeout");
+    }
+
+    /**
+     * Applies an adapter's mapping function (message to destination: topic, queue, exchange) under
+     * the rule every publisher of outbox4j follows: the destination is a property of the message,
+     * so whatever the function throws fails that message permanently (it would throw again on every
+     * retry) and the message goes to the dead letter. The one exception is a {@link
+     * RetryAfterException} thrown on purpose, which retries the message no earlier than its delay;
+     * a {@link PermanentFailureException} is passed on as it is too. An adapter of your own can
+     * follow the same rule; what it then does with the destination (a null, or one its broker can
+     * never accept, fails permanently as well) is its own.
+     *
+     * @param mapper the application's mapping function
+     * @param setting the name of the setting that took the function ({@code "topicMapper"}), for
+     *     the reason of the failure
+     * @param message the message to map
+     * @param <T> the destination type
+     * @return what the function returned, possibly null
+     * @throws PermanentFailureException if the function threw anything but a {@link
+     *     RetryAfterException}
+     * @throws RetryAfterException if the function threw one
+     */
+    static <T> @Nullable T applyMapper(
+            Function<? super Message, ? extends @Nullable T> mapper,
+            String setting,
+            Message message) {
+        try {
+            return mapper.apply(message);
+        } catch (PermanentFailureException | RetryAfterException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new PermanentFailureException(
+                    setting
+                            + " threw for message '"
+                            + message.id()
+                            + "' (topic '"
+                            + message.topic()
+                            + "'): "
+                            + e
+                            + "; it would throw again on every retry",
+                    e);
+        }
     }
 
     /** Releases the transport's resources. The default does nothing. */

@@ -3,7 +3,7 @@ package io.outbox4j.publisher.kafka;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.OutboxHeaders;
 import io.outbox4j.api.PermanentFailureException;
-import io.outbox4j.api.RetryAfterException;
+import io.outbox4j.api.Publisher;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,25 +28,11 @@ final class Records {
      * Returns the Kafka topic of a message.
      *
      * @throws PermanentFailureException if the mapper throws or gives no valid Kafka topic name
-     * @throws RetryAfterException if the mapper throws one
+     * @throws io.outbox4j.api.RetryAfterException if the mapper throws one ({@link
+     *     Publisher#applyMapper})
      */
     static String topic(Message m, Function<Message, String> topicMapper) {
-        String topic;
-        try {
-            topic = topicMapper.apply(m);
-        } catch (PermanentFailureException | RetryAfterException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            throw new PermanentFailureException(
-                    "topicMapper threw for message '"
-                            + m.id()
-                            + "' (topic '"
-                            + m.topic()
-                            + "'): "
-                            + e
-                            + "; it would throw again on every retry",
-                    e);
-        }
+        String topic = Publisher.applyMapper(topicMapper, "topicMapper", m);
         if (topic == null
                 || !LEGAL_TOPIC.matcher(topic).matches()
                 || topic.equals(".")

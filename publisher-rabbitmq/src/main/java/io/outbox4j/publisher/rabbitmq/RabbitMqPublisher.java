@@ -307,22 +307,7 @@ public final class RabbitMqPublisher implements Publisher {
     }
 
     private Prepared prepare(Message m) {
-        Destination d;
-        try {
-            d = destinationMapper.apply(m);
-        } catch (PermanentFailureException | RetryAfterException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            throw new PermanentFailureException(
-                    "destinationMapper threw for message '"
-                            + m.id()
-                            + "' (topic '"
-                            + m.topic()
-                            + "'): "
-                            + e
-                            + "; it would throw again on every retry",
-                    e);
-        }
+        Destination d = Publisher.applyMapper(destinationMapper, "destinationMapper", m);
         if (d == null) {
             throw new PermanentFailureException(
                     "destinationMapper returned null for message '"

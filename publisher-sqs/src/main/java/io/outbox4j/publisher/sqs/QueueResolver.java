@@ -2,6 +2,7 @@ package io.outbox4j.publisher.sqs;
 
 import io.outbox4j.api.Message;
 import io.outbox4j.api.PermanentFailureException;
+import io.outbox4j.api.Publisher;
 import io.outbox4j.api.RetryableFailureException;
 import java.util.HashMap;
 import java.util.Map;
@@ -39,12 +40,12 @@ final class QueueResolver {
      * Returns a mapper for one publish call: it asks SQS at most once per queue name during the
      * call, and throws the same failure for every message of a queue that could not be resolved. A
      * name mapper that throws, or gives no valid queue name, fails that message permanently (see
-     * {@link Mapping}); a queue that cannot be resolved now fails it retryably.
+     * {@link Publisher#applyMapper}); a queue that cannot be resolved now fails it retryably.
      */
     Function<Message, String> forCall(Deadline deadline) {
         Map<String, RuntimeException> failed = new HashMap<>();
         return m -> {
-            String name = Mapping.apply(queueName, "queueNameMapper", m);
+            String name = Publisher.applyMapper(queueName, "queueNameMapper", m);
             if (name == null || !QUEUE_NAME.matcher(name).matches()) {
                 throw new PermanentFailureException(
                         "message '"

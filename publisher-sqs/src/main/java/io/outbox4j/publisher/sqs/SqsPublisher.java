@@ -204,7 +204,7 @@ public final class SqsPublisher implements Publisher {
     }
 
     private static String mappedUrl(Function<Message, String> queueMapper, Message m) {
-        String url = Mapping.apply(queueMapper, "queueMapper", m);
+        String url = Publisher.applyMapper(queueMapper, "queueMapper", m);
         if (url == null || url.isBlank()) {
             throw new PermanentFailureException(
                     "queueMapper returned "

@@ -1,0 +1,62 @@
+package io.outbox4j.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class PublisherApplyMapperTest {
+    private static final Message M =
+            Message.builder().id("m-1").topic("orders").module("orders").payload("{}").build();
+
+    @Test
+    void returnsWhatTheMapperReturns_nullIncluded() {
+        assertThat(Publisher.<String>applyMapper(m -> m.topic() + ".v2", "topicMapper", M))
+                .isEqualTo("orders.v2");
+        assertThat(Publisher.<String>applyMapper(m -> null, "topicMapper", M)).isNull();
+    }
+
+    @Test
+    void aMapperThatThrows_failsTheMessagePermanently_namingTheSettingAndTheMessage() {
+        IllegalStateException bug = new IllegalStateException("no such tenant");
+        assertThatThrownBy(
+                        () ->
+                                Publisher.applyMapper(
+                                        m -> {
+                                            throw bug;
+                                        },
+                                        "queueMapper",
+                                        M))
+                .isExactlyInstanceOf(PermanentFailureException.class)
+                .hasCause(bug)
+                .hasMessage(
+                        "queueMapper threw for message 'm-1' (topic 'orders'): "
+                                + bug
+                                + "; it would throw again on every retry");
+    }
+
+    @Test
+    void retryAfterAndPermanentFailure_thrownOnPurpose_passAsTheyAre() {
+        RetryAfterException later = new RetryAfterException("later", Duration.ofSeconds(5), null);
+        assertThatThrownBy(
+                        () ->
+                                Publisher.applyMapper(
+                                        m -> {
+                                            throw later;
+                                        },
+                                        "topicMapper",
+                                        M))
+                .isSameAs(later);
+        PermanentFailureException never = new PermanentFailureException("never");
+        assertThatThrownBy(
+                        () ->
+                                Publisher.applyMapper(
+                                        m -> {
+                                            throw never;
+                                        },
+                                        "topicMapper",
+                                        M))
+                .isSameAs(never);
+    }
+}
