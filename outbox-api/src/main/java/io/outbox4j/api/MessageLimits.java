@@ -35,6 +35,22 @@ public record MessageLimits(
             new MessageLimits(255, 255, 255, 255, DEFAULT_MAX_PAYLOAD_BYTES, 64, 255, 4096);
 
     /**
+     * Limits that hold back nothing ({@link Integer#MAX_VALUE} everywhere): for a copy of a message
+     * that was checked against its own limits when it was first built, such as one read back from a
+     * store or one given a few more headers on its way to the broker.
+     */
+    public static final MessageLimits UNLIMITED =
+            new MessageLimits(
+                    Integer.MAX_VALUE,
+                    Integer.MAX_VALUE,
+                    Integer.MAX_VALUE,
+                    Integer.MAX_VALUE,
+                    Integer.MAX_VALUE,
+                    Integer.MAX_VALUE,
+                    Integer.MAX_VALUE,
+                    Integer.MAX_VALUE);
+
+    /**
      * Validates the limits.
      *
      * @param maxIdLength the max id length

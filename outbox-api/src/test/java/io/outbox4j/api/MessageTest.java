@@ -105,6 +105,21 @@ class MessageTest {
     }
 
     @Test
+    void unlimited_holdsBackNoSize_butStillTheRulesOfTheText() {
+        String longTopic = "t".repeat(1000);
+        assertThatThrownBy(() -> valid().topic(longTopic).build())
+                .hasMessage("topic is 1000 characters, over the 255 limit");
+        Message copy =
+                valid().limits(MessageLimits.UNLIMITED)
+                        .topic(longTopic)
+                        .payload(new byte[2 * 1024 * 1024])
+                        .build();
+        assertThat(copy.topic()).isEqualTo(longTopic);
+        assertThatThrownBy(() -> valid().limits(MessageLimits.UNLIMITED).topic(" t").build())
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void reservedHeaderPrefix_isRejectedInAnyCase() {
         assertThatThrownBy(() -> valid().header("Outbox-Id", "x").build())
                 .hasMessage("header name 'Outbox-Id' uses the reserved prefix 'outbox-'");

@@ -16,21 +16,6 @@ import java.util.Map;
 
 /** See {@link OutboxObservations#publisher}. */
 final class ObservedPublisher implements Publisher {
-    /**
-     * A message rebuilt with its propagation headers was valid when it was enqueued; it is not
-     * checked against the default limits again.
-     */
-    private static final MessageLimits UNCHECKED =
-            new MessageLimits(
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE);
-
     private final ObservationRegistry registry;
     private final Publisher delegate;
 
@@ -100,13 +85,16 @@ final class ObservedPublisher implements Publisher {
         return outcomes;
     }
 
-    /** The message with the headers the handlers wrote, or itself when they wrote none. */
+    /**
+     * The message with the headers the handlers wrote, or itself when they wrote none. It was valid
+     * when it was enqueued, so the copy is not checked against the default limits again.
+     */
     private static Message withHeaders(Message m, Map<String, String> headers) {
         if (headers.equals(m.headers())) {
             return m;
         }
         try {
-            return m.toBuilder().headers(headers).limits(UNCHECKED).build();
+            return m.toBuilder().headers(headers).limits(MessageLimits.UNLIMITED).build();
         } catch (IllegalArgumentException e) {
             // A handler wrote a header a message cannot carry: send the message as it was.
             return m;

@@ -6,25 +6,12 @@ import java.util.Map;
 
 /** Copies of messages with other headers. */
 final class Messages {
-    /**
-     * The message was checked against its own limits when it was built; its copy with two short
-     * trace headers more is not checked against the default limits again.
-     */
-    private static final MessageLimits UNCHECKED =
-            new MessageLimits(
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE);
-
     private Messages() {}
 
     /**
-     * The message with the given headers, or itself when they are its own already.
+     * The message with the given headers, or itself when they are its own already. The message was
+     * checked against its own limits when it was built; its copy with two short trace headers more
+     * is not checked against the default limits again.
      *
      * @throws IllegalArgumentException if a header is not allowed in a message
      */
@@ -32,6 +19,6 @@ final class Messages {
         if (headers.equals(m.headers())) {
             return m;
         }
-        return m.toBuilder().headers(headers).limits(UNCHECKED).build();
+        return m.toBuilder().headers(headers).limits(MessageLimits.UNLIMITED).build();
     }
 }
