@@ -10,11 +10,16 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.ConfigValue;
+import org.assertj.core.api.AbstractStringAssert;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * What Connect's validation endpoint answers for good and bad configurations: each problem on the
@@ -52,9 +57,84 @@ class ConnectorValidationTest {
                         .collect(Collectors.toMap(ConfigValue::name, ConfigValue::errorMessages));
     }
 
-    @Test
-    void validConfiguration_hasNoErrors_andTheDatabaseWasProbed() {
-        assertThat(errors(valid())).isEmpty();
+    /** The one error reported on a setting, as text to assert on. */
+    private static AbstractStringAssert<?> assertThatTheOneError(
+            Map<String, List<String>> errors, String setting) {
+        return assertThat(errors.get(setting)).singleElement().asString();
+    }
+
+    /** Configurations Connect accepts as they are; the first is the database probe's success. */
+    static Stream<Arguments> acceptedConfigurations() {
+        return Stream.of(
+                Arguments.of("a valid configuration, the database probed", Map.of()),
+                Arguments.of(
+                        "the dialect in any case",
+                        Map.of(OutboxSourceConnectorConfig.DIALECT, "h2")),
+                Arguments.of(
+                        "producer overrides that keep key order",
+                        Map.of(
+                                "producer.override.acks", "all",
+                                "producer.override.enable.idempotence", "true",
+                                "producer.override.max.in.flight.requests.per.connection", "5")));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("acceptedConfigurations")
+    void accepted_hasNoErrors(String configuration, Map<String, String> settings) {
+        Map<String, String> props = valid();
+        props.putAll(settings);
+        assertThat(errors(props)).isEmpty();
+    }
+
+    /**
+     * Settings Connect refuses: the one error on the setting named, with what it says to change.
+     */
+    static Stream<Arguments> refusedSettings() {
+        return Stream.of(
+                refused(
+                        "a missing table, with the DDL to run",
+                        OutboxSourceConnectorConfig.TABLE,
+                        "Outbox_Message",
+                        "'Outbox_Message' cannot be read",
+                        "io/outbox4j/store/jdbi/h2.sql",
+                        "case-sensitive"),
+                refused(
+                        "an illegal table name, by the store's own rule",
+                        OutboxSourceConnectorConfig.TABLE,
+                        "outbox; drop table x",
+                        "tableName must match"),
+                refused(
+                        "an unknown dialect, naming the known ones",
+                        OutboxSourceConnectorConfig.DIALECT,
+                        "oracle",
+                        "POSTGRESQL",
+                        "H2"),
+                Arguments.of(
+                        "a fixed topic with a prefix, a contradiction",
+                        Map.of(
+                                OutboxSourceConnectorConfig.TOPIC_FIXED, "events",
+                                OutboxSourceConnectorConfig.TOPIC_PREFIX, "app."),
+                        OutboxSourceConnectorConfig.TOPIC_FIXED,
+                        List.of("cannot be combined with topic.regex or topic.prefix")),
+                refused(
+                        "an illegal fixed topic",
+                        OutboxSourceConnectorConfig.TOPIC_FIXED,
+                        "order events",
+                        "not a legal Kafka topic name"));
+    }
+
+    /** One setting given a value it refuses, the error on that setting. */
+    private static Arguments refused(String problem, String setting, String value, String... says) {
+        return Arguments.of(problem, Map.of(setting, value), setting, List.of(says));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("refusedSettings")
+    void refused_isReportedOnTheSetting(
+            String problem, Map<String, String> settings, String setting, List<String> says) {
+        Map<String, String> props = valid();
+        props.putAll(settings);
+        assertThatTheOneError(errors(props), setting).contains(says);
     }
 
     @Test
@@ -72,9 +152,7 @@ class ConnectorValidationTest {
     void urlThatIsNotJdbc_isRejectedWithoutItsSecrets() {
         Map<String, String> props = valid();
         props.put(OutboxSourceConnectorConfig.JDBC_URL, "postgresql://db/app?password=s3cret");
-        assertThat(errors(props).get(OutboxSourceConnectorConfig.JDBC_URL))
-                .singleElement()
-                .asString()
+        assertThatTheOneError(errors(props), OutboxSourceConnectorConfig.JDBC_URL)
                 .contains("must start with 'jdbc:'")
                 .doesNotContain("s3cret");
     }
@@ -86,63 +164,10 @@ class ConnectorValidationTest {
                 OutboxSourceConnectorConfig.JDBC_URL,
                 "jdbc:postgresql://127.0.0.1:1/app?connectTimeout=2");
         props.put(OutboxSourceConnectorConfig.JDBC_USER, "app");
-        assertThat(errors(props).get(OutboxSourceConnectorConfig.JDBC_URL))
-                .singleElement()
-                .asString()
+        assertThatTheOneError(errors(props), OutboxSourceConnectorConfig.JDBC_URL)
                 .startsWith(
                         "outbox.jdbc.url: cannot connect to jdbc:postgresql://127.0.0.1:1/app?...")
                 .contains("as 'app'");
-    }
-
-    @Test
-    void missingTable_isReportedOnTheTableWithTheDdlToRun() {
-        Map<String, String> props = valid();
-        props.put(OutboxSourceConnectorConfig.TABLE, "Outbox_Message");
-        assertThat(errors(props).get(OutboxSourceConnectorConfig.TABLE))
-                .singleElement()
-                .asString()
-                .contains("'Outbox_Message' cannot be read")
-                .contains("io/outbox4j/store/jdbi/h2.sql")
-                .contains("case-sensitive");
-    }
-
-    @Test
-    void illegalTableName_isRejectedByTheStoresOwnRule() {
-        Map<String, String> props = valid();
-        props.put(OutboxSourceConnectorConfig.TABLE, "outbox; drop table x");
-        assertThat(errors(props).get(OutboxSourceConnectorConfig.TABLE))
-                .singleElement()
-                .asString()
-                .contains("tableName must match");
-    }
-
-    @Test
-    void unknownDialect_namesTheKnownOnes() {
-        Map<String, String> props = valid();
-        props.put(OutboxSourceConnectorConfig.DIALECT, "oracle");
-        assertThat(errors(props).get(OutboxSourceConnectorConfig.DIALECT))
-                .singleElement()
-                .asString()
-                .contains("POSTGRESQL")
-                .contains("H2");
-    }
-
-    @Test
-    void dialectIsCaseInsensitive() {
-        Map<String, String> props = valid();
-        props.put(OutboxSourceConnectorConfig.DIALECT, "h2");
-        assertThat(errors(props)).isEmpty();
-    }
-
-    @Test
-    void fixedTopicWithPrefix_isAContradiction() {
-        Map<String, String> props = valid();
-        props.put(OutboxSourceConnectorConfig.TOPIC_FIXED, "events");
-        props.put(OutboxSourceConnectorConfig.TOPIC_PREFIX, "app.");
-        assertThat(errors(props).get(OutboxSourceConnectorConfig.TOPIC_FIXED))
-                .singleElement()
-                .asString()
-                .contains("cannot be combined with topic.regex or topic.prefix");
     }
 
     @Test
@@ -153,20 +178,8 @@ class ConnectorValidationTest {
 
         props.put(OutboxSourceConnectorConfig.TOPIC_REGEX, "orders(");
         props.put(OutboxSourceConnectorConfig.TOPIC_REPLACEMENT, "x");
-        assertThat(errors(props).get(OutboxSourceConnectorConfig.TOPIC_REGEX))
-                .singleElement()
-                .asString()
+        assertThatTheOneError(errors(props), OutboxSourceConnectorConfig.TOPIC_REGEX)
                 .contains("not a valid regular expression");
-    }
-
-    @Test
-    void illegalFixedTopic_isReported() {
-        Map<String, String> props = valid();
-        props.put(OutboxSourceConnectorConfig.TOPIC_FIXED, "order events");
-        assertThat(errors(props).get(OutboxSourceConnectorConfig.TOPIC_FIXED))
-                .singleElement()
-                .asString()
-                .contains("not a legal Kafka topic name");
     }
 
     @Test
@@ -186,30 +199,15 @@ class ConnectorValidationTest {
         props.put("producer.override.acks", "1");
         props.put("producer.override.max.in.flight.requests.per.connection", "5");
         Map<String, List<String>> errors = errors(props);
-        assertThat(errors.get("producer.override.acks"))
-                .singleElement()
-                .asString()
-                .contains("must be 'all'");
-        assertThat(errors.get("producer.override.max.in.flight.requests.per.connection"))
-                .singleElement()
-                .asString()
+        assertThatTheOneError(errors, "producer.override.acks").contains("must be 'all'");
+        assertThatTheOneError(errors, "producer.override.max.in.flight.requests.per.connection")
                 .contains("producer.override.enable.idempotence is not 'true'");
 
         props.put("producer.override.max.in.flight.requests.per.connection", "6");
         props.put("producer.override.enable.idempotence", "true");
-        assertThat(errors(props).get("producer.override.max.in.flight.requests.per.connection"))
-                .singleElement()
-                .asString()
+        assertThatTheOneError(
+                        errors(props), "producer.override.max.in.flight.requests.per.connection")
                 .contains("must be at most 5");
-    }
-
-    @Test
-    void orderKeepingProducerOverrides_areAccepted() {
-        Map<String, String> props = valid();
-        props.put("producer.override.acks", "all");
-        props.put("producer.override.enable.idempotence", "true");
-        props.put("producer.override.max.in.flight.requests.per.connection", "5");
-        assertThat(errors(props)).isEmpty();
     }
 
     @Test
