@@ -111,6 +111,32 @@ final class LatencyScenario {
         Side(String label) {
             this.label = label;
         }
+
+        /** The median of the windows' p50s, in ms. */
+        double p50() {
+            return Stats.median(p50s);
+        }
+
+        /** The median of the windows' p99s, in ms. */
+        double p99() {
+            return Stats.median(p99s);
+        }
+
+        /** The median of the windows' CPU per message, JVM + PostgreSQL, in µs. */
+        double cpu() {
+            return Stats.median(cpuPerMessage);
+        }
+
+        /** {@code p50 … / p99 … ms, … µs CPU/msg}, for the headline. */
+        String summary() {
+            return "p50 "
+                    + Result.fmt(p50())
+                    + " / p99 "
+                    + Result.fmt(p99())
+                    + " ms, "
+                    + Result.fmt(cpu())
+                    + " µs CPU/msg";
+        }
     }
 
     /** One measured window of a side at the scenario's rate ({@link #drive}). */
@@ -509,23 +535,13 @@ final class LatencyScenario {
             r.config("sides", System.getenv("BENCH_LATENCY_SIDES"));
             return r;
         }
-        double p50 = Stats.median(relaySide.p50s);
-        double p99 = Stats.median(relaySide.p99s);
-        double handP50 = Stats.median(pollerSide.p50s);
-        double handP99 = Stats.median(pollerSide.p99s);
-        double gruelboxP50 = Stats.median(gruelboxSide.p50s);
-        double gruelboxP99 = Stats.median(gruelboxSide.p99s);
-        double cpu = Stats.median(relaySide.cpuPerMessage);
-        double handCpu = Stats.median(pollerSide.cpuPerMessage);
-        double gruelboxCpu = Stats.median(gruelboxSide.cpuPerMessage);
-        double namastackP50 = Stats.median(namastackSide.p50s);
-        double namastackP99 = Stats.median(namastackSide.p99s);
-        double namastackCpu = Stats.median(namastackSide.cpuPerMessage);
+        double p99 = relaySide.p99();
+        double cpu = relaySide.cpu();
         r.figure("messages", "measured messages per side", (double) rate * seconds * rounds, "")
                 .figure(
                         "p50_ms",
                         "outbox4j: p50 commit -> broker ack (median of windows)",
-                        p50,
+                        relaySide.p50(),
                         "ms")
                 .figure(
                         "p90_ms",
@@ -537,62 +553,36 @@ final class LatencyScenario {
                         "outbox4j: p99 commit -> broker ack (median of windows)",
                         p99,
                         "ms")
-                .figure("max_ms", "outbox4j: max (all windows)", Stats.ms(relaySide.worst), "ms")
-                .figure("hand_p50_ms", "10 ms poller: p50 (median of windows)", handP50, "ms")
-                .figure("hand_p99_ms", "10 ms poller: p99 (median of windows)", handP99, "ms")
-                .figure(
-                        "hand_max_ms",
-                        "10 ms poller: max (all windows)",
-                        Stats.ms(pollerSide.worst),
-                        "ms")
-                .figure(
-                        "cpu_us_per_msg",
-                        "outbox4j: CPU per message, JVM + PostgreSQL (median of windows)",
-                        cpu,
-                        "µs")
-                .figure(
-                        "jvm_cpu_us_per_msg",
-                        "outbox4j: of which JVM",
-                        Stats.median(relaySide.jvmPerMessage),
-                        "µs")
-                .figure(
-                        "db_cpu_us_per_msg",
-                        "outbox4j: of which PostgreSQL backends",
-                        Stats.median(relaySide.dbPerMessage),
-                        "µs")
-                .figure(
-                        "hand_cpu_us_per_msg",
-                        "10 ms poller: CPU per message, JVM + PostgreSQL (median of windows)",
-                        handCpu,
-                        "µs")
-                .figure(
-                        "hand_jvm_cpu_us_per_msg",
-                        "10 ms poller: of which JVM",
-                        Stats.median(pollerSide.jvmPerMessage),
-                        "µs")
-                .figure(
-                        "hand_db_cpu_us_per_msg",
-                        "10 ms poller: of which PostgreSQL backends",
-                        Stats.median(pollerSide.dbPerMessage),
-                        "µs")
-                .check("outbox4j p99 latency (ms)", p99, "<=", 10)
-                .check("outbox4j p99 / 10 ms poller p99", p99 / Math.max(1e-9, handP99), "<=", 1.0)
+                .figure("max_ms", "outbox4j: max (all windows)", Stats.ms(relaySide.worst), "ms");
+        latencyFigures(r, "hand_", "10 ms poller", pollerSide);
+        cpuFigures(r, "", "outbox4j", relaySide);
+        cpuFigures(r, "hand_", "10 ms poller", pollerSide);
+        r.check("outbox4j p99 latency (ms)", p99, "<=", 10)
+                .check(
+                        "outbox4j p99 / 10 ms poller p99",
+                        p99 / Math.max(1e-9, pollerSide.p99()),
+                        "<=",
+                        1.0)
                 .check(
                         "outbox4j CPU per message / 10 ms poller's",
-                        cpu / Math.max(1e-9, handCpu),
+                        cpu / Math.max(1e-9, pollerSide.cpu()),
                         "<=",
                         1.5)
-                .check("outbox4j p99 / gruelbox p99", p99 / Math.max(1e-9, gruelboxP99), "<=", 1.0)
+                .check(
+                        "outbox4j p99 / gruelbox p99",
+                        p99 / Math.max(1e-9, gruelboxSide.p99()),
+                        "<=",
+                        1.0)
                 .check(
                         "outbox4j p99 / namastack p99",
-                        p99 / Math.max(1e-9, namastackP99),
+                        p99 / Math.max(1e-9, namastackSide.p99()),
                         "<=",
                         1.0);
-        double standaloneP99 = Stats.median(standaloneSide.p99s);
+        double standaloneP99 = standaloneSide.p99();
         r.figure(
                         "standalone_p50_ms",
                         "standalone relay (own JVM): p50 commit -> consumed (median of windows)",
-                        Stats.median(standaloneSide.p50s),
+                        standaloneSide.p50(),
                         "ms")
                 .figure(
                         "standalone_p99_ms",
@@ -619,13 +609,15 @@ final class LatencyScenario {
                         r.peer(
                                         latency,
                                         column,
-                                        Result.fmt(Stats.median(s.p50s))
+                                        Result.fmt(s.p50())
                                                 + " / "
-                                                + Result.fmt(Stats.median(s.p99s))
+                                                + Result.fmt(s.p99())
                                                 + (s == pollerSide ? " (10 ms poller)" : ""))
-                                .peer(cpuRow, column, Result.fmt(Stats.median(s.cpuPerMessage))));
-        peerFigures(r, "gruelbox", "gruelbox", gruelboxSide);
-        peerFigures(r, "namastack", "namastack-outbox", namastackSide);
+                                .peer(cpuRow, column, Result.fmt(s.cpu())));
+        latencyFigures(r, "gruelbox_", "gruelbox", gruelboxSide);
+        cpuFigures(r, "gruelbox_", "gruelbox", gruelboxSide);
+        latencyFigures(r, "namastack_", "namastack-outbox", namastackSide);
+        cpuFigures(r, "namastack_", "namastack-outbox", namastackSide);
         for (Side s : List.of(relaySide, pollerSide, gruelboxSide, namastackSide)) {
             String key =
                     s == relaySide
@@ -654,34 +646,13 @@ final class LatencyScenario {
                 .config("namastack_p50_per_window_ms", namastackSide.p50s)
                 .config("namastack_cpu_us_per_msg_per_window", namastackSide.cpuPerMessage);
         r.headline(
-                "p50 "
-                        + Result.fmt(p50)
-                        + " / p99 "
-                        + Result.fmt(p99)
-                        + " ms, "
-                        + Result.fmt(cpu)
-                        + " µs CPU/msg at "
-                        + rate
-                        + " msg/s",
-                "10 ms poller: p50 "
-                        + Result.fmt(handP50)
-                        + " / p99 "
-                        + Result.fmt(handP99)
-                        + " ms, "
-                        + Result.fmt(handCpu)
-                        + " µs CPU/msg; gruelbox: p50 "
-                        + Result.fmt(gruelboxP50)
-                        + " / p99 "
-                        + Result.fmt(gruelboxP99)
-                        + " ms, "
-                        + Result.fmt(gruelboxCpu)
-                        + " µs CPU/msg; namastack: p50 "
-                        + Result.fmt(namastackP50)
-                        + " / p99 "
-                        + Result.fmt(namastackP99)
-                        + " ms, "
-                        + Result.fmt(namastackCpu)
-                        + " µs CPU/msg");
+                relaySide.summary() + " at " + rate + " msg/s",
+                "10 ms poller: "
+                        + pollerSide.summary()
+                        + "; gruelbox: "
+                        + gruelboxSide.summary()
+                        + "; namastack: "
+                        + namastackSide.summary());
         env.execute(
                 "DROP TABLE "
                         + WriteScenario.ORDERS
@@ -730,27 +701,27 @@ final class LatencyScenario {
         }
     }
 
-    /** A peer's latency and CPU figures: p50, p99, max, CPU per message and its split. */
-    private static void peerFigures(Result r, String key, String label, Side s) {
-        r.figure(key + "_p50_ms", label + ": p50 (median of windows)", Stats.median(s.p50s), "ms")
-                .figure(
-                        key + "_p99_ms",
-                        label + ": p99 (median of windows)",
-                        Stats.median(s.p99s),
-                        "ms")
-                .figure(key + "_max_ms", label + ": max (all windows)", Stats.ms(s.worst), "ms")
-                .figure(
-                        key + "_cpu_us_per_msg",
+    /** A side's latency figures: p50, p99 (medians of windows) and max, keys {@code <prefix>…}. */
+    private static void latencyFigures(Result r, String prefix, String label, Side s) {
+        r.figure(prefix + "p50_ms", label + ": p50 (median of windows)", s.p50(), "ms")
+                .figure(prefix + "p99_ms", label + ": p99 (median of windows)", s.p99(), "ms")
+                .figure(prefix + "max_ms", label + ": max (all windows)", Stats.ms(s.worst), "ms");
+    }
+
+    /** A side's CPU per message (median of windows) and its split, keys {@code <prefix>…}. */
+    private static void cpuFigures(Result r, String prefix, String label, Side s) {
+        r.figure(
+                        prefix + "cpu_us_per_msg",
                         label + ": CPU per message, JVM + PostgreSQL (median of windows)",
-                        Stats.median(s.cpuPerMessage),
+                        s.cpu(),
                         "µs")
                 .figure(
-                        key + "_jvm_cpu_us_per_msg",
+                        prefix + "jvm_cpu_us_per_msg",
                         label + ": of which JVM",
                         Stats.median(s.jvmPerMessage),
                         "µs")
                 .figure(
-                        key + "_db_cpu_us_per_msg",
+                        prefix + "db_cpu_us_per_msg",
                         label + ": of which PostgreSQL backends",
                         Stats.median(s.dbPerMessage),
                         "µs");
