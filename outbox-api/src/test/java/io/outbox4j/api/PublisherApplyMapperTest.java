@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 class PublisherApplyMapperTest {
@@ -20,14 +21,7 @@ class PublisherApplyMapperTest {
     @Test
     void aMapperThatThrows_failsTheMessagePermanently_namingTheSettingAndTheMessage() {
         IllegalStateException bug = new IllegalStateException("no such tenant");
-        assertThatThrownBy(
-                        () ->
-                                Publisher.applyMapper(
-                                        m -> {
-                                            throw bug;
-                                        },
-                                        "queueMapper",
-                                        M))
+        assertThatThrownBy(() -> Publisher.applyMapper(throwing(bug), "queueMapper", M))
                 .isExactlyInstanceOf(PermanentFailureException.class)
                 .hasCause(bug)
                 .hasMessage(
@@ -39,24 +33,16 @@ class PublisherApplyMapperTest {
     @Test
     void retryAfterAndPermanentFailure_thrownOnPurpose_passAsTheyAre() {
         RetryAfterException later = new RetryAfterException("later", Duration.ofSeconds(5), null);
-        assertThatThrownBy(
-                        () ->
-                                Publisher.applyMapper(
-                                        m -> {
-                                            throw later;
-                                        },
-                                        "topicMapper",
-                                        M))
+        assertThatThrownBy(() -> Publisher.applyMapper(throwing(later), "topicMapper", M))
                 .isSameAs(later);
         PermanentFailureException never = new PermanentFailureException("never");
-        assertThatThrownBy(
-                        () ->
-                                Publisher.applyMapper(
-                                        m -> {
-                                            throw never;
-                                        },
-                                        "topicMapper",
-                                        M))
+        assertThatThrownBy(() -> Publisher.applyMapper(throwing(never), "topicMapper", M))
                 .isSameAs(never);
+    }
+
+    private static Function<Message, String> throwing(RuntimeException e) {
+        return m -> {
+            throw e;
+        };
     }
 }

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -86,55 +87,51 @@ class ConnectorValidationTest {
         assertThat(errors(props)).isEmpty();
     }
 
-    /**
-     * Settings Connect refuses: the one error on the setting named, with what it says to change.
-     */
-    static Stream<Arguments> refusedSettings() {
-        return Stream.of(
-                refused(
-                        "a missing table, with the DDL to run",
-                        OutboxSourceConnectorConfig.TABLE,
-                        "Outbox_Message",
-                        "'Outbox_Message' cannot be read",
-                        "io/outbox4j/store/jdbi/h2.sql",
-                        "case-sensitive"),
-                refused(
-                        "an illegal table name, by the store's own rule",
-                        OutboxSourceConnectorConfig.TABLE,
-                        "outbox; drop table x",
-                        "tableName must match"),
-                refused(
-                        "an unknown dialect, naming the known ones",
-                        OutboxSourceConnectorConfig.DIALECT,
-                        "oracle",
-                        "POSTGRESQL",
-                        "H2"),
-                Arguments.of(
-                        "a fixed topic with a prefix, a contradiction",
-                        Map.of(
-                                OutboxSourceConnectorConfig.TOPIC_FIXED, "events",
-                                OutboxSourceConnectorConfig.TOPIC_PREFIX, "app."),
-                        OutboxSourceConnectorConfig.TOPIC_FIXED,
-                        List.of("cannot be combined with topic.regex or topic.prefix")),
-                refused(
-                        "an illegal fixed topic",
-                        OutboxSourceConnectorConfig.TOPIC_FIXED,
-                        "order events",
-                        "not a legal Kafka topic name"));
+    /** Values Connect refuses: the one error on the setting, with what it says to change. */
+    enum Refused {
+        MISSING_TABLE_WITH_THE_DDL_TO_RUN(
+                OutboxSourceConnectorConfig.TABLE,
+                "Outbox_Message",
+                "'Outbox_Message' cannot be read",
+                "io/outbox4j/store/jdbi/h2.sql",
+                "case-sensitive"),
+        ILLEGAL_TABLE_NAME_BY_THE_STORES_OWN_RULE(
+                OutboxSourceConnectorConfig.TABLE, "outbox; drop table x", "tableName must match"),
+        UNKNOWN_DIALECT_NAMING_THE_KNOWN_ONES(
+                OutboxSourceConnectorConfig.DIALECT, "oracle", "POSTGRESQL", "H2"),
+        ILLEGAL_FIXED_TOPIC(
+                OutboxSourceConnectorConfig.TOPIC_FIXED,
+                "order events",
+                "not a legal Kafka topic name");
+
+        final String setting;
+        final String value;
+
+        @SuppressWarnings("ImmutableEnumChecker") // List.of: unmodifiable
+        final List<String> says;
+
+        Refused(String setting, String value, String... says) {
+            this.setting = setting;
+            this.value = value;
+            this.says = List.of(says);
+        }
     }
 
-    /** One setting given a value it refuses, the error on that setting. */
-    private static Arguments refused(String problem, String setting, String value, String... says) {
-        return Arguments.of(problem, Map.of(setting, value), setting, List.of(says));
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("refusedSettings")
-    void refused_isReportedOnTheSetting(
-            String problem, Map<String, String> settings, String setting, List<String> says) {
+    @ParameterizedTest
+    @EnumSource(Refused.class)
+    void refused_isReportedOnTheSetting(Refused refused) {
         Map<String, String> props = valid();
-        props.putAll(settings);
-        assertThatTheOneError(errors(props), setting).contains(says);
+        props.put(refused.setting, refused.value);
+        assertThatTheOneError(errors(props), refused.setting).contains(refused.says);
+    }
+
+    @Test
+    void fixedTopicWithPrefix_isAContradiction() {
+        Map<String, String> props = valid();
+        props.put(OutboxSourceConnectorConfig.TOPIC_FIXED, "events");
+        props.put(OutboxSourceConnectorConfig.TOPIC_PREFIX, "app.");
+        assertThatTheOneError(errors(props), OutboxSourceConnectorConfig.TOPIC_FIXED)
+                .contains("cannot be combined with topic.regex or topic.prefix");
     }
 
     @Test
