@@ -371,9 +371,7 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
      * @throws IllegalArgumentException if {@code store} is null
      */
     public OutboxStore store(OutboxStore store) {
-        if (store == null) {
-            throw new IllegalArgumentException("store must not be null");
-        }
+        notNull(store, "store");
         if (store instanceof TimedStore timed) {
             store = timed.delegate();
         }
@@ -420,9 +418,7 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
      * @throws IllegalStateException if a relay that has not stopped is already bound to this binder
      */
     public synchronized void relay(Relay relay) {
-        if (relay == null) {
-            throw new IllegalArgumentException("relay must not be null");
-        }
+        notNull(relay, "relay");
         BoundRelay earlier = boundRelay;
         if (earlier != null) {
             Relay previous = earlier.get();
@@ -748,10 +744,7 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
         private int maxTopics = DEFAULT_MAX_TOPICS;
 
         private Builder(MeterRegistry registry) {
-            if (registry == null) {
-                throw new IllegalArgumentException("registry must not be null");
-            }
-            this.registry = registry;
+            this.registry = notNull(registry, "registry");
         }
 
         /**
@@ -763,9 +756,7 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
          * @throws IllegalArgumentException if a tag key is one of those
          */
         public Builder tags(Iterable<Tag> tags) {
-            if (tags == null) {
-                throw new IllegalArgumentException("tags must not be null");
-            }
+            notNull(tags, "tags");
             for (Tag t : tags) {
                 if (List.of("topic", "outcome", "result", "state", "operation", "exception")
                         .contains(t.getKey())) {
@@ -785,10 +776,7 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
          * @return this builder
          */
         public Builder admin(OutboxAdmin admin) {
-            if (admin == null) {
-                throw new IllegalArgumentException("admin must not be null");
-            }
-            this.admin = admin;
+            this.admin = notNull(admin, "admin");
             return this;
         }
 
@@ -837,10 +825,7 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
          * @return this builder
          */
         public Builder clock(Clock clock) {
-            if (clock == null) {
-                throw new IllegalArgumentException("clock must not be null");
-            }
-            this.clock = clock;
+            this.clock = notNull(clock, "clock");
             return this;
         }
 
@@ -855,5 +840,12 @@ public final class OutboxMetrics implements Observer, AutoCloseable {
             metrics.start(statisticsInterval);
             return metrics;
         }
+    }
+
+    private static <T> T notNull(T value, String field) {
+        if (value == null) {
+            throw new IllegalArgumentException(field + " must not be null");
+        }
+        return value;
     }
 }
