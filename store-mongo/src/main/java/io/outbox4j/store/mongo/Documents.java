@@ -79,21 +79,6 @@ final class Documents {
     static final String PARKED = "parked";
     static final String PARKED_BEHIND = "parkedBehind";
 
-    /**
-     * Stored messages are read back without size limits: they were checked when enqueued, and a
-     * store whose limits were lowered since must still be able to deliver what it already holds.
-     */
-    private static final MessageLimits READ_LIMITS =
-            new MessageLimits(
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE,
-                    Integer.MAX_VALUE);
-
     private Documents() {}
 
     /** Builds the document of a message about to be enqueued. */
@@ -139,7 +124,9 @@ final class Documents {
     static Message decode(BsonDocument d) {
         Message.Builder b =
                 Message.builder()
-                        .limits(READ_LIMITS)
+                        // read back without size limits: checked when enqueued, and a store whose
+                        // limits were lowered since must still deliver what it already holds
+                        .limits(MessageLimits.UNLIMITED)
                         .id(string(d, ID))
                         .topic(string(d, TOPIC))
                         .module(string(d, MODULE))
