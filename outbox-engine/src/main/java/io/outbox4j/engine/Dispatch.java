@@ -18,7 +18,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionService;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorCompletionService;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -89,23 +88,19 @@ final class Dispatch {
     }
 
     Dispatch(
-            Settings settings,
-            Publisher publisher,
-            ExecutorService publishPool,
-            CallSlots slots,
+            Crew crew,
             BooleanSupplier closing,
             LeaseKeeper leases,
             Decide decide,
-            RelayLog log,
             Instant claimTime) {
-        this.settings = settings;
-        this.publisher = publisher;
+        this.settings = crew.settings();
+        this.publisher = crew.publisher();
+        this.log = crew.log();
+        this.slots = crew.slots();
+        this.calls = new ExecutorCompletionService<>(crew.publishPool(), finished);
         this.closing = closing;
         this.leases = leases;
         this.decide = decide;
-        this.log = log;
-        this.calls = new ExecutorCompletionService<>(publishPool, finished);
-        this.slots = slots;
         this.claimTime = claimTime;
         this.lastStart = claimTime;
     }

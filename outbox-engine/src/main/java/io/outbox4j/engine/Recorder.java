@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -26,44 +27,28 @@ final class Recorder {
     private final LeaseKeeper leases;
     private final RelayLog log;
 
-    Recorder(
-            Settings settings,
-            OutboxStore store,
-            StoreWrites writes,
-            LeaseKeeper leases,
-            RelayLog log) {
-        this.settings = settings;
-        this.store = store;
+    Recorder(Crew crew, StoreWrites writes, LeaseKeeper leases) {
+        this.settings = crew.settings();
+        this.store = crew.store();
+        this.log = crew.log();
         this.writes = writes;
         this.leases = leases;
-        this.log = log;
     }
 
     Relay.Result record(List<Tracked> tracked) {
         String owner = settings.owner();
         List<Tracked> published = of(tracked, Tracked.Disposition.COMPLETE);
         List<Tracked> untried = of(tracked, Tracked.Disposition.ABANDON);
-        int completed = 0;
         int released = 0;
         int deadLettered = 0;
-        int abandoned = 0;
-        if (!published.isEmpty()) {
-            renew();
-            Completion completion = new Completion(owner, receipts(published));
-            Set<String> stale =
-                    writes.run("complete published messages", () -> store.complete(completion));
-            for (Tracked t : published) {
-                leases.forget(t);
-                if (stale == null) {
-                    t.outcome = Outcome.PUBLISHED_NOT_RECORDED;
-                } else if (stale.contains(t.receipt())) {
-                    t.outcome = Outcome.STALE;
-                } else {
-                    t.outcome = Outcome.COMPLETED;
-                    completed++;
-                }
-            }
-        }
+        int completed =
+                recordAtOnce(
+                        published,
+                        receipts -> new Completion(owner, receipts),
+                        "complete published messages",
+                        store::complete,
+                        Outcome.COMPLETED,
+                        Outcome.PUBLISHED_NOT_RECORDED);
         for (Tracked t : tracked) {
             if (t.disposition == Tracked.Disposition.RELEASE) {
                 renew();
@@ -94,26 +79,52 @@ final class Recorder {
                 t.outcome = Outcome.STALE;
             }
         }
-        if (!untried.isEmpty()) {
-            renew();
-            Abandonment abandonment = new Abandonment(owner, receipts(untried));
-            Set<String> stale =
-                    writes.run("give back untried messages", () -> store.abandon(abandonment));
-            for (Tracked t : untried) {
-                leases.forget(t);
-                if (stale == null) {
-                    t.outcome = Outcome.NOT_RECORDED;
-                } else if (stale.contains(t.receipt())) {
-                    t.outcome = Outcome.STALE;
-                } else {
-                    t.outcome = Outcome.ABANDONED;
-                    abandoned++;
-                }
-            }
-        }
+        int abandoned =
+                recordAtOnce(
+                        untried,
+                        receipts -> new Abandonment(owner, receipts),
+                        "give back untried messages",
+                        store::abandon,
+                        Outcome.ABANDONED,
+                        Outcome.NOT_RECORDED);
         writes.logSummary();
         return new Relay.Result(
                 tracked.size(), published.size(), completed, released, deadLettered, abandoned);
+    }
+
+    /**
+     * Writes the outcome of {@code group} in one store call (its {@code request} for all their
+     * receipts) that answers the stale receipts, and sets each delivery's outcome: {@code
+     * recorded}, {@link Outcome#STALE}, or {@code notRecorded} when the write failed.
+     *
+     * @return how many were recorded
+     */
+    private <R> int recordAtOnce(
+            List<Tracked> group,
+            Function<List<String>, R> request,
+            String what,
+            Function<R, Set<String>> write,
+            Outcome recorded,
+            Outcome notRecorded) {
+        if (group.isEmpty()) {
+            return 0;
+        }
+        renew();
+        R written = request.apply(receipts(group));
+        Set<String> stale = writes.run(what, () -> write.apply(written));
+        int count = 0;
+        for (Tracked t : group) {
+            leases.forget(t);
+            if (stale == null) {
+                t.outcome = notRecorded;
+            } else if (stale.contains(t.receipt())) {
+                t.outcome = Outcome.STALE;
+            } else {
+                t.outcome = recorded;
+                count++;
+            }
+        }
+        return count;
     }
 
     /** Keeps the leases alive while a long run of writes goes on. */
