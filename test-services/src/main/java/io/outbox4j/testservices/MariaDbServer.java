@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.testcontainers.containers.MariaDBContainer;
 import org.testcontainers.utility.DockerImageName;
 
@@ -31,7 +32,8 @@ import org.testcontainers.utility.DockerImageName;
  * }</pre>
  */
 public final class MariaDbServer extends DatabaseServer {
-    private static MariaDbServer shared;
+    private static final Supplier<MariaDbServer> SHARED =
+            ServerSupport.onFirstUse(MariaDbServer::start);
 
     private MariaDbServer(String jdbcUrl, String user, String password, String origin) {
         super(jdbcUrl, user, password, origin);
@@ -42,11 +44,8 @@ public final class MariaDbServer extends DatabaseServer {
      *
      * @return the shared server
      */
-    public static synchronized MariaDbServer shared() {
-        if (shared == null) {
-            shared = start();
-        }
-        return shared;
+    public static MariaDbServer shared() {
+        return SHARED.get();
     }
 
     @Override
@@ -62,13 +61,10 @@ public final class MariaDbServer extends DatabaseServer {
     }
 
     private static MariaDbServer start() {
-        Optional<String> url = ServerSupport.env("OUTBOX4J_MARIADB_URL");
-        if (url.isPresent()) {
-            return new MariaDbServer(
-                    url.get(),
-                    ServerSupport.env("OUTBOX4J_MARIADB_USER").orElse("root"),
-                    ServerSupport.env("OUTBOX4J_MARIADB_PASSWORD").orElse(""),
-                    "OUTBOX4J_MARIADB_URL");
+        Optional<MariaDbServer> given =
+                fromEnvironment("OUTBOX4J_MARIADB", "root", MariaDbServer::new);
+        if (given.isPresent()) {
+            return given.get();
         }
         if (ServerSupport.dockerAvailable()) {
             return container();

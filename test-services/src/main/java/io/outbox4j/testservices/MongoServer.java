@@ -4,6 +4,7 @@ import de.bwaldvogel.mongo.MongoVersion;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 import org.testcontainers.containers.MongoDBContainer;
 import org.testcontainers.utility.DockerImageName;
 
@@ -37,7 +38,8 @@ public final class MongoServer {
     public static final String NO_TRANSACTIONS_IN_JVM =
             "mongo-java-server has no sessions or multi-document transactions";
 
-    private static MongoServer shared;
+    private static final Supplier<MongoServer> SHARED =
+            ServerSupport.onFirstUse(MongoServer::start);
 
     private final String connectionString;
     private final String description;
@@ -55,11 +57,8 @@ public final class MongoServer {
      *
      * @return the shared server
      */
-    public static synchronized MongoServer shared() {
-        if (shared == null) {
-            shared = start();
-        }
-        return shared;
+    public static MongoServer shared() {
+        return SHARED.get();
     }
 
     private static MongoServer start() {

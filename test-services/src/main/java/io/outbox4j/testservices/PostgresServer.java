@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.testcontainers.containers.PostgreSQLContainer;
 import org.testcontainers.utility.DockerImageName;
@@ -31,7 +32,8 @@ import org.testcontainers.utility.DockerImageName;
  * }</pre>
  */
 public final class PostgresServer extends DatabaseServer {
-    private static PostgresServer shared;
+    private static final Supplier<PostgresServer> SHARED =
+            ServerSupport.onFirstUse(PostgresServer::start);
 
     private PostgresServer(String jdbcUrl, String user, String password, String origin) {
         super(jdbcUrl, user, password, origin);
@@ -46,11 +48,8 @@ public final class PostgresServer extends DatabaseServer {
      *
      * @return the shared server
      */
-    public static synchronized PostgresServer shared() {
-        if (shared == null) {
-            shared = start();
-        }
-        return shared;
+    public static PostgresServer shared() {
+        return SHARED.get();
     }
 
     @Override
@@ -66,13 +65,10 @@ public final class PostgresServer extends DatabaseServer {
     }
 
     private static PostgresServer start() {
-        Optional<String> url = ServerSupport.env("OUTBOX4J_POSTGRES_URL");
-        if (url.isPresent()) {
-            return new PostgresServer(
-                    url.get(),
-                    ServerSupport.env("OUTBOX4J_POSTGRES_USER").orElse("postgres"),
-                    ServerSupport.env("OUTBOX4J_POSTGRES_PASSWORD").orElse(""),
-                    "OUTBOX4J_POSTGRES_URL");
+        Optional<PostgresServer> given =
+                fromEnvironment("OUTBOX4J_POSTGRES", "postgres", PostgresServer::new);
+        if (given.isPresent()) {
+            return given.get();
         }
         if (ServerSupport.dockerAvailable()) {
             return container();
