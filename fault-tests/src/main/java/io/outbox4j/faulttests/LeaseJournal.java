@@ -171,23 +171,17 @@ public final class LeaseJournal implements OutboxStore, OutboxMembership {
 
     @Override
     public Set<String> complete(Completion completion) {
-        Set<String> stale = delegate.complete(completion);
-        finished(completion.receipts());
-        return stale;
+        return finished(completion.receipts(), delegate.complete(completion));
     }
 
     @Override
     public boolean release(Release release) {
-        boolean released = delegate.release(release);
-        finished(List.of(release.receipt()));
-        return released;
+        return finished(List.of(release.receipt()), delegate.release(release));
     }
 
     @Override
     public boolean deadLetter(DeadLetter deadLetter) {
-        boolean dead = delegate.deadLetter(deadLetter);
-        finished(List.of(deadLetter.receipt()));
-        return dead;
+        return finished(List.of(deadLetter.receipt()), delegate.deadLetter(deadLetter));
     }
 
     @Override
@@ -197,9 +191,7 @@ public final class LeaseJournal implements OutboxStore, OutboxMembership {
 
     @Override
     public Set<String> abandon(Abandonment abandonment) {
-        Set<String> stale = delegate.abandon(abandonment);
-        finished(abandonment.receipts());
-        return stale;
+        return finished(abandonment.receipts(), delegate.abandon(abandonment));
     }
 
     @Override
@@ -233,7 +225,8 @@ public final class LeaseJournal implements OutboxStore, OutboxMembership {
      * The relay holds none of these leases any more, whether the write changed them or found them
      * stale (then someone else holds the message).
      */
-    private void finished(Collection<String> receipts) {
+    /** Journals the end of these leases, once the store call that ended them has returned. */
+    private <T> T finished(Collection<String> receipts, T answer) {
         StringBuilder lines = new StringBuilder();
         for (String r : receipts) {
             live.remove(r);
@@ -242,6 +235,7 @@ public final class LeaseJournal implements OutboxStore, OutboxMembership {
         if (lines.length() > 0) {
             append(lines.toString());
         }
+        return answer;
     }
 
     private void append(String lines) {

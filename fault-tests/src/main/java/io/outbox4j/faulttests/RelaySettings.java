@@ -88,6 +88,20 @@ public record RelaySettings(
      * @return the new settings
      */
     public RelaySettings withMemberLease(Duration memberLease) {
+        return with(memberLease, clockOffset);
+    }
+
+    /**
+     * These settings with a relay clock that is {@code offset} away from this machine's.
+     *
+     * @param offset positive: ahead, negative: behind
+     * @return the new settings
+     */
+    public RelaySettings withClockOffset(Duration offset) {
+        return with(memberLease, offset);
+    }
+
+    private RelaySettings with(Duration memberLease, Duration clockOffset) {
         return new RelaySettings(
                 batchSize,
                 workers,
@@ -99,26 +113,6 @@ public record RelaySettings(
                 linkLatency,
                 memberLease,
                 clockOffset);
-    }
-
-    /**
-     * These settings with a relay clock that is {@code offset} away from this machine's.
-     *
-     * @param offset positive: ahead, negative: behind
-     * @return the new settings
-     */
-    public RelaySettings withClockOffset(Duration offset) {
-        return new RelaySettings(
-                batchSize,
-                workers,
-                deliveryTimeout,
-                lease,
-                pollInterval,
-                backoff,
-                maxAttempts,
-                linkLatency,
-                memberLease,
-                offset);
     }
 
     /** As {@code name=value} pairs, for a child JVM's command line and for the figures. */

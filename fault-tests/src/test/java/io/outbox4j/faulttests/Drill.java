@@ -68,7 +68,14 @@ final class Drill implements AutoCloseable {
         throw last;
     }
 
-    private Drill(
+    /**
+     * Opens a drill without enqueueing anything: the test writes its load itself, or calls {@link
+     * #enqueueLoad()}.
+     *
+     * @param server the database server of the outbox
+     * @param sinks where the relays publish and the consumer counts
+     */
+    Drill(
             String scenario,
             int messages,
             int keys,
@@ -100,45 +107,34 @@ final class Drill implements AutoCloseable {
      * through a backlog).
      */
     static Drill start(String scenario, int messages, int keys, RelaySettings settings) {
-        return start(scenario, messages, keys, settings, PostgresServer.shared(), KafkaSink::open);
+        return new Drill(
+                        scenario,
+                        messages,
+                        keys,
+                        settings,
+                        PostgresServer.shared(),
+                        KafkaSink::open)
+                .enqueueLoad();
     }
 
     /**
-     * Starts a drill on the given database server and sink and enqueues its whole load.
+     * Enqueues the drill's whole load (the relays then work through a backlog); closes the drill if
+     * that fails.
      *
-     * @param server the database server of the outbox
-     * @param sinks where the relays publish and the consumer counts
+     * @return this drill
      */
-    static Drill start(
-            String scenario,
-            int messages,
-            int keys,
-            RelaySettings settings,
-            DatabaseServer server,
-            Sink.Factory sinks) {
-        Drill d = open(scenario, messages, keys, settings, server, sinks);
+    Drill enqueueLoad() {
         try {
-            d.db.enqueue(d.load.all());
+            db.enqueue(load.all());
         } catch (RuntimeException e) {
             try {
-                d.close();
+                close();
             } catch (Exception suppressed) {
                 e.addSuppressed(suppressed);
             }
             throw e;
         }
-        return d;
-    }
-
-    /** Opens a drill without enqueueing anything: the test writes its load itself. */
-    static Drill open(
-            String scenario,
-            int messages,
-            int keys,
-            RelaySettings settings,
-            DatabaseServer server,
-            Sink.Factory sinks) {
-        return new Drill(scenario, messages, keys, settings, server, sinks);
+        return this;
     }
 
     /** A relay in this JVM, its leases journaled, its Kafka records stamped with its name. */

@@ -80,7 +80,7 @@ class HeldTransactionTest {
             throws Exception {
         String scenario = database + "_held_transaction_" + (commit ? "commit" : "rollback");
         try (Drill d =
-                Drill.open(
+                new Drill(
                         scenario, MESSAGES, KEYS, RelaySettings.drill(), server, KafkaSink::open)) {
             List<Integer> heldSeqs = new ArrayList<>();
             List<Message> heldMessages = new ArrayList<>();

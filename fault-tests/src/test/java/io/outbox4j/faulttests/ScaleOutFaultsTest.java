@@ -125,7 +125,7 @@ class ScaleOutFaultsTest {
         // load is enqueued at once after the kills
         int messages = backlog + kills * 10 * RATE;
         List<Handover> handovers = new ArrayList<>();
-        try (Drill d = Drill.open(scenario, messages, KEYS, SETTINGS, server, KafkaSink::open);
+        try (Drill d = new Drill(scenario, messages, KEYS, SETTINGS, server, KafkaSink::open);
                 PacedWriter writer = new PacedWriter(d.db, d.load, backlog, RATE).start()) {
             List<ChildRelay> live = new ArrayList<>();
             int next = 1;
@@ -959,7 +959,7 @@ class ScaleOutFaultsTest {
     }
 
     private static Drill open(String scenario, int messages) {
-        return Drill.open(
+        return new Drill(
                 scenario, messages, KEYS, SETTINGS, PostgresServer.shared(), KafkaSink::open);
     }
 

@@ -53,13 +53,14 @@ class ServerRestartTest {
             throws Exception {
         RabbitMqServer rabbit = RabbitMqServer.shared();
         try (Drill d =
-                Drill.start(
-                        "rabbitmq_restart",
-                        2000,
-                        50,
-                        RelaySettings.drill(),
-                        PostgresServer.shared(),
-                        RabbitSink::open)) {
+                new Drill(
+                                "rabbitmq_restart",
+                                2000,
+                                50,
+                                RelaySettings.drill(),
+                                PostgresServer.shared(),
+                                RabbitSink::open)
+                        .enqueueLoad()) {
             drill(
                     d,
                     "broker-restarted",
@@ -85,13 +86,14 @@ class ServerRestartTest {
             throws Exception {
         try (ElasticMqNode node = ElasticMqNode.start();
                 Drill d =
-                        Drill.start(
-                                "elasticmq_restart",
-                                2000,
-                                50,
-                                RelaySettings.drill(),
-                                PostgresServer.shared(),
-                                SqsSink.on(node))) {
+                        new Drill(
+                                        "elasticmq_restart",
+                                        2000,
+                                        50,
+                                        RelaySettings.drill(),
+                                        PostgresServer.shared(),
+                                        SqsSink.on(node))
+                                .enqueueLoad()) {
             SqsSink sink = (SqsSink) d.sink();
             long[] stoppedAt = {0};
             long[] startedAgainAt = {0};
@@ -160,7 +162,8 @@ class ServerRestartTest {
                     }
                 };
         try (Drill d =
-                Drill.start(scenario, 3000, 50, RelaySettings.drill(), server, KafkaSink::open)) {
+                new Drill(scenario, 3000, 50, RelaySettings.drill(), server, KafkaSink::open)
+                        .enqueueLoad()) {
             drill(d, "database-killed", outage);
         } finally {
             if (server.restartable()) {

@@ -41,7 +41,7 @@ class SoakTest {
         KafkaServer kafka = Drill.broker();
         int messages = SECONDS * RATE;
         try (Drill d =
-                Drill.open(
+                new Drill(
                         "soak",
                         messages,
                         KEYS,

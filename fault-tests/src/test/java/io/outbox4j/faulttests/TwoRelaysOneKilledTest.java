@@ -25,7 +25,7 @@ class TwoRelaysOneKilledTest {
         long seed = System.nanoTime();
         Random random = new Random(seed);
         try (Drill d =
-                        Drill.open(
+                        new Drill(
                                 "two_relays_one_killed",
                                 3000,
                                 50,
