@@ -36,6 +36,13 @@ public final class CapturedLogs implements SLF4JServiceProvider {
                 .toList();
     }
 
+    /** The messages the engine's store logger logged about the relay {@code owner}. */
+    static List<String> storeLog(String owner) {
+        return of("io.outbox4j.engine.store", "relay '" + owner + "'").stream()
+                .map(Event::message)
+                .toList();
+    }
+
     /** Every event whose message contains {@code text}. */
     static List<Event> containing(String text) {
         return EVENTS.stream().filter(e -> e.message().contains(text)).toList();

@@ -16,6 +16,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import org.awaitility.Awaitility;
+import org.jspecify.annotations.Nullable;
 
 /** Small helpers shared by the engine tests. */
 final class Fixtures {
@@ -94,6 +95,44 @@ final class Fixtures {
                     return false;
                 });
         return found[0];
+    }
+
+    /**
+     * {@link Relay#runOnce()} on a caller thread of its own, started at once: what it returned, and
+     * whether that thread's interrupt flag was set when it returned.
+     */
+    static final class Caller {
+        final Thread thread;
+        private volatile Relay.@Nullable Result result;
+        private volatile @Nullable Boolean interruptedAfter;
+
+        Caller(Relay relay) {
+            thread =
+                    new Thread(
+                            () -> {
+                                result = relay.runOnce();
+                                interruptedAfter = Thread.currentThread().isInterrupted();
+                            });
+            thread.start();
+        }
+
+        /** Waits up to 5 s for runOnce() to return; fails if it has not. */
+        Caller awaitReturned() throws InterruptedException {
+            thread.join(5_000);
+            if (thread.isAlive()) {
+                throw new AssertionError("runOnce() has not returned within 5 s");
+            }
+            return this;
+        }
+
+        Relay.@Nullable Result result() {
+            return result;
+        }
+
+        /** Whether the interrupt flag was set when runOnce() returned; null if it threw. */
+        @Nullable Boolean interruptedAfter() {
+            return interruptedAfter;
+        }
     }
 
     static List<String> ids(List<Message> messages) {

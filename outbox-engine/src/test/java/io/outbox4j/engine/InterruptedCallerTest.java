@@ -16,8 +16,6 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /** Outcome writes ignore the caller's interrupt and run under their own bound. */
@@ -114,23 +112,15 @@ class InterruptedCallerTest extends RelayRig {
             throws Exception {
         memory.enqueueCommitted(Fixtures.messages("m", 2));
         Fixtures.HangingPublisher hanging = new Fixtures.HangingPublisher();
-        AtomicReference<Relay.Result> result = new AtomicReference<>();
-        AtomicBoolean keptInterrupt = new AtomicBoolean();
+        Fixtures.Caller caller;
         try (Relay relay = relayOn(interruptSensitive, hanging).workers(1).build()) {
-            Thread caller =
-                    new Thread(
-                            () -> {
-                                result.set(relay.runOnce());
-                                keptInterrupt.set(Thread.currentThread().isInterrupted());
-                            });
-            caller.start();
+            caller = new Fixtures.Caller(relay);
             hanging.awaitEntered();
-            caller.interrupt();
-            caller.join(5_000);
-            assertThat(caller.isAlive()).isFalse();
+            caller.thread.interrupt();
+            caller.awaitReturned();
         }
-        assertThat(result.get()).isEqualTo(new Relay.Result(2, 0, 0, 2, 0, 0));
-        assertThat(keptInterrupt).isTrue();
+        assertThat(caller.result()).isEqualTo(new Relay.Result(2, 0, 0, 2, 0, 0));
+        assertThat(caller.interruptedAfter()).as("the caller's interrupt is kept").isTrue();
         Fixtures.await("the call is cancelled", Duration.ofSeconds(5), hanging.interrupted::get);
         assertThat(observer.outcomes()).containsExactly(Outcome.RELEASED, Outcome.RELEASED);
         assertThat(memory.claim(new ClaimRequest("x", clock.instant(), Duration.ofMinutes(1), 10)))

@@ -2,7 +2,6 @@ package io.outbox4j.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.outbox4j.api.Abandonment;
 import io.outbox4j.api.ClaimRequest;
 import io.outbox4j.api.Extension;
 import io.outbox4j.api.Observation;
@@ -10,6 +9,7 @@ import io.outbox4j.api.Observation.Outcome;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
 import io.outbox4j.api.StaleLeaseException;
+import io.outbox4j.engine.RecordingStore.Call;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -112,13 +112,8 @@ class LeaseRenewalTest extends RelayRig {
     @Test
     void whenRenewalsFail_noMessageIsHandedOverOnceItsLeaseCannotBeProven_andItIsGivenBack() {
         RecordingStore failingExtend =
-                new RecordingStore(memory) {
-                    @Override
-                    public Set<String> extend(Extension extension) {
-                        super.extensions.add(extension);
-                        throw new IllegalStateException("connection refused");
-                    }
-                };
+                new RecordingStore(memory)
+                        .failing(Call.EXTEND, new IllegalStateException("connection refused"));
         Fixtures.ScriptedPublisher sixSecondsEach =
                 runLaneOfSixSecondCalls(failingExtend, new Relay.Result(3, 2, 2, 0, 0, 1));
         assertThat(sixSecondsEach.publishedIdsInOrder()).containsExactly("k1", "k2");
@@ -137,8 +132,7 @@ class LeaseRenewalTest extends RelayRig {
                 .satisfies(
                         a -> assertThat(failingExtend.idsOf(a.receipts())).containsExactly("k3"));
         assertThat(memory.attempts("k3")).as("k3 was never tried").hasValue(0);
-        assertThat(CapturedLogs.of("io.outbox4j.engine.store", "relay 'renewing'"))
-                .extracting(CapturedLogs.Event::message)
+        assertThat(CapturedLogs.storeLog("renewing"))
                 .contains(
                         "relay 'renewing': store failed to renew leases:"
                                 + " java.lang.IllegalStateException: connection refused",
@@ -149,18 +143,11 @@ class LeaseRenewalTest extends RelayRig {
 
     @Test
     void whenTheStoreIsDown_theMessagesThatCannotBeProven_areLeftToTheirLease() {
+        IllegalStateException refused = new IllegalStateException("connection refused");
         RecordingStore down =
-                new RecordingStore(memory) {
-                    @Override
-                    public Set<String> extend(Extension extension) {
-                        throw new IllegalStateException("connection refused");
-                    }
-
-                    @Override
-                    public Set<String> abandon(Abandonment abandonment) {
-                        throw new IllegalStateException("connection refused");
-                    }
-                };
+                new RecordingStore(memory)
+                        .failing(Call.EXTEND, refused)
+                        .failing(Call.ABANDON, refused);
         runLaneOfSixSecondCalls(down, new Relay.Result(3, 2, 2, 0, 0, 0));
         assertThat(observer.outcomes())
                 .containsExactly(Outcome.COMPLETED, Outcome.COMPLETED, Outcome.NOT_RECORDED);

@@ -2,17 +2,13 @@ package io.outbox4j.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.outbox4j.api.Abandonment;
 import io.outbox4j.api.Backoff;
 import io.outbox4j.api.ClaimRequest;
-import io.outbox4j.api.Completion;
-import io.outbox4j.api.DeadLetter;
 import io.outbox4j.api.Delivery;
 import io.outbox4j.api.Message;
 import io.outbox4j.api.Observation.Outcome;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
-import io.outbox4j.api.Release;
 import io.outbox4j.tck.InMemoryOutboxStore;
 import java.time.Duration;
 import java.time.Instant;
@@ -20,7 +16,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -36,51 +31,6 @@ import org.junit.jupiter.api.Test;
 class PipelineTest {
     private final InMemoryOutboxStore memory = new InMemoryOutboxStore();
     private final Fixtures.RecordingObserver observer = new Fixtures.RecordingObserver();
-
-    /** Counts the leases the relay holds in the store: claimed minus written back. */
-    static class LeaseCountingStore extends RecordingStore {
-        final AtomicInteger held = new AtomicInteger();
-        final AtomicInteger maxHeld = new AtomicInteger();
-
-        LeaseCountingStore(InMemoryOutboxStore delegate) {
-            super(delegate);
-        }
-
-        @Override
-        public List<Delivery> claim(ClaimRequest request) {
-            List<Delivery> claimed = super.claim(request);
-            maxHeld.accumulateAndGet(held.addAndGet(claimed.size()), Math::max);
-            return claimed;
-        }
-
-        @Override
-        public Set<String> complete(Completion completion) {
-            Set<String> stale = super.complete(completion);
-            held.addAndGet(-completion.receipts().size());
-            return stale;
-        }
-
-        @Override
-        public boolean release(Release release) {
-            boolean ok = super.release(release);
-            held.decrementAndGet();
-            return ok;
-        }
-
-        @Override
-        public boolean deadLetter(DeadLetter deadLetter) {
-            boolean ok = super.deadLetter(deadLetter);
-            held.decrementAndGet();
-            return ok;
-        }
-
-        @Override
-        public Set<String> abandon(Abandonment abandonment) {
-            Set<String> stale = super.abandon(abandonment);
-            held.addAndGet(-abandonment.receipts().size());
-            return stale;
-        }
-    }
 
     @Test
     void perKeyOrder_holdsAcrossOverlappingBatches_withFailuresAndRetries() {
@@ -147,7 +97,7 @@ class PipelineTest {
     @Test
     void messagesInFlight_stayWithinMaxInFlight_whileBatchesOverlap() {
         memory.enqueueCommitted(Fixtures.messages("m", 2_000));
-        LeaseCountingStore store = new LeaseCountingStore(memory);
+        RecordingStore store = new RecordingStore(memory);
         KeyTrackingPublisher publisher = new KeyTrackingPublisher(2_000_000);
         try (Relay relay =
                 Relay.builder(store, publisher)
@@ -425,7 +375,7 @@ class PipelineTest {
         CountDownLatch twoCalls = new CountDownLatch(2);
         CountDownLatch finish = new CountDownLatch(1);
         Fixtures.ScriptedPublisher publisher = Fixtures.ScriptedPublisher.held(twoCalls, finish);
-        LeaseCountingStore store = new LeaseCountingStore(memory);
+        RecordingStore store = new RecordingStore(memory);
         Relay relay =
                 Relay.builder(store, publisher)
                         .owner("closing-pipeline")

@@ -19,9 +19,19 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Wraps a store and records every call made through it: claim requests (with the {@code nanoTime}
  * each returned), completions, the ids each successful completion removed, releases, dead letters,
- * extensions and abandonments. Subclass it to inject failures.
+ * extensions and abandonments, and the leases held through it. {@link #failing} makes a call fail;
+ * subclass it for anything else.
  */
 class RecordingStore implements OutboxStore {
+    /** The store calls {@link #failing} can make fail. */
+    enum Call {
+        CLAIM,
+        COMPLETE,
+        RELEASE,
+        EXTEND,
+        ABANDON
+    }
+
     final OutboxStore delegate;
     final List<ClaimRequest> claims = new CopyOnWriteArrayList<>();
 
@@ -40,6 +50,14 @@ class RecordingStore implements OutboxStore {
     /** Message id → how many times a completion of it succeeded. */
     final Map<String, AtomicInteger> completedPerId = new ConcurrentHashMap<>();
 
+    /** The leases held through this store: claimed, minus written back once the write returned. */
+    final AtomicInteger held = new AtomicInteger();
+
+    /** The most leases {@link #held} at once. */
+    final AtomicInteger maxHeld = new AtomicInteger();
+
+    private final Map<Call, RuntimeException> failures = new ConcurrentHashMap<>();
+
     private final Map<String, String> idByReceipt = new ConcurrentHashMap<>();
     private final Object claimSignal = new Object();
 
@@ -47,16 +65,41 @@ class RecordingStore implements OutboxStore {
         this.delegate = delegate;
     }
 
+    /**
+     * Makes every later {@code call} fail: it is recorded, then {@code error} is thrown instead of
+     * reaching the store.
+     *
+     * @return this store
+     */
+    RecordingStore failing(Call call, RuntimeException error) {
+        failures.put(call, error);
+        return this;
+    }
+
+    private void failIfAsked(Call call) {
+        RuntimeException error = failures.get(call);
+        if (error != null) {
+            throw error;
+        }
+    }
+
+    private <T> T givenBack(int leases, T answer) {
+        held.addAndGet(-leases);
+        return answer;
+    }
+
     @Override
     public List<Delivery> claim(ClaimRequest request) {
         claims.add(request);
         int count = 0;
         try {
+            failIfAsked(Call.CLAIM);
             List<Delivery> claimed = delegate.claim(request);
             for (Delivery d : claimed) {
                 idByReceipt.put(d.receipt(), d.message().id());
             }
             count = claimed.size();
+            maxHeld.accumulateAndGet(held.addAndGet(count), Math::max);
             return claimed;
         } finally {
             synchronized (claimSignal) {
@@ -90,6 +133,7 @@ class RecordingStore implements OutboxStore {
     @Override
     public Set<String> complete(Completion completion) {
         completions.add(completion);
+        failIfAsked(Call.COMPLETE);
         Set<String> stale = delegate.complete(completion);
         for (String receipt : completion.receipts()) {
             if (!stale.contains(receipt)) {
@@ -98,31 +142,34 @@ class RecordingStore implements OutboxStore {
                         .incrementAndGet();
             }
         }
-        return stale;
+        return givenBack(completion.receipts().size(), stale);
     }
 
     @Override
     public boolean release(Release release) {
         releases.add(release);
-        return delegate.release(release);
-    }
-
-    @Override
-    public boolean deadLetter(DeadLetter deadLetter) {
-        deadLetters.add(deadLetter);
-        return delegate.deadLetter(deadLetter);
+        failIfAsked(Call.RELEASE);
+        return givenBack(1, delegate.release(release));
     }
 
     @Override
     public Set<String> extend(Extension extension) {
         extensions.add(extension);
+        failIfAsked(Call.EXTEND);
         return delegate.extend(extension);
+    }
+
+    @Override
+    public boolean deadLetter(DeadLetter deadLetter) {
+        deadLetters.add(deadLetter);
+        return givenBack(1, delegate.deadLetter(deadLetter));
     }
 
     @Override
     public Set<String> abandon(Abandonment abandonment) {
         abandonments.add(abandonment);
-        return delegate.abandon(abandonment);
+        failIfAsked(Call.ABANDON);
+        return givenBack(abandonment.receipts().size(), delegate.abandon(abandonment));
     }
 
     String idOf(String receipt) {

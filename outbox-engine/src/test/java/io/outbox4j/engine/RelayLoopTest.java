@@ -14,9 +14,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /** The long-running relay: polling, wake-ups, store errors, close(). */
@@ -265,8 +263,7 @@ class RelayLoopTest {
         assertThat(observer.storeErrors)
                 .hasSize(3)
                 .allSatisfy(e -> assertThat(e).hasMessage("connection refused"));
-        assertThat(CapturedLogs.of("io.outbox4j.engine.store", "relay 'flaky-claims'"))
-                .extracting(CapturedLogs.Event::message)
+        assertThat(CapturedLogs.storeLog("flaky-claims"))
                 .contains(
                         "relay 'flaky-claims': claim failed (1 in a row), next try in 50ms:"
                                 + " java.lang.IllegalStateException: connection refused",
@@ -404,21 +401,12 @@ class RelayLoopTest {
                         .workers(1)
                         .shutdownTimeout(Duration.ZERO)
                         .build();
-        AtomicReference<Relay.Result> result = new AtomicReference<>();
-        AtomicBoolean callerInterrupted = new AtomicBoolean(true);
-        Thread caller =
-                new Thread(
-                        () -> {
-                            result.set(relay.runOnce());
-                            callerInterrupted.set(Thread.currentThread().isInterrupted());
-                        });
-        caller.start();
+        Fixtures.Caller caller = new Fixtures.Caller(relay);
         hanging.awaitEntered();
         relay.close();
-        caller.join(5_000);
-        assertThat(caller.isAlive()).isFalse();
-        assertThat(result.get()).isEqualTo(new Relay.Result(2, 0, 0, 2, 0, 0));
-        assertThat(callerInterrupted)
+        caller.awaitReturned();
+        assertThat(caller.result()).isEqualTo(new Relay.Result(2, 0, 0, 2, 0, 0));
+        assertThat(caller.interruptedAfter())
                 .as("close() does not interrupt a thread it does not own")
                 .isFalse();
     }

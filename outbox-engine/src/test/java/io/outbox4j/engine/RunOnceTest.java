@@ -12,7 +12,7 @@ import io.outbox4j.api.Observer;
 import io.outbox4j.api.PermanentFailureException;
 import io.outbox4j.api.PublishOutcome;
 import io.outbox4j.api.Publisher;
-import io.outbox4j.api.Release;
+import io.outbox4j.engine.RecordingStore.Call;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -23,6 +23,13 @@ import org.junit.jupiter.api.Test;
  * misbehaves.
  */
 class RunOnceTest extends RelayRig {
+    private final IllegalStateException down = new IllegalStateException("database down");
+
+    /** The rig's reference store, recorded, every {@code call} on it failing with {@link #down}. */
+    private RecordingStore failingOn(Call call) {
+        return new RecordingStore(memory).failing(call, down);
+    }
+
     private Relay.Builder relay(Publisher publisher) {
         return relayOn(store, publisher).owner("relay-1").backoff(attempt -> Duration.ofMinutes(1));
     }
@@ -201,14 +208,7 @@ class RunOnceTest extends RelayRig {
 
     @Test
     void aStoreFailureOnCompletion_isReported_andTheDeliveriesObservedAsPublishedNotRecorded() {
-        IllegalStateException down = new IllegalStateException("database down");
-        RecordingStore failing =
-                new RecordingStore(memory) {
-                    @Override
-                    public Set<String> complete(Completion completion) {
-                        throw down;
-                    }
-                };
+        RecordingStore failing = failingOn(Call.COMPLETE);
         memory.enqueueCommitted(Fixtures.messages("m", 2));
         try (Relay relay = relayOn(failing, Fixtures.ScriptedPublisher.accepting()).build()) {
             assertThat(relay.runOnce()).isEqualTo(new Relay.Result(2, 2, 0, 0, 0, 0));
@@ -225,14 +225,7 @@ class RunOnceTest extends RelayRig {
 
     @Test
     void aStoreFailureOnRelease_isReported_andObservedAsNotRecorded() {
-        IllegalStateException down = new IllegalStateException("database down");
-        RecordingStore failing =
-                new RecordingStore(memory) {
-                    @Override
-                    public boolean release(Release release) {
-                        throw down;
-                    }
-                };
+        RecordingStore failing = failingOn(Call.RELEASE);
         memory.enqueueCommitted(Fixtures.messages("m", 1));
         Publisher publisher =
                 new Fixtures.ScriptedPublisher(
@@ -249,14 +242,7 @@ class RunOnceTest extends RelayRig {
 
     @Test
     void aFailedClaim_isThrownAndReported() {
-        IllegalStateException down = new IllegalStateException("database down");
-        RecordingStore failing =
-                new RecordingStore(memory) {
-                    @Override
-                    public List<io.outbox4j.api.Delivery> claim(ClaimRequest request) {
-                        throw down;
-                    }
-                };
+        RecordingStore failing = failingOn(Call.CLAIM);
         try (Relay relay =
                 Relay.builder(failing, Fixtures.ScriptedPublisher.accepting())
                         .observer(observer)

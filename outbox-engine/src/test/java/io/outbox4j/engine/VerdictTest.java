@@ -11,7 +11,6 @@ import io.outbox4j.api.RetryAfterException;
 import io.outbox4j.api.RetryableFailureException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
@@ -20,7 +19,14 @@ import org.junit.jupiter.api.Test;
  * overflow guards.
  */
 class VerdictTest extends RelayRig {
-    private Relay relay(Supplier<Throwable> failure, int maxAttempts, Backoff backoff) {
+    private static final Backoff ONE_MINUTE = Backoff.fixed(Duration.ofMinutes(1));
+
+    /**
+     * Enqueues one message, m1, and builds a relay over it whose publisher fails every message with
+     * {@code failure}.
+     */
+    private Relay relayFailingM1(Supplier<Throwable> failure, int maxAttempts, Backoff backoff) {
+        enqueue(Fixtures.message("m1"));
         return Relay.builder(
                         store,
                         new Fixtures.ScriptedPublisher(m -> PublishOutcome.failed(failure.get())))
@@ -33,16 +39,15 @@ class VerdictTest extends RelayRig {
 
     @Test
     void permanentFailure_isDeadLettered_evenWhenItCarriesARetryAfter() {
-        memory.enqueueCommitted(List.of(Fixtures.message("m1")));
         try (Relay relay =
-                relay(
+                relayFailingM1(
                         () ->
                                 new PermanentFailureException(
                                         "record too large",
                                         new RetryAfterException(
                                                 "throttled", Duration.ofHours(1), null)),
                         8,
-                        Backoff.fixed(Duration.ofMinutes(1)))) {
+                        ONE_MINUTE)) {
             Relay.Result result = relay.runOnce();
             assertThat(result).isEqualTo(new Relay.Result(1, 0, 0, 0, 1, 0));
         }
@@ -58,12 +63,11 @@ class VerdictTest extends RelayRig {
 
     @Test
     void exhaustedAttempts_areDeadLettered_beforeARetryAfterIsHonoured() {
-        memory.enqueueCommitted(List.of(Fixtures.message("m1")));
         try (Relay relay =
-                relay(
+                relayFailingM1(
                         () -> new RetryAfterException("throttled", Duration.ofHours(1), null),
                         2,
-                        Backoff.fixed(Duration.ofMinutes(1)))) {
+                        ONE_MINUTE)) {
             assertThat(relay.runOnce().released()).as("attempt 1 of 2 is retried").isEqualTo(1);
             clock.advance(Duration.ofHours(2));
             assertThat(relay.runOnce().deadLettered())
@@ -79,12 +83,8 @@ class VerdictTest extends RelayRig {
 
     @Test
     void maxAttemptsOne_deadLettersTheFirstFailure() {
-        memory.enqueueCommitted(List.of(Fixtures.message("m1")));
         try (Relay relay =
-                relay(
-                        () -> new IllegalStateException("broker down"),
-                        1,
-                        Backoff.fixed(Duration.ofMinutes(1)))) {
+                relayFailingM1(() -> new IllegalStateException("broker down"), 1, ONE_MINUTE)) {
             assertThat(relay.runOnce().deadLettered()).isEqualTo(1);
         }
         assertThat(memory.deadLetterReason("m1"))
@@ -93,9 +93,8 @@ class VerdictTest extends RelayRig {
 
     @Test
     void issue29_deadLetterReason_neverPromisesARetry_andNamesTheTransportsCause() {
-        memory.enqueueCommitted(List.of(Fixtures.message("m1")));
         try (Relay relay =
-                relay(
+                relayFailingM1(
                         () ->
                                 new RetryableFailureException(
                                         "message 'm1' was not acknowledged by Kafka for topic"
@@ -104,7 +103,7 @@ class VerdictTest extends RelayRig {
                                         new java.net.ConnectException(
                                                 "Connection refused: 127.0.0.1:9092")),
                         1,
-                        Backoff.fixed(Duration.ofMinutes(1)))) {
+                        ONE_MINUTE)) {
             assertThat(relay.runOnce().deadLettered()).isEqualTo(1);
         }
         assertThat(memory.deadLetterReason("m1"))
@@ -141,17 +140,16 @@ class VerdictTest extends RelayRig {
 
     @Test
     void retryAfter_takesPrecedenceOverTheBackoff_asAFloorWithUpToHalfMore() {
-        memory.enqueueCommitted(List.of(Fixtures.message("m1")));
         Instant now = clock.instant();
         try (Relay relay =
-                relay(
+                relayFailingM1(
                         () ->
                                 new IllegalStateException(
                                         "wrapped",
                                         new RetryAfterException(
                                                 "throttled", Duration.ofHours(1), null)),
                         8,
-                        Backoff.fixed(Duration.ofMinutes(1)))) {
+                        ONE_MINUTE)) {
             relay.runOnce();
         }
         Release release = store.releases.get(0);
@@ -162,10 +160,9 @@ class VerdictTest extends RelayRig {
 
     @Test
     void otherwise_theBackoffOfTheFailedAttempt_isTheFloor() {
-        memory.enqueueCommitted(List.of(Fixtures.message("m1")));
         Instant start = clock.instant();
         try (Relay relay =
-                relay(
+                relayFailingM1(
                         () -> new IllegalStateException("broker down"),
                         8,
                         attempt -> Duration.ofMinutes(attempt))) {
@@ -184,14 +181,13 @@ class VerdictTest extends RelayRig {
 
     @Test
     void aHugeRetryAfter_isCappedInsteadOfOverflowingTheRetryTime() {
-        memory.enqueueCommitted(List.of(Fixtures.message("m1")));
         try (Relay relay =
-                relay(
+                relayFailingM1(
                         () ->
                                 new RetryAfterException(
                                         "never", Duration.ofSeconds(Long.MAX_VALUE), null),
                         8,
-                        Backoff.fixed(Duration.ofMinutes(1)))) {
+                        ONE_MINUTE)) {
             assertThat(relay.runOnce().released()).isEqualTo(1);
         }
         assertThat(store.releases.get(0).availableAt()).isEqualTo(Verdicts.MAX_AVAILABLE_AT);
