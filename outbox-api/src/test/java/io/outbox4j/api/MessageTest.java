@@ -1,5 +1,6 @@
 package io.outbox4j.api;
 
+import static io.outbox4j.api.TestMessages.valid;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -10,14 +11,6 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class MessageTest {
-
-    private static Message.Builder valid() {
-        return Message.builder()
-                .id("order-1")
-                .topic("orders.created")
-                .module("orders")
-                .payload("{}");
-    }
 
     @Test
     void build_keepsEveryField() {

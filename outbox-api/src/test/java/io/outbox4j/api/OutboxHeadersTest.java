@@ -9,14 +9,11 @@ import org.junit.jupiter.api.Test;
 
 class OutboxHeadersTest {
     private static Message.Builder message() {
-        return Message.builder()
+        return TestMessages.valid()
                 .id("m-1")
-                .topic("orders.created")
-                .module("orders")
                 .contentType("application/json")
                 .occurredAt(Instant.parse("2026-12-05T01:02:03.456789Z"))
-                .header("tenant", "acme")
-                .payload("{}");
+                .header("tenant", "acme");
     }
 
     @Test
