@@ -1,8 +1,11 @@
 package io.outbox4j.engine;
 
+import io.outbox4j.api.OutboxStore;
+import io.outbox4j.api.Publisher;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
 import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -15,9 +18,14 @@ import org.jspecify.annotations.Nullable;
  * publish pool and the store writes on the write pool (see {@link StoreWrites}).
  */
 final class Batch {
-    private final Crew crew;
     private final Settings settings;
+    private final OutboxStore store;
+    private final Publisher publisher;
+    private final ExecutorService publishPool;
+    private final ExecutorService writePool;
+    private final CallSlots slots;
     private final BooleanSupplier closing;
+    private final RelayLog log;
     private volatile @Nullable Dispatch dispatch;
     private volatile boolean aborted;
     private Instant claimTime = Instant.EPOCH;
@@ -27,14 +35,23 @@ final class Batch {
 
     private List<Tracked> tracked = List.of();
 
-    /**
-     * @param closing whether the relay is closing (or its loop ended): the batch then starts no
-     *     further publisher call
-     */
-    Batch(Crew crew, BooleanSupplier closing) {
-        this.crew = crew;
-        this.settings = crew.settings();
+    Batch(
+            Settings settings,
+            OutboxStore store,
+            Publisher publisher,
+            ExecutorService publishPool,
+            ExecutorService writePool,
+            CallSlots slots,
+            BooleanSupplier closing,
+            RelayLog log) {
+        this.settings = settings;
+        this.store = store;
+        this.publisher = publisher;
+        this.publishPool = publishPool;
+        this.writePool = writePool;
+        this.slots = slots;
         this.closing = closing;
+        this.log = log;
     }
 
     /**
@@ -66,7 +83,7 @@ final class Batch {
     List<Tracked> claim(int limit) {
         Claim.join(settings); // first: the claim time is then read in the store's frame
         claimTime = settings.clock().instant();
-        tracked = Claim.claim(settings, crew.store(), claimTime, limit);
+        tracked = Claim.claim(settings, store, claimTime, limit);
         return tracked;
     }
 
@@ -107,13 +124,12 @@ final class Batch {
         if (tracked.isEmpty()) {
             return Relay.Result.EMPTY;
         }
-        RelayLog log = crew.log();
         LeaseKeeper leases =
                 new LeaseKeeper(
                         settings,
-                        crew.store(),
+                        store,
                         new StoreWrites(
-                                crew.writePool(),
+                                writePool,
                                 min(settings.storeWriteTimeout(), settings.renewEvery()),
                                 settings.observer(),
                                 log),
@@ -122,7 +138,15 @@ final class Batch {
         Decide decide = new Decide(settings, log);
         Dispatch d =
                 new Dispatch(
-                        crew, () -> closing.getAsBoolean() || aborted, leases, decide, claimTime);
+                        settings,
+                        publisher,
+                        publishPool,
+                        slots,
+                        () -> closing.getAsBoolean() || aborted,
+                        leases,
+                        decide,
+                        log,
+                        claimTime);
         dispatch = d;
         if (aborted) {
             d.abort();
@@ -136,11 +160,12 @@ final class Batch {
                     directWrites
                             ? StoreWrites.direct(settings.observer(), log)
                             : new StoreWrites(
-                                    crew.writePool(),
+                                    writePool,
                                     settings.storeWriteTimeout(),
                                     settings.observer(),
                                     log);
-            Relay.Result result = new Recorder(crew, writes, leases).record(tracked);
+            Relay.Result result =
+                    new Recorder(settings, store, writes, leases, log).record(tracked);
             leases.logSummary();
             Observe.observe(settings.observer(), tracked);
             log.flushFailures(settings.clock().instant(), false);

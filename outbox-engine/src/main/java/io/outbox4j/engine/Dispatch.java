@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionService;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorCompletionService;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -88,19 +89,23 @@ final class Dispatch {
     }
 
     Dispatch(
-            Crew crew,
+            Settings settings,
+            Publisher publisher,
+            ExecutorService publishPool,
+            CallSlots slots,
             BooleanSupplier closing,
             LeaseKeeper leases,
             Decide decide,
+            RelayLog log,
             Instant claimTime) {
-        this.settings = crew.settings();
-        this.publisher = crew.publisher();
-        this.log = crew.log();
-        this.slots = crew.slots();
-        this.calls = new ExecutorCompletionService<>(crew.publishPool(), finished);
+        this.settings = settings;
+        this.publisher = publisher;
         this.closing = closing;
         this.leases = leases;
         this.decide = decide;
+        this.log = log;
+        this.calls = new ExecutorCompletionService<>(publishPool, finished);
+        this.slots = slots;
         this.claimTime = claimTime;
         this.lastStart = claimTime;
     }

@@ -55,8 +55,12 @@ final class Pipeline {
     private static final ThreadLocal<@Nullable Pipeline> INSIDE = new ThreadLocal<>();
 
     private final Settings settings;
-    private final Crew crew;
+    private final OutboxStore store;
+    private final Publisher publisher;
+    private final ExecutorService publishPool;
+    private final ExecutorService writePool;
     private final ExecutorService batchPool;
+    private final CallSlots slots;
     private final RelayLog log;
     private final ClaimSizer sizer;
 
@@ -100,18 +104,14 @@ final class Pipeline {
 
     Pipeline(Settings settings, OutboxStore store, Publisher publisher, RelayLog log) {
         this.settings = settings;
+        this.store = store;
+        this.publisher = publisher;
         this.log = log;
         String prefix = "outbox4j-relay-" + settings.owner();
-        this.crew =
-                new Crew(
-                        settings,
-                        store,
-                        publisher,
-                        DaemonThreads.cachedPool(prefix + "-publish"),
-                        DaemonThreads.cachedPool(prefix + "-store"),
-                        new CallSlots(settings.workers()),
-                        log);
+        this.publishPool = DaemonThreads.cachedPool(prefix + "-publish");
+        this.writePool = DaemonThreads.cachedPool(prefix + "-store");
         this.batchPool = DaemonThreads.cachedPool(prefix + "-batch");
+        this.slots = new CallSlots(settings.workers());
         this.sizer = new ClaimSizer(settings.minBatchSize(), settings.batchSize());
         this.lastClaimNanos = System.nanoTime() - Durations.nanos(settings.wakeUpWindow());
         this.idleWait = settings.pollInterval();
@@ -122,7 +122,15 @@ final class Pipeline {
     }
 
     private Batch newBatch() {
-        return new Batch(crew, () -> closed || failure != null);
+        return new Batch(
+                settings,
+                store,
+                publisher,
+                publishPool,
+                writePool,
+                slots,
+                () -> closed || failure != null,
+                log);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -530,8 +538,8 @@ final class Pipeline {
                 }
             }
         } finally {
-            crew.publishPool().shutdownNow();
-            crew.writePool().shutdown();
+            publishPool.shutdownNow();
+            writePool.shutdown();
             batchPool.shutdown();
             closeFinished = true;
             if (interrupted) {

@@ -27,12 +27,17 @@ final class Recorder {
     private final LeaseKeeper leases;
     private final RelayLog log;
 
-    Recorder(Crew crew, StoreWrites writes, LeaseKeeper leases) {
-        this.settings = crew.settings();
-        this.store = crew.store();
-        this.log = crew.log();
+    Recorder(
+            Settings settings,
+            OutboxStore store,
+            StoreWrites writes,
+            LeaseKeeper leases,
+            RelayLog log) {
+        this.settings = settings;
+        this.store = store;
         this.writes = writes;
         this.leases = leases;
+        this.log = log;
     }
 
     Relay.Result record(List<Tracked> tracked) {

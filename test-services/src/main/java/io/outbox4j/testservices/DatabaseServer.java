@@ -11,7 +11,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
@@ -46,30 +45,6 @@ public abstract class DatabaseServer {
         this.password = password;
         this.origin = origin;
         this.control = control;
-    }
-
-    /** Makes the fixture's server object for a server it did not start. */
-    @FunctionalInterface
-    interface Given<S extends DatabaseServer> {
-        S server(String jdbcUrl, String user, String password, String origin);
-    }
-
-    /**
-     * The server the environment names: {@code <prefix>_URL}, with {@code <prefix>_USER} (default
-     * {@code defaultUser}) and {@code <prefix>_PASSWORD} (default empty).
-     *
-     * @return the server, or empty when {@code <prefix>_URL} is not set
-     */
-    static <S extends DatabaseServer> Optional<S> fromEnvironment(
-            String prefix, String defaultUser, Given<S> given) {
-        return ServerSupport.env(prefix + "_URL")
-                .map(
-                        url ->
-                                given.server(
-                                        url,
-                                        ServerSupport.env(prefix + "_USER").orElse(defaultUser),
-                                        ServerSupport.env(prefix + "_PASSWORD").orElse(""),
-                                        prefix + "_URL"));
     }
 
     /**

@@ -15,7 +15,6 @@ import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -72,15 +71,7 @@ public final class KafkaServer implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(KafkaServer.class);
     private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
-    private static final Supplier<KafkaServer> SHARED =
-            ServerSupport.onFirstUse(
-                    () -> {
-                        KafkaServer s = resolve();
-                        Runtime.getRuntime()
-                                .addShutdownHook(
-                                        new Thread(s::shutdown, "outbox4j-kafka-shutdown"));
-                        return s;
-                    });
+    private static KafkaServer shared;
 
     private final String bootstrapServers;
     private final String description;
@@ -107,8 +98,14 @@ public final class KafkaServer implements AutoCloseable {
      *
      * @return the shared broker; never stopped before the JVM exits
      */
-    public static KafkaServer shared() {
-        return SHARED.get();
+    public static synchronized KafkaServer shared() {
+        if (shared == null) {
+            shared = resolve();
+            KafkaServer s = shared;
+            Runtime.getRuntime()
+                    .addShutdownHook(new Thread(s::shutdown, "outbox4j-kafka-shutdown"));
+        }
+        return shared;
     }
 
     private static KafkaServer resolve() {

@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import org.testcontainers.containers.MariaDBContainer;
 import org.testcontainers.utility.DockerImageName;
 
@@ -32,8 +31,7 @@ import org.testcontainers.utility.DockerImageName;
  * }</pre>
  */
 public final class MariaDbServer extends DatabaseServer {
-    private static final Supplier<MariaDbServer> SHARED =
-            ServerSupport.onFirstUse(MariaDbServer::start);
+    private static MariaDbServer shared;
 
     private MariaDbServer(String jdbcUrl, String user, String password, String origin) {
         super(jdbcUrl, user, password, origin);
@@ -44,8 +42,11 @@ public final class MariaDbServer extends DatabaseServer {
      *
      * @return the shared server
      */
-    public static MariaDbServer shared() {
-        return SHARED.get();
+    public static synchronized MariaDbServer shared() {
+        if (shared == null) {
+            shared = start();
+        }
+        return shared;
     }
 
     @Override
@@ -61,10 +62,13 @@ public final class MariaDbServer extends DatabaseServer {
     }
 
     private static MariaDbServer start() {
-        Optional<MariaDbServer> given =
-                fromEnvironment("OUTBOX4J_MARIADB", "root", MariaDbServer::new);
-        if (given.isPresent()) {
-            return given.get();
+        Optional<String> url = ServerSupport.env("OUTBOX4J_MARIADB_URL");
+        if (url.isPresent()) {
+            return new MariaDbServer(
+                    url.get(),
+                    ServerSupport.env("OUTBOX4J_MARIADB_USER").orElse("root"),
+                    ServerSupport.env("OUTBOX4J_MARIADB_PASSWORD").orElse(""),
+                    "OUTBOX4J_MARIADB_URL");
         }
         if (ServerSupport.dockerAvailable()) {
             return container();

@@ -4,7 +4,6 @@ import de.bwaldvogel.mongo.MongoVersion;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Supplier;
 import org.testcontainers.containers.MongoDBContainer;
 import org.testcontainers.utility.DockerImageName;
 
@@ -38,8 +37,7 @@ public final class MongoServer {
     public static final String NO_TRANSACTIONS_IN_JVM =
             "mongo-java-server has no sessions or multi-document transactions";
 
-    private static final Supplier<MongoServer> SHARED =
-            ServerSupport.onFirstUse(MongoServer::start);
+    private static MongoServer shared;
 
     private final String connectionString;
     private final String description;
@@ -57,8 +55,11 @@ public final class MongoServer {
      *
      * @return the shared server
      */
-    public static MongoServer shared() {
-        return SHARED.get();
+    public static synchronized MongoServer shared() {
+        if (shared == null) {
+            shared = start();
+        }
+        return shared;
     }
 
     private static MongoServer start() {

@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.testcontainers.containers.PostgreSQLContainer;
 import org.testcontainers.utility.DockerImageName;
@@ -32,8 +31,7 @@ import org.testcontainers.utility.DockerImageName;
  * }</pre>
  */
 public final class PostgresServer extends DatabaseServer {
-    private static final Supplier<PostgresServer> SHARED =
-            ServerSupport.onFirstUse(PostgresServer::start);
+    private static PostgresServer shared;
 
     private PostgresServer(String jdbcUrl, String user, String password, String origin) {
         super(jdbcUrl, user, password, origin);
@@ -48,8 +46,11 @@ public final class PostgresServer extends DatabaseServer {
      *
      * @return the shared server
      */
-    public static PostgresServer shared() {
-        return SHARED.get();
+    public static synchronized PostgresServer shared() {
+        if (shared == null) {
+            shared = start();
+        }
+        return shared;
     }
 
     @Override
@@ -65,10 +66,13 @@ public final class PostgresServer extends DatabaseServer {
     }
 
     private static PostgresServer start() {
-        Optional<PostgresServer> given =
-                fromEnvironment("OUTBOX4J_POSTGRES", "postgres", PostgresServer::new);
-        if (given.isPresent()) {
-            return given.get();
+        Optional<String> url = ServerSupport.env("OUTBOX4J_POSTGRES_URL");
+        if (url.isPresent()) {
+            return new PostgresServer(
+                    url.get(),
+                    ServerSupport.env("OUTBOX4J_POSTGRES_USER").orElse("postgres"),
+                    ServerSupport.env("OUTBOX4J_POSTGRES_PASSWORD").orElse(""),
+                    "OUTBOX4J_POSTGRES_URL");
         }
         if (ServerSupport.dockerAvailable()) {
             return container();

@@ -7,7 +7,6 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
-import java.util.function.Supplier;
 
 /**
  * Shared plumbing of the server fixtures: resolution order (docs/architecture.md §8), free ports,
@@ -112,24 +111,6 @@ public final class ServerSupport {
         } catch (IOException | RuntimeException ignored) {
             // best effort
         }
-    }
-
-    /**
-     * Returns the JVM-wide server of a fixture: started by {@code start} on the first call, the
-     * same one after (a failed start is tried again on the next call).
-     */
-    static <T> Supplier<T> onFirstUse(Supplier<T> start) {
-        return new Supplier<>() {
-            private T server;
-
-            @Override
-            public synchronized T get() {
-                if (server == null) {
-                    server = start.get();
-                }
-                return server;
-            }
-        };
     }
 
     /**

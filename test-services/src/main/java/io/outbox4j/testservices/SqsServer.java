@@ -3,7 +3,6 @@ package io.outbox4j.testservices;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.function.Supplier;
 import org.elasticmq.rest.sqs.SQSRestServer;
 import org.elasticmq.rest.sqs.SQSRestServerBuilder;
 import org.testcontainers.containers.localstack.LocalStackContainer;
@@ -30,7 +29,7 @@ import org.testcontainers.utility.DockerImageName;
  */
 public final class SqsServer {
     private static final String DEFAULT_LOCALSTACK_IMAGE = "localstack/localstack:4.4";
-    private static final Supplier<SqsServer> SHARED = ServerSupport.onFirstUse(SqsServer::start);
+    private static SqsServer shared;
 
     private final String kind;
     private final URI endpoint;
@@ -52,8 +51,11 @@ public final class SqsServer {
      *
      * @return the server
      */
-    public static SqsServer shared() {
-        return SHARED.get();
+    public static synchronized SqsServer shared() {
+        if (shared == null) {
+            shared = start();
+        }
+        return shared;
     }
 
     private static SqsServer start() {
