@@ -255,6 +255,22 @@ final class Drill implements AutoCloseable {
     }
 
     /**
+     * Kills {@code child} with SIGKILL as soon as it holds leases (after up to 5 s of waiting for
+     * them) and notes a {@code kill-9} fault: the messages it had leased, to be recovered by a
+     * relay {@code recoverer} accepts. The fault's figures start with {@code claimedBeforeKill}.
+     *
+     * @return the fault
+     */
+    Fault killNine(ChildRelay child, Predicate<String> recoverer) throws InterruptedException {
+        child.awaitHoldingLeases(Duration.ofSeconds(5));
+        long killAt = child.kill();
+        LeaseJournal.Snapshot journal = child.journal();
+        fault("kill-9", child.name(), killAt, journal.leasedIds(), recoverer)
+                .put("claimedBeforeKill", journal.claimed());
+        return faults.get(faults.size() - 1);
+    }
+
+    /**
      * Waits until every message reached the broker and the outbox is empty.
      *
      * @return whether both happened in time

@@ -3,7 +3,6 @@ package io.outbox4j.faulttests;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -26,18 +25,12 @@ class KillNineTest {
                 ChildRelay child = d.childRelay("relay-" + k);
                 child.awaitClaimed(1 + random.nextInt(250), Duration.ofSeconds(90));
                 Thread.sleep(random.nextInt(200));
-                child.awaitHoldingLeases(Duration.ofSeconds(5));
-                long killAt = child.kill();
-                LeaseJournal.Snapshot journal = child.journal();
-                Set<String> leased = journal.leasedIds();
-                if (!leased.isEmpty()) {
+                String killed = child.name();
+                Drill.Fault f = d.killNine(child, by -> !by.equals(killed));
+                if (!f.leasedIds().isEmpty()) {
                     killedHoldingLeases++;
                 }
-                String killed = child.name();
-                Map<String, Object> f =
-                        d.fault("kill-9", killed, killAt, leased, by -> !by.equals(killed));
-                f.put("claimedBeforeKill", journal.claimed());
-                f.put("aliveMillis", killAt - child.startedAtMillis());
+                f.figures().put("aliveMillis", f.atMillis() - child.startedAtMillis());
             }
             ChildRelay last = d.childRelay("relay-last");
             boolean drained = d.awaitDrained(Duration.ofMinutes(3));

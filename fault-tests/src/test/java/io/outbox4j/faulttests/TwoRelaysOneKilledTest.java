@@ -4,7 +4,6 @@ import io.outbox4j.testservices.PostgresServer;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -38,13 +37,8 @@ class TwoRelaysOneKilledTest {
             ChildRelay b = d.childRelay("relay-b");
             b.awaitClaimed(1, Duration.ofSeconds(90));
             Thread.sleep(random.nextInt(300));
-            a.awaitHoldingLeases(Duration.ofSeconds(5));
-            long killAt = a.kill();
-            LeaseJournal.Snapshot journal = a.journal();
-            Set<String> leased = journal.leasedIds();
-            Map<String, Object> f = d.fault("kill-9", a.name(), killAt, leased, "relay-b"::equals);
-            f.put("claimedBeforeKill", journal.claimed());
-            f.put("survivorClaimedBeforeKill", b.journal().claimed());
+            Drill.Fault kill = d.killNine(a, "relay-b"::equals);
+            kill.figures().put("survivorClaimedBeforeKill", b.journal().claimed());
             writer.finish();
 
             boolean drained = d.awaitDrained(Duration.ofMinutes(3));
@@ -59,7 +53,7 @@ class TwoRelaysOneKilledTest {
             extra.put("seed", seed);
             extra.put("drainedInTime", drained);
             d.report(extra);
-            Drill.require(!leased.isEmpty(), "relay-a held leases when it was killed");
+            Drill.require(!kill.leasedIds().isEmpty(), "relay-a held leases when it was killed");
             d.verify();
         }
     }
